@@ -1,0 +1,236 @@
+"""Contextual models: BERT-family encoders, masked LMs and causal LMs, run under inference mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .errors import EmptyInput, MissingCapability, NoMaskToken, WordNotInText
+
+BATCH_SIZE = 32
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """What one forward pass over one text (or text pair) gives a learner to look at."""
+
+    text: str
+    tokens: list[str]  # (tokens,) as the tokenizer spells them, specials included
+    token_ids: np.ndarray  # (tokens,) int64
+    word_ids: list[int | None]  # (tokens,) word index per token, None for [CLS]/[SEP]/...
+    words: list[str]  # word strings by word index (of the first text for a pair)
+    segment_ids: np.ndarray  # (tokens,) 0 for the first text, 1 for the second
+    hidden_states: np.ndarray  # (layers + 1, tokens, dim) float32; [0] is the embedding layer
+    attentions: np.ndarray  # (layers, heads, tokens, tokens) float32; rows sum to 1
+    truncated: bool  # the text was longer than the model reads and was cut
+
+    @property
+    def num_layers(self) -> int:
+        return int(self.attentions.shape[0])
+
+
+class Encoder:
+    """A transformer whose hidden states and attentions we read (BertModel, LlamaModel, ...).
+
+    The model is shared by every session and thread: it is never mutated, and what to
+    return (hidden states, attentions) is asked for per call.
+    """
+
+    kind = "encoder"
+
+    def __init__(self, name: str, model: Any, tokenizer: Any, device: torch.device) -> None:
+        self.name = name
+        self.model = model.eval().to(device)
+        self.tokenizer = tokenizer
+        self.device = device
+        self.max_length = _max_length(model, tokenizer)
+
+    @property
+    def base(self) -> Any:
+        """The bare transformer under any task heads."""
+        return getattr(self.model, "base_model", self.model)
+
+    @property
+    def config(self) -> Any:
+        return self.model.config
+
+    # -- tokenising ------------------------------------------------------------------
+    def tokenize(self, text: str | list[str], text_pair: str | None = None) -> Any:
+        return self.tokenizer(
+            text,
+            text_pair,
+            return_tensors="pt",
+            truncation=True,
+            max_length=self.max_length,
+            padding=True,
+            return_offsets_mapping=False,
+        )
+
+    def _check_text(self, text: str) -> None:
+        if not text or not text.strip():
+            raise EmptyInput()
+
+    @torch.inference_mode()
+    def _forward(self, batch: Any, attentions: bool) -> Any:
+        inputs = {k: v.to(self.device) for k, v in batch.items()}
+        return self.base(**inputs, output_hidden_states=True, output_attentions=attentions)
+
+    # -- public API ------------------------------------------------------------------
+    def encode(self, text: str, text_pair: str | None = None) -> Encoding:
+        """Tokenise `text` (and `text_pair`) and return every layer's states and attentions."""
+        self._check_text(text)
+        if text_pair is not None:
+            self._check_text(text_pair)
+        batch = self.tokenize(text, text_pair)
+        out = self._forward(batch, attentions=True)
+        ids = batch["input_ids"][0]
+        full_length = len(self.tokenizer(text, text_pair, truncation=False)["input_ids"])
+        segments = batch.get("token_type_ids")
+        return Encoding(
+            text=text if text_pair is None else f"{text} ||| {text_pair}",
+            tokens=self.tokenizer.convert_ids_to_tokens(ids.tolist()),
+            token_ids=ids.numpy(),
+            word_ids=batch.word_ids(0),
+            words=_words(batch, 0, text),
+            segment_ids=(segments[0] if segments is not None else torch.zeros_like(ids)).numpy(),
+            hidden_states=_stack(out.hidden_states, 0),
+            attentions=_stack(out.attentions, 0),
+            truncated=full_length > len(ids),
+        )
+
+    def word_vectors(self, texts: list[str], word: str) -> np.ndarray:
+        """The vector of `word` in each text at every layer: (n_texts, layers + 1, dim).
+
+        A word split into several pieces (em ##bed ##ding ##s) is the mean of its pieces;
+        special tokens never count. The first occurrence (case-insensitive) is used.
+        """
+        if not word.strip():
+            raise EmptyInput("word")
+        rows: list[np.ndarray] = []
+        for start in range(0, len(texts), BATCH_SIZE):
+            chunk = texts[start : start + BATCH_SIZE]
+            for i, text in enumerate(chunk):
+                self._check_text(text)
+            batch = self.tokenize(chunk)
+            states = torch.stack(self._forward(batch, attentions=False).hidden_states, 1)
+            # states: (batch, layers + 1, tokens, dim)
+            for i, text in enumerate(chunk):
+                pieces = _word_pieces(batch, i, text, word)
+                if not pieces:
+                    raise WordNotInText(word, text, start + i)
+                rows.append(states[i, :, pieces].mean(1).float().cpu().numpy())
+        return np.stack(rows)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+
+class MaskedLM(Encoder):
+    """An encoder with BERT's pre-training heads: masked-word prediction and, where trained, NSP."""
+
+    kind = "masked_lm"
+
+    @property
+    def mask_token(self) -> str:
+        return str(self.tokenizer.mask_token)
+
+    def _mlm_head(self) -> Any | None:
+        """BERT's MLM head alone (dense + GELU + LayerNorm + tied decoder), if the model has one."""
+        return getattr(getattr(self.model, "cls", None), "predictions", None)
+
+    @torch.inference_mode()
+    def mask_logits(self, text: str) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        """Logits over the vocabulary at each [MASK]: (batch, positions, logits (masks, vocab))."""
+        self._check_text(text)
+        batch = self.tokenize(text)
+        ids = batch["input_ids"][0]
+        positions = (ids == self.tokenizer.mask_token_id).nonzero().flatten()
+        if len(positions) == 0:
+            raise NoMaskToken(self.mask_token)
+        head = self._mlm_head()
+        inputs = {k: v.to(self.device) for k, v in batch.items()}
+        if head is not None:
+            # The head runs only at the masked positions, not over the whole sequence.
+            hidden = self.base(**inputs).last_hidden_state[0, positions.to(self.device)]
+            logits = head(hidden)
+        else:
+            logits = self.model(**inputs).logits[0, positions.to(self.device)]
+        return batch, positions, logits.float()
+
+    def fill_mask(self, text: str, top_k: int = 5) -> list[list[tuple[str, float]]]:
+        """For each [MASK] in order, the `top_k` (token, probability) predictions."""
+        _, _, logits = self.mask_logits(text)
+        probs = logits.softmax(-1)
+        top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
+        return [
+            [(self.tokenizer.decode([int(i)]), float(p)) for p, i in zip(values, indices)]
+            for values, indices in zip(top.values.cpu(), top.indices.cpu())
+        ]
+
+    @property
+    def has_nsp(self) -> bool:
+        return getattr(getattr(self.model, "cls", None), "seq_relationship", None) is not None
+
+    @torch.inference_mode()
+    def next_sentence(self, a: str, b: str) -> float:
+        """Probability that `b` follows `a` (BERT's IsNext class)."""
+        if not self.has_nsp:
+            raise MissingCapability(self.name, "next-sentence prediction", "this checkpoint has no NSP head")
+        self._check_text(a)
+        self._check_text(b)
+        batch = self.tokenize(a, b)
+        pooled = self.base(**{k: v.to(self.device) for k, v in batch.items()}).pooler_output
+        logits = self.model.cls.seq_relationship(pooled)  # (1, 2): [IsNext, NotNext]
+        return float(logits.softmax(-1)[0, 0])
+
+
+class CausalLM(Encoder):
+    """A left-to-right language model (GPT-2, SmolLM2): each token sees only what came before."""
+
+    kind = "causal_lm"
+
+    @torch.inference_mode()
+    def next_words(self, text: str, top_k: int = 10) -> list[tuple[str, float]]:
+        """The `top_k` most likely next tokens after `text`, with probabilities."""
+        self._check_text(text)
+        batch = self.tokenizer(text, return_tensors="pt")
+        ids = batch["input_ids"][:, -self.max_length :].to(self.device)
+        logits = self.model(input_ids=ids).logits[0, -1].float()
+        top = logits.softmax(-1).topk(top_k)
+        return [(self.tokenizer.decode([int(i)]), float(p)) for p, i in zip(top.values.cpu(), top.indices.cpu())]
+
+
+# -- helpers -------------------------------------------------------------------------
+def _stack(layers: tuple[torch.Tensor, ...], index: int) -> np.ndarray:
+    return torch.stack([layer[index] for layer in layers]).float().cpu().numpy()
+
+
+def _max_length(model: Any, tokenizer: Any) -> int:
+    limits = [getattr(model.config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
+    usable = [int(x) for x in limits if isinstance(x, int) and 0 < x < 1_000_000]
+    return min(usable) if usable else 512
+
+
+def _words(batch: Any, index: int, text: str) -> list[str]:
+    """Word strings of sequence `index`, by the tokenizer's own word segmentation."""
+    word_ids = [w for w, s in zip(batch.word_ids(index), batch.sequence_ids(index)) if w is not None and s == 0]
+    if not word_ids:
+        return []
+    words = []
+    for w in range(max(word_ids) + 1):
+        span = batch.word_to_chars(index, w, sequence_index=0)
+        words.append(text[span.start : span.end] if span is not None else "")
+    return words
+
+
+def _word_pieces(batch: Any, index: int, text: str, word: str) -> list[int]:
+    """Token positions of the first occurrence of `word` in sequence `index`."""
+    target = word.strip().lower()
+    word_ids = batch.word_ids(index)
+    for w, piece_word in enumerate(_words(batch, index, text)):
+        if piece_word.strip().lower() == target:
+            return [t for t, wid in enumerate(word_ids) if wid == w]
+    return []

@@ -1,0 +1,69 @@
+"""Errors that model_zoo raises, each with a message a learner can act on."""
+
+from __future__ import annotations
+
+
+class ModelZooError(Exception):
+    """Base class: every message is one or two plain sentences, safe to show on a page."""
+
+
+class UnknownModel(ModelZooError, KeyError):
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        super().__init__(
+            f"No model called {name!r}. Known models: {', '.join(known)}; "
+            "or pass a local folder that holds a transformers checkpoint."
+        )
+
+    def __str__(self) -> str:  # KeyError would wrap the message in quotes
+        return str(self.args[0])
+
+
+class ModelUnavailable(ModelZooError):
+    """A registered model whose weights cannot be had on this machine right now."""
+
+    def __init__(self, name: str, reason: str, fallback: str | None = None) -> None:
+        self.name = name
+        self.reason = reason
+        self.fallback = fallback
+        self.prefetch_command = f"python -m model_zoo prefetch {name}"
+        super().__init__(
+            f"{name} is not available here ({reason}). "
+            f"To get it, run `{self.prefetch_command}` on a machine with internet."
+        )
+
+
+class EmptyInput(ModelZooError, ValueError):
+    def __init__(self, what: str = "text") -> None:
+        super().__init__(f"The {what} is empty: type something first.")
+
+
+class WordNotInVocabulary(ModelZooError, KeyError):
+    def __init__(self, word: str, model: str, suggestions: list[str]) -> None:
+        self.word = word
+        self.suggestions = suggestions
+        hint = f" Closest spellings: {', '.join(suggestions)}." if suggestions else ""
+        super().__init__(f"{word!r} is not in the vocabulary of {model}.{hint}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class WordNotInText(ModelZooError, ValueError):
+    def __init__(self, word: str, text: str, index: int) -> None:
+        self.word = word
+        self.index = index
+        super().__init__(f"Sentence {index + 1} does not contain the word {word!r}: {text!r}")
+
+
+class NoMaskToken(ModelZooError, ValueError):
+    def __init__(self, mask_token: str) -> None:
+        super().__init__(
+            f"There is no {mask_token} in the text: put {mask_token} where a word should be predicted."
+        )
+
+
+class MissingCapability(ModelZooError):
+    def __init__(self, model: str, capability: str, why: str) -> None:
+        self.capability = capability
+        super().__init__(f"{model} cannot do {capability}: {why}")

@@ -1,0 +1,198 @@
+"""load(name_or_path): one entry point for registered models and local checkpoints."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Union
+
+from .contextual import CausalLM, Encoder, MaskedLM
+from .device import select_device
+from .errors import ModelUnavailable
+from .registry import ModelCard, _offline_forced, availability, get_card, hub_reachable, package_file
+from .static import StaticModel
+
+Model = Union[StaticModel, Encoder, MaskedLM, CausalLM]
+
+log = logging.getLogger(__name__)
+
+UNREACHABLE = "not in the Hugging Face cache, and the Hugging Face Hub cannot be reached from this machine"
+_MLM_SUFFIXES = ("ForPreTraining", "ForMaskedLM")
+_CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
+
+
+def load(name_or_path: str | os.PathLike[str], device: str | None = None) -> Model:
+    """Load a registered model by name, or a local checkpoint folder.
+
+    A folder may hold a transformers checkpoint (config.json: its `architectures` decide
+    encoder, masked LM or causal LM), a single .gguf file (a causal LM), or a gensim
+    KeyedVectors file (.kv / .model). Raises ModelUnavailable for a registered model
+    whose weights are not here and cannot be downloaded now.
+    """
+    path = Path(name_or_path)
+    if path.is_dir():
+        return _load_folder(path, device)
+    return _load_card(get_card(str(name_or_path)), device)
+
+
+def _load_card(card: ModelCard, device: str | None) -> Model:
+    state = availability(card)
+    if state.status in ("coming", "missing"):
+        raise ModelUnavailable(card.name, state.reason, card.fallback)
+    if card.package is not None:
+        location = package_file(card)
+        assert location is not None
+        if card.kind == "static":
+            return StaticModel.from_glove_package(card.name, location)
+        if location.suffix == ".gguf":
+            return _load_gguf(card.name, location, device)
+        return _load_transformers(card.name, str(location), _kind_of(location), device)
+    assert card.hub_repo is not None
+    if card.kind == "static":
+        local = _hub_snapshot(card)
+        return StaticModel.from_gensim_file(card.name, local / card.hub_files[0])
+    return _load_transformers(card.name, card.hub_repo, card.kind, device, card=card)
+
+
+def _load_folder(path: Path, device: str | None) -> Model:
+    if (path / "config.json").exists():
+        return _load_transformers(path.name, str(path), _kind_of(path), device)
+    ggufs = sorted(path.glob("*.gguf"))
+    if len(ggufs) == 1:
+        return _load_gguf(path.name, ggufs[0], device)
+    kvs = sorted([*path.glob("*.kv"), *path.glob("*.model")])
+    if len(kvs) == 1:
+        return StaticModel.from_gensim_file(path.name, kvs[0])
+    raise FileNotFoundError(
+        f"{path} holds no config.json (transformers checkpoint), no single .gguf file and no "
+        "single gensim .kv/.model file: nothing ContextLab knows how to load."
+    )
+
+
+def _kind_of(path: Path) -> str:
+    """encoder / masked_lm / causal_lm, from the checkpoint's declared architectures."""
+    architectures = json.loads((path / "config.json").read_text()).get("architectures") or []
+    for arch in architectures:
+        if arch.endswith(_MLM_SUFFIXES):
+            return "masked_lm"
+        if arch.endswith(_CAUSAL_SUFFIXES):
+            return "causal_lm"
+    return "encoder"
+
+
+def _load_transformers(
+    name: str, source: str, kind: str, device: str | None, card: ModelCard | None = None
+) -> Encoder:
+    """The one path every transformers checkpoint takes, local folder or Hub repository."""
+    from transformers import (
+        AutoModel,
+        AutoModelForCausalLM,
+        AutoModelForMaskedLM,
+        AutoModelForPreTraining,
+        AutoTokenizer,
+    )
+
+    auto: Any = {"masked_lm": AutoModelForPreTraining, "causal_lm": AutoModelForCausalLM}.get(kind, AutoModel)
+    # Eager attention: the fused kernels (SDPA, flash) do not return attention weights.
+    kwargs = {"attn_implementation": "eager"}
+    try:
+        model, tokenizer = _from_pretrained(auto, AutoTokenizer, source, kwargs, card)
+    except ValueError:
+        if auto is not AutoModelForPreTraining:
+            raise
+        # Some masked LMs (DistilBERT, RoBERTa) register only a ForMaskedLM class.
+        model, tokenizer = _from_pretrained(AutoModelForMaskedLM, AutoTokenizer, source, kwargs, card)
+    cls = {"masked_lm": MaskedLM, "causal_lm": CausalLM}.get(kind, Encoder)
+    if tokenizer.pad_token is None:  # GPT-2 style tokenizers: batching needs a pad token
+        tokenizer.pad_token = tokenizer.eos_token
+    return cls(name, model, tokenizer, select_device(device))
+
+
+def _from_pretrained(auto: Any, tok: Any, source: str, kwargs: dict[str, Any], card: ModelCard | None) -> tuple[Any, Any]:
+    if card is None:
+        return auto.from_pretrained(source, **kwargs), tok.from_pretrained(source)
+    # A classic: the cache first, with no network at all; then the Hub if it can be reached.
+    try:
+        return (
+            auto.from_pretrained(source, local_files_only=True, **kwargs),
+            tok.from_pretrained(source, local_files_only=True),
+        )
+    except OSError:
+        pass
+    _require_hub(card)
+    try:
+        return auto.from_pretrained(source, **kwargs), tok.from_pretrained(source)
+    except OSError as err:
+        raise ModelUnavailable(card.name, _short_reason(err), card.fallback) from err
+
+
+def _hub_snapshot(card: ModelCard) -> Path:
+    from huggingface_hub import snapshot_download
+
+    assert card.hub_repo is not None
+    try:
+        return Path(snapshot_download(card.hub_repo, allow_patterns=list(card.hub_files), local_files_only=True))
+    except Exception:  # noqa: BLE001 - any cache miss means "try the network"
+        pass
+    _require_hub(card)
+    try:
+        return Path(snapshot_download(card.hub_repo, allow_patterns=list(card.hub_files)))
+    except Exception as err:  # noqa: BLE001 - network errors come in many classes
+        raise ModelUnavailable(card.name, _short_reason(err), card.fallback) from err
+
+
+def _require_hub(card: ModelCard) -> None:
+    if _offline_forced():
+        raise ModelUnavailable(card.name, "not in the Hugging Face cache and HF_HUB_OFFLINE is set", card.fallback)
+    if not hub_reachable():
+        raise ModelUnavailable(card.name, UNREACHABLE, card.fallback)
+
+
+def _load_gguf(name: str, path: Path, device: str | None) -> CausalLM:
+    """A GGUF causal LM, dequantised by transformers; converted once, then read from a local copy.
+
+    Converting the GGUF file (tokenizer included) takes about 20 s on two cores; the
+    converted checkpoint is saved under CONTEXTLAB_CACHE and loads in about a second.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    stat = path.stat()
+    key = hashlib.sha1(f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:12]
+    converted = cache_root() / "gguf" / f"{path.stem}-{key}"
+    if (converted / "config.json").exists():
+        return _load_transformers(name, str(converted), "causal_lm", device)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, attn_implementation="eager")
+    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    # The weights are already dequantised to float32; forget the GGUF quantiser so that
+    # save_pretrained writes a plain checkpoint.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    try:
+        tmp = converted.with_name(converted.name + f".tmp{os.getpid()}")
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        tmp.rename(converted)
+    except OSError as err:  # a read-only home still works, only slower next time
+        log.warning("could not cache the converted GGUF model at %s: %s", converted, err)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return CausalLM(name, model, tokenizer, select_device(device))
+
+
+def cache_root() -> Path:
+    """ContextLab's own cache (converted models, encoded sentence sets): CONTEXTLAB_CACHE."""
+    root = Path(os.environ.get("CONTEXTLAB_CACHE") or Path.home() / ".cache" / "contextlab")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _short_reason(err: BaseException) -> str:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    lowered = text.lower()
+    if any(s in lowered for s in ("connect", "resolve", "network", "offline", "timed out", "unreachable")):
+        return UNREACHABLE
+    return text[:200]

