@@ -45,7 +45,7 @@ def cmd_prefetch(names: list[str]) -> int:
             continue
         print(f"{name}: downloading {', '.join(card.hub_files)} from {card.hub_repo}")
         try:
-            path = snapshot_download(card.hub_repo, allow_patterns=list(card.hub_files))  # shows tqdm bars
+            path = snapshot_download(card.hub_repo, allow_patterns=card.download_patterns)  # shows tqdm bars
         except Exception as err:  # noqa: BLE001 - one line, whatever went wrong
             print(f"error: download of {name} failed: {str(err).splitlines()[0] if str(err) else err!r}", file=sys.stderr)
             failed += 1

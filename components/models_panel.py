@@ -1,0 +1,53 @@
+"""The "Models" panel: every model in the registry, what it can do, and whether it is here now."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from model_zoo import Availability, ModelCard
+
+from .i18n import t
+
+STATUS_ICON = {"installed": "✅", "cached": "💾", "needs download": "⬇️", "coming": "🕒", "missing": "❌"}
+
+
+def status_key(status: str) -> str:
+    return status.replace(" ", "_")
+
+
+def build_model_table(cards: list[ModelCard], states: dict[str, Availability]) -> pd.DataFrame:
+    """One row a model, every cell already in the learner's language."""
+    rows = []
+    for card in cards:
+        state = states[card.name]
+        rows.append(
+            {
+                t("models.col.name"): card.name,
+                t("models.col.family"): card.family,
+                t("models.col.kind"): t(f"kind.{card.kind}"),
+                t("models.col.source"): card.source,
+                t("models.col.size"): card.size,
+                t("models.col.licence"): card.licence,
+                t("models.col.capabilities"): ", ".join(t(f"cap.{c}") for c in card.capabilities),
+                t("models.col.status"): f"{STATUS_ICON[state.status]} {t('status.' + status_key(state.status))}",
+                t("models.col.reason"): t(
+                    "reason." + status_key(state.status), package=card.package or "", name=card.name
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def render_models_panel(cards: list[ModelCard], states: dict[str, Availability]) -> None:
+    st.subheader(t("models.title"), anchor="models")
+    st.caption(t("models.caption"))
+    table = build_model_table(cards, states)
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={t("models.col.size"): st.column_config.TextColumn(help=t("models.size_help"))},
+    )
+    ready = sum(s.ready for s in states.values())
+    st.caption(t("models.summary", ready=ready, total=len(cards)))

@@ -1,0 +1,60 @@
+"""The road the field travelled, and the lessons that sit on it: the app's table of contents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Lesson:
+    key: str  # i18n key under "lesson.", and the page's URL path
+    file: str  # page file, relative to the repository root
+    icon: str
+
+    @property
+    def ready(self) -> bool:
+        """A lesson is on the map as a link once its page exists."""
+        return (ROOT / self.file).exists()
+
+
+@dataclass(frozen=True)
+class Stop:
+    key: str  # i18n key under "road."
+    year: str
+    family: str | None  # ModelCard.family of the models that belong here
+    lessons: tuple[Lesson, ...]
+
+
+ROAD: tuple[Stop, ...] = (
+    Stop("onehot", "1-of-N", None, (Lesson("onehot", "pages/onehot.py", ":material/grid_on:"),)),
+    Stop(
+        "static",
+        "2013–2014",
+        "word2vec/GloVe",
+        (Lesson("embeddings", "pages/embeddings.py", ":material/scatter_plot:"),),
+    ),
+    Stop("elmo", "2018", "ELMo", (Lesson("elmo", "pages/elmo.py", ":material/swap_horiz:"),)),
+    Stop(
+        "bert",
+        "2018",
+        "BERT",
+        (
+            Lesson("bert_inputs", "pages/bert_inputs.py", ":material/token:"),
+            Lesson("masked_lm", "pages/masked_lm.py", ":material/edit_note:"),
+            Lesson("attention", "pages/attention.py", ":material/hub:"),
+            Lesson("senses", "pages/senses.py", ":material/bubble_chart:"),
+        ),
+    ),
+    Stop("gpt", "2018–2019", "GPT", (Lesson("gpt", "pages/gpt.py", ":material/arrow_forward:"),)),
+)
+
+HOME = Lesson("home", "pages/home.py", ":material/route:")
+PLAYGROUND = Lesson("playground", "pages/playground.py", ":material/science:")
+
+
+def ready_lessons() -> list[Lesson]:
+    """Lessons whose page exists, in road order."""
+    return [lesson for stop in ROAD for lesson in stop.lessons if lesson.ready]

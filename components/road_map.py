@@ -1,0 +1,44 @@
+"""The home page's map: the road one-hot -> word2vec/GloVe -> ELMo -> BERT -> GPT, clickable."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model_zoo import Availability, ModelCard
+
+from .i18n import t
+from .models_panel import STATUS_ICON
+from .road import ROAD, Stop
+
+
+def _models_of(stop: Stop, cards: list[ModelCard]) -> list[ModelCard]:
+    return [card for card in cards if stop.family is not None and card.family == stop.family]
+
+
+def render_stop(number: int, stop: Stop, cards: list[ModelCard], states: dict[str, Availability]) -> None:
+    with st.container(border=True, height="stretch"):
+        st.markdown(f"**{number} · {t(f'road.{stop.key}.name')}**")
+        st.caption(stop.year)
+        st.write(t(f"road.{stop.key}.idea"))
+        st.markdown(f"*{t(f'road.{stop.key}.limit')}*")
+        models = _models_of(stop, cards)
+        if models:
+            st.caption(" · ".join(f"{STATUS_ICON[states[c.name].status]} `{c.name}`" for c in models))
+        for lesson in stop.lessons:
+            title = t(f"lesson.{lesson.key}.title")
+            if lesson.ready:
+                st.page_link(lesson.file, label=title, icon=lesson.icon)
+            else:
+                st.caption(f":material/schedule: {title} · {t('road.coming')}")
+
+
+def render_road(cards: list[ModelCard], states: dict[str, Availability]) -> None:
+    widths: list[float] = []
+    for i in range(len(ROAD)):
+        widths += [5.0] if i == len(ROAD) - 1 else [5.0, 0.6]
+    columns = st.columns(widths, vertical_alignment="center")
+    for i, stop in enumerate(ROAD):
+        with columns[2 * i]:
+            render_stop(i + 1, stop, cards, states)
+        if i < len(ROAD) - 1:
+            columns[2 * i + 1].markdown("## →")

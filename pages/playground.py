@@ -1,0 +1,85 @@
+"""Playground: type text, pick any model of the zoo, see its real output."""
+
+import model_zoo
+import serving
+import streamlit as st
+from components.charts import build_prob_bars, build_similarity_heatmap
+from components.i18n import t
+from components.models_panel import STATUS_ICON
+from components.notices import render_error, render_unavailable
+from components.tokens import render_tokens
+
+MAX_CHARS = 2000
+MAX_WORDS = 12  # neighbour tables for a static model
+
+states = serving.availabilities()
+names = [card.name for card in model_zoo.list_models()]
+
+st.title(t("lesson.playground.title"))
+st.write(t("playground.intro"))
+left, right = st.columns([1, 2])
+name = left.selectbox(
+    t("playground.model"),
+    names,
+    index=names.index("minilm-l6"),
+    format_func=lambda n: f"{STATUS_ICON[states[n].status]} {n}",
+    key="model",
+    bind="query-params",
+)
+text = right.text_area(
+    t("playground.text"),
+    value=t("playground.default_text"),
+    max_chars=MAX_CHARS,
+    key="text",
+    bind="query-params",
+    help=t("playground.text_help"),
+)
+
+try:
+    with st.spinner(t("playground.loading", name=name)):
+        model, unavailable = serving.model_or_fallback(name)
+except model_zoo.ModelUnavailable as err:  # no offline stand-in (the ELMo models today)
+    render_unavailable(err)
+    st.stop()
+if unavailable is not None:
+    render_unavailable(unavailable)
+card = model_zoo.get_card(model.name)
+st.caption(t("playground.using", name=card.name, kind=t(f"kind.{card.kind}"), source=card.source))
+
+try:
+    if isinstance(model, model_zoo.StaticModel):
+        words = [w for w in text.replace("[MASK]", " ").split() if w.strip(".,;:!?\"'()")]
+        if not words:
+            raise model_zoo.EmptyInput()
+        if len(words) > MAX_WORDS:
+            st.caption(t("playground.capped", shown=MAX_WORDS, total=len(words)))
+        rows = {}
+        for word in words[:MAX_WORDS]:
+            word = word.strip(".,;:!?\"'()")
+            try:
+                rows[word] = ", ".join(w for w, _ in serving.neighbours(model.name, word, 5))
+            except model_zoo.WordNotInVocabulary as err:
+                rows[word] = "⚠ " + t("playground.oov", suggestions=", ".join(err.suggestions) or "-")
+        st.subheader(t("playground.neighbours"))
+        st.table({t("playground.word"): list(rows), t("playground.nearest"): list(rows.values())})
+        st.caption(t("playground.static_note"))
+    else:
+        encoding = serving.encode(model.name, text)
+        st.subheader(t("playground.tokens", n=len(encoding.tokens)))
+        render_tokens(encoding.tokens, encoding.word_ids)
+        if encoding.truncated:
+            st.warning(t("playground.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
+        if isinstance(model, model_zoo.MaskedLM):
+            if model.mask_token in text:
+                for i, preds in enumerate(serving.fill_mask(model.name, text, 8)):
+                    st.plotly_chart(build_prob_bars(preds, t("playground.mask_title", i=i + 1)), key=f"mask{i}")
+            else:
+                st.info(t("playground.no_mask", mask=model.mask_token))
+        if isinstance(model, model_zoo.CausalLM):
+            st.plotly_chart(build_prob_bars(serving.next_words(model.name, text, 10), t("playground.next_title")))
+        layers = encoding.num_layers
+        layer = st.slider(t("playground.layer"), 0, layers, layers, key="layer", help=t("playground.layer_help"))
+        sim = serving.token_similarity(encoding.hidden_states[layer])
+        st.plotly_chart(build_similarity_heatmap(encoding.tokens, sim, t("playground.sim_title", layer=layer)))
+except model_zoo.ModelZooError as err:
+    render_error(err)

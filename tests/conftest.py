@@ -1,0 +1,115 @@
+"""Shared fixtures: tiny random checkpoints (for tests only) and a private Hugging Face cache."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+# Before huggingface_hub is imported anywhere: tests see an empty, private HF cache, so a
+# model someone prefetched on this machine cannot change what they find.
+_HF_TMP = tempfile.mkdtemp(prefix="contextlab-hf-")
+os.environ["HF_HOME"] = _HF_TMP
+os.environ["HF_HUB_CACHE"] = str(Path(_HF_TMP) / "hub")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("CONTEXTLAB_DEVICE", "cpu")
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A WordPiece vocabulary in which "embeddings" splits as em ##bed ##ding ##s.
+WORDS = (
+    "the a man went to bank deposit his money river we sat on of and is was it "
+    "stick fish water boat cheque at i , . ! ? em ##bed ##ding ##s play ##ing"
+).split()
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def make_bert_tokenizer(folder: Path):
+    from transformers import BertTokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return BertTokenizerFast(vocab={w: i for i, w in enumerate(SPECIALS + WORDS)}, do_lower_case=True)
+
+
+def save_tiny_bert(folder: Path, *, pretraining: bool = True) -> Path:
+    """A random BertForPreTraining (MLM + NSP heads), 2 layers, 4 heads, 32 dims."""
+    import torch
+    from transformers import BertConfig, BertForPreTraining, BertModel
+
+    tokenizer = make_bert_tokenizer(folder)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=37,
+        max_position_embeddings=64,
+    )
+    torch.manual_seed(0)
+    model = BertForPreTraining(config) if pretraining else BertModel(config)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def save_tiny_gpt2(folder: Path) -> Path:
+    """A random GPT2LMHeadModel with a small byte-level BPE tokenizer trained here."""
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    bpe = ByteLevelBPETokenizer()
+    corpus = ["I deposited the cheque at the bank.", "We sat on the river bank and watched the water."] * 20
+    bpe.train_from_iterator(corpus, vocab_size=300, min_frequency=1, special_tokens=["<|endoftext|>"])
+    bpe.save_model(str(folder))
+    tokenizer = GPT2TokenizerFast(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"))
+    config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=4, n_positions=64)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
+
+
+def fake_hub_snapshot(repo: str, files_from: Path, names: list[str] | None = None) -> Path:
+    """Lay `files_from` out in the test HF cache as if `repo` had been downloaded."""
+    import shutil
+
+    cache = Path(os.environ["HF_HUB_CACHE"])
+    repo_dir = cache / ("models--" + repo.replace("/", "--"))
+    revision = "0" * 40
+    snapshot = repo_dir / "snapshots" / revision
+    snapshot.mkdir(parents=True, exist_ok=True)
+    (repo_dir / "refs").mkdir(exist_ok=True)
+    (repo_dir / "refs" / "main").write_text(revision)
+    for item in files_from.iterdir():
+        if item.is_file() and (names is None or item.name in names):
+            shutil.copy2(item, snapshot / item.name)
+    return snapshot
+
+
+@pytest.fixture(scope="session")
+def offline_models():
+    """The offline pack, loaded once per test session (real weights)."""
+    import model_zoo
+
+    cache: dict[str, object] = {}
+
+    def get(name: str):
+        if name not in cache:
+            cache[name] = model_zoo.load(name)
+        return cache[name]
+
+    return get

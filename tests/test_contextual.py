@@ -1,0 +1,145 @@
+"""model_zoo on tiny random checkpoints, loaded through the same path as real ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import model_zoo
+from model_zoo import CausalLM, MaskedLM
+
+
+@pytest.fixture(scope="module")
+def bert(tiny_bert) -> MaskedLM:
+    model = model_zoo.load(tiny_bert)
+    assert isinstance(model, MaskedLM)
+    return model
+
+
+@pytest.fixture(scope="module")
+def gpt(tiny_gpt2) -> CausalLM:
+    model = model_zoo.load(tiny_gpt2)
+    assert isinstance(model, CausalLM)
+    return model
+
+
+def test_encode_shapes_and_specials(bert: MaskedLM) -> None:
+    enc = bert.encode("the man went to the bank")
+    n = len(enc.tokens)
+    assert enc.tokens[0] == "[CLS]" and enc.tokens[-1] == "[SEP]"
+    assert enc.word_ids[0] is None and enc.word_ids[-1] is None
+    assert enc.hidden_states.shape == (3, n, 32)  # embedding layer + 2 layers
+    assert enc.attentions.shape == (2, 4, n, n)
+    assert enc.words == ["the", "man", "went", "to", "the", "bank"]
+    assert not enc.truncated
+
+
+def test_attention_rows_sum_to_one(bert: MaskedLM) -> None:
+    enc = bert.encode("we sat on the river bank")
+    np.testing.assert_allclose(enc.attentions.sum(-1), 1.0, atol=1e-5)
+
+
+def test_pair_has_segments(bert: MaskedLM) -> None:
+    enc = bert.encode("the man went to the bank", "his money was at the bank")
+    assert enc.tokens.count("[SEP]") == 2
+    first_sep = enc.tokens.index("[SEP]")
+    assert set(enc.segment_ids[: first_sep + 1]) == {0}
+    assert set(enc.segment_ids[first_sep + 1 :]) == {1}
+
+
+def test_word_pooling_averages_pieces_and_skips_specials(bert: MaskedLM) -> None:
+    text = "the embeddings of the bank"
+    enc = bert.encode(text)
+    assert enc.tokens[2:6] == ["em", "##bed", "##ding", "##s"]
+    vectors = bert.word_vectors([text], "embeddings")
+    assert vectors.shape == (1, 3, 32)
+    np.testing.assert_allclose(vectors[0], enc.hidden_states[:, 2:6].mean(1), atol=1e-5)
+    # A one-piece word is its own token; [CLS] at position 0 never enters the mean.
+    at = enc.tokens.index("bank")
+    bank = bert.word_vectors([text], "bank")[0]
+    np.testing.assert_allclose(bank, enc.hidden_states[:, at], atol=1e-5)
+    assert not np.allclose(bank, enc.hidden_states[:, [0, at]].mean(1), atol=1e-3)
+
+
+def test_word_vectors_batches_and_padding(bert: MaskedLM) -> None:
+    texts = ["bank", "we sat on the river bank and the water was on the bank"]
+    batched = bert.word_vectors(texts, "bank")
+    alone = np.concatenate([bert.word_vectors([t], "bank") for t in texts])
+    np.testing.assert_allclose(batched, alone, atol=1e-5)  # padding changes nothing
+
+
+def test_word_vectors_names_the_sentence_without_the_word(bert: MaskedLM) -> None:
+    with pytest.raises(model_zoo.WordNotInText) as err:
+        bert.word_vectors(["the bank", "the river"], "bank")
+    assert err.value.index == 1 and "river" in str(err.value)
+
+
+def test_fill_mask_equals_transformers_pipeline(bert: MaskedLM, tiny_bert) -> None:
+    from transformers import pipeline
+
+    pipe = pipeline("fill-mask", model=str(tiny_bert), tokenizer=str(tiny_bert))
+    for text in ["the man went to the [MASK]", "the [MASK] went to the [MASK] ."]:
+        ours = bert.fill_mask(text, top_k=5)
+        theirs = pipe(text, top_k=5)
+        theirs = [theirs] if isinstance(theirs[0], dict) else theirs
+        assert len(ours) == text.count("[MASK]")
+        for mine, ref in zip(ours, theirs):
+            assert [tok for tok, _ in mine] == [r["token_str"] for r in ref]
+            np.testing.assert_allclose([p for _, p in mine], [r["score"] for r in ref], rtol=1e-4)
+
+
+def test_fill_mask_needs_a_mask(bert: MaskedLM) -> None:
+    with pytest.raises(model_zoo.NoMaskToken, match=r"\[MASK\]"):
+        bert.fill_mask("the man went to the bank")
+
+
+def test_next_sentence_is_the_isnext_probability(bert: MaskedLM) -> None:
+    a, b = "the man went to the bank", "his money was in the river"
+    p = bert.next_sentence(a, b)
+    inputs = bert.tokenizer(a, b, return_tensors="pt")
+    with torch.inference_mode():
+        logits = bert.model(**inputs).seq_relationship_logits
+    assert p == pytest.approx(float(logits.softmax(-1)[0, 0]), abs=1e-6)
+    assert 0.0 < p < 1.0
+
+
+def test_encoder_without_heads_has_no_fill_mask(tmp_path) -> None:
+    from tests.conftest import save_tiny_bert
+
+    model = model_zoo.load(save_tiny_bert(tmp_path / "bare", pretraining=False))
+    assert type(model) is model_zoo.Encoder
+    assert not hasattr(model, "fill_mask")
+
+
+def test_long_text_is_truncated_visibly(bert: MaskedLM) -> None:
+    enc = bert.encode("the bank " * 100)  # max_position_embeddings is 64
+    assert enc.truncated and len(enc.tokens) == 64
+
+
+def test_empty_text_is_refused(bert: MaskedLM) -> None:
+    with pytest.raises(model_zoo.EmptyInput):
+        bert.encode("   ")
+
+
+def test_causal_lm_next_words_are_its_softmax(gpt: CausalLM) -> None:
+    text = "I deposited the cheque at the"
+    preds = gpt.next_words(text, top_k=5)
+    probs = [p for _, p in preds]
+    assert probs == sorted(probs, reverse=True) and sum(probs) <= 1.0 + 1e-6
+    ids = gpt.tokenizer(text, return_tensors="pt")["input_ids"]
+    with torch.inference_mode():
+        ref = gpt.model(input_ids=ids).logits[0, -1].softmax(-1)
+    top = ref.topk(5)
+    assert [tok for tok, _ in preds] == [gpt.tokenizer.decode([int(i)]) for i in top.indices]
+    np.testing.assert_allclose(probs, top.values.numpy(), rtol=1e-5)
+
+
+def test_causal_attention_never_looks_ahead(gpt: CausalLM) -> None:
+    enc = gpt.encode("We sat on the river bank.")
+    n = len(enc.tokens)
+    assert enc.attentions.shape == (2, 4, n, n)
+    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
+    assert np.all(enc.attentions[:, :, upper] == 0)
+    np.testing.assert_allclose(enc.attentions.sum(-1), 1.0, atol=1e-5)
+    assert gpt.word_vectors(["We sat on the river bank."], "river").shape == (1, 3, 32)

@@ -1,0 +1,155 @@
+"""load(): registered names, local folders, the classics through the cache, and failures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import model_zoo
+from tests.conftest import ROOT, fake_hub_snapshot
+
+
+@pytest.fixture
+def hub_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the Hub at a closed local port: what an offline classroom server sees."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+
+
+def test_registry_is_consistent() -> None:
+    cards = model_zoo.list_models()
+    names = [c.name for c in cards]
+    assert len(names) == len(set(names))
+    offline = {c.name for c in cards if c.offline}
+    assert offline == {"glove-6b-50d", "minilm-l6", "smollm2-135m"}
+    for card in cards:
+        assert card.licence and card.size and card.source and card.capabilities
+        assert card.offline != (card.hub_repo is not None or card.coming)
+        if not card.offline:
+            assert card.fallback in offline, card.name
+    assert [c.family for c in cards] == sorted(
+        (c.family for c in cards), key=["word2vec/GloVe", "ELMo", "BERT", "GPT"].index
+    )
+
+
+def test_offline_pack_is_installed_and_classics_need_download(hub_unreachable) -> None:
+    states = {c.name: model_zoo.availability(c) for c in model_zoo.list_models()}
+    for name in ("glove-6b-50d", "minilm-l6", "smollm2-135m"):
+        assert states[name].status == "installed" and states[name].ready
+    assert states["bert-base-uncased"].status == "needs download"
+    assert "prefetch bert-base-uncased" in states["bert-base-uncased"].reason
+    assert states["elmo-small"].status == "coming" and not states["elmo-small"].ready
+
+
+def test_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(model_zoo.UnknownModel, match="minilm-l6"):
+        model_zoo.load("bert-base-uncasd")
+
+
+def test_folder_without_checkpoint_says_what_is_missing(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        model_zoo.load(tmp_path)
+
+
+def test_unreachable_classic_fails_fast_with_fallback_and_fix(hub_unreachable) -> None:
+    start = time.perf_counter()
+    with pytest.raises(model_zoo.ModelUnavailable) as err:
+        model_zoo.load("bert-base-uncased")
+    assert time.perf_counter() - start < 10  # no 25 s of retries before the page can answer
+    assert err.value.fallback == "minilm-l6"
+    assert err.value.prefetch_command == "python -m model_zoo prefetch bert-base-uncased"
+    assert "cannot be reached" in str(err.value)
+
+
+def test_hf_hub_offline_is_respected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(model_zoo.ModelUnavailable, match="HF_HUB_OFFLINE"):
+        model_zoo.load("gpt2")
+    assert model_zoo.availability(model_zoo.get_card("gpt2")).status == "needs download"
+
+
+def test_elmo_is_registered_but_coming() -> None:
+    with pytest.raises(model_zoo.ModelUnavailable) as err:
+        model_zoo.load("elmo-original")
+    assert err.value.fallback == "minilm-l6"
+
+
+def test_cached_classic_loads_through_the_classic_path(tiny_bert, hub_unreachable) -> None:
+    """A BERT checkpoint in the HF cache is found with no network, as after a prefetch."""
+    card = model_zoo.get_card("bert-base-chinese")
+    assert model_zoo.availability(card).status == "needs download"
+    fake_hub_snapshot(card.hub_repo, tiny_bert)
+    assert model_zoo.availability(card).status == "cached"
+    model = model_zoo.load("bert-base-chinese")
+    assert isinstance(model, model_zoo.MaskedLM) and model.name == "bert-base-chinese"
+    assert model.has_nsp
+    assert len(model.fill_mask("the man went to the [MASK]", top_k=3)[0]) == 3
+
+
+def test_cached_word2vec_loads_as_static_vectors(tmp_path, hub_unreachable) -> None:
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=4)
+    kv.add_vectors(["king", "queen", "man", "woman"], np.eye(4, dtype=np.float32) + 0.1)
+    card = model_zoo.get_card("word2vec-google-news-300")
+    kv.save(str(tmp_path / card.hub_files[0]), sep_limit=0)  # vectors in their own .npy, as on the Hub
+    fake_hub_snapshot(card.hub_repo, tmp_path)
+    assert model_zoo.availability(card).status == "cached"
+    model = model_zoo.load("word2vec-google-news-300")
+    assert isinstance(model, model_zoo.StaticModel)
+    np.testing.assert_allclose(model.vector("queen"), kv["queen"])
+
+
+def test_device_selection(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setenv("CONTEXTLAB_DEVICE", "cpu")
+    assert model_zoo.select_device().type == "cpu"
+    monkeypatch.setenv("CONTEXTLAB_DEVICE", "gpu-please")
+    with pytest.raises(ValueError, match="not a torch device"):
+        model_zoo.select_device()
+    monkeypatch.delenv("CONTEXTLAB_DEVICE")
+    assert model_zoo.select_device().type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            model_zoo.select_device("cuda")
+
+
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "model_zoo", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+    )
+
+
+def test_cli_list_shows_every_model_and_its_status() -> None:
+    out = _cli("list")
+    assert out.returncode == 0
+    for card in model_zoo.list_models():
+        assert card.name in out.stdout
+    assert "installed" in out.stdout and "coming" in out.stdout
+
+
+def test_cli_prefetch_offline_is_one_clear_line() -> None:
+    out = _cli("prefetch", "gpt2", HF_ENDPOINT="http://127.0.0.1:9")
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "error: cannot download gpt2: the Hugging Face Hub cannot be reached (offline?)"
+    ]
+    assert "Traceback" not in out.stderr
+
+
+def test_cli_prefetch_of_installed_model_is_a_no_op() -> None:
+    out = _cli("prefetch", "minilm-l6")
+    assert out.returncode == 0 and "already here" in out.stdout
