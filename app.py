@@ -19,18 +19,14 @@ def page(lesson: Lesson, default: bool = False) -> st.Page:
 
 def run() -> None:
     st.set_page_config(page_title="ContextLab", page_icon=str(FAVICON), layout="wide")
+    # ?lang= is kept by hand rather than bound: a bound segmented control would put its
+    # label (简体中文) in the URL, and a shared link should read ?lang=zh.
+    if "lang" not in st.session_state:
+        wanted = st.query_params.get("lang", DEFAULT_LANG)
+        st.session_state.lang = wanted if wanted in LANGS else DEFAULT_LANG
     with st.sidebar:
-        # Bound to ?lang=: a teacher's shared link opens in the same language.
-        st.segmented_control(
-            "Language · 语言",
-            options=list(LANGS),
-            default=DEFAULT_LANG,
-            required=True,
-            format_func=LANGS.__getitem__,
-            key="lang",
-            bind="query-params",
-            persist_state="session",
-        )
+        st.radio("Language · 语言", options=list(LANGS), format_func=LANGS.__getitem__, key="lang", horizontal=True)
+    st.query_params["lang"] = st.session_state.lang
     sections = {
         t("app.nav.start"): [page(HOME, default=True)],
         t("app.nav.lessons"): [page(lesson) for lesson in ready_lessons()],

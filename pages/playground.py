@@ -22,7 +22,6 @@ name = left.selectbox(
     t("playground.model"),
     names,
     index=names.index("minilm-l6"),
-    format_func=lambda n: f"{STATUS_ICON[states[n].status]} {n}",
     key="model",
     bind="query-params",
 )
@@ -44,7 +43,10 @@ except model_zoo.ModelUnavailable as err:  # no offline stand-in (the ELMo model
 if unavailable is not None:
     render_unavailable(unavailable)
 card = model_zoo.get_card(model.name)
-st.caption(t("playground.using", name=card.name, kind=t(f"kind.{card.kind}"), source=card.source))
+st.caption(
+    f"{STATUS_ICON[states[card.name].status]} "
+    + t("playground.using", name=card.name, kind=t(f"kind.{card.kind}"), source=card.source)
+)
 
 try:
     if isinstance(model, model_zoo.StaticModel):

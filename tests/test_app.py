@@ -1,0 +1,132 @@
+"""Every page through Streamlit's AppTest: default input, one changed input, what it shows."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import model_zoo
+from tests.conftest import ROOT
+
+TIMEOUT = 180  # model pages load real weights on first use
+
+
+@pytest.fixture(autouse=True)
+def fresh_data_cache(monkeypatch: pytest.MonkeyPatch):
+    """Results cached by one test must not answer for the next; loaded models may stay."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # the classics are out of reach
+    st.cache_data.clear()
+    yield
+    st.cache_data.clear()
+
+
+def app(**query: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at
+
+
+def playground(**query: str) -> AppTest:
+    at = app(**query)
+    at.switch_page("pages/playground.py")
+    return at.run()
+
+
+def all_text(at: AppTest) -> str:
+    parts = [e.value for kind in ("title", "markdown", "caption", "subheader", "info", "warning") for e in at.get(kind)]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_home_shows_the_road_and_every_model() -> None:
+    at = app().run()
+    assert not at.exception
+    assert at.title[0].value.startswith("ContextLab")
+    text = all_text(at)
+    for stop in ("One-hot", "word2vec / GloVe", "ELMo", "BERT", "GPT"):
+        assert stop in text
+    table = at.dataframe[0].value
+    assert list(table["Model"]) == [card.name for card in model_zoo.list_models()]
+    status = dict(zip(table["Model"], table["Status"]))
+    assert status["minilm-l6"] == "✅ installed"
+    assert status["bert-base-uncased"] == "⬇️ needs download"
+    assert status["elmo-small"] == "🕒 coming"
+    why = dict(zip(table["Model"], table["Why"]))
+    assert "python -m model_zoo prefetch gpt2" in why["gpt2"]
+
+
+def test_home_in_chinese_from_the_url() -> None:
+    at = app(lang="zh").run()
+    assert not at.exception
+    assert at.title[0].value == "ContextLab：机器如何学会结合上下文理解词语"
+    assert "模型" in at.dataframe[0].value.columns
+    assert "需要下载" in " ".join(at.dataframe[0].value["状态"])
+
+
+def test_language_switch_changes_the_page() -> None:
+    at = app().run()
+    at.radio(key="lang").set_value("zh").run()
+    assert not at.exception
+    assert at.title[0].value.startswith("ContextLab：")
+    assert "需要下载" in " ".join(at.dataframe[0].value["状态"])
+
+
+def test_playground_default_encodes_with_minilm() -> None:
+    at = playground()
+    assert not at.exception
+    assert at.subheader[0].value == "13 tokens"
+    chips = at.get("html")[0].proto.body
+    assert ">##" not in chips and ">bank<" in chips and ">[CLS]<" in chips
+    assert at.slider(key="layer").value == 6  # MiniLM's last layer
+
+
+def test_playground_static_model_shows_real_neighbours() -> None:
+    at = playground(model="glove-6b-50d", text="bank qwertyuiop")
+    assert not at.exception
+    rows = dict(zip(*at.table[0].value.to_dict("list").values()))
+    assert "banks" in rows["bank"]
+    assert rows["qwertyuiop"].startswith("⚠")
+
+
+def test_playground_unreachable_classic_says_so_and_uses_the_offline_model() -> None:
+    at = playground(model="bert-base-uncased")
+    assert not at.exception
+    warning = at.warning[0].value
+    assert "bert-base-uncased" in warning and "minilm-l6" in warning
+    assert "python -m model_zoo prefetch bert-base-uncased" in warning
+    assert at.subheader[0].value == "13 tokens"  # and the page still works, on MiniLM
+
+
+def test_playground_causal_lm_predicts_the_next_token() -> None:
+    at = playground(model="smollm2-135m", text="I deposited the cheque at the")
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2  # next-token bars and the similarity map
+
+
+def test_playground_empty_text_gets_a_message() -> None:
+    at = playground(text="   ")
+    assert not at.exception
+    assert "empty" in at.info[0].value
+
+
+def test_playground_escapes_html_in_tokens() -> None:
+    at = playground(text="<script>alert(1)</script> <img src=x onerror=alert(2)>")
+    assert not at.exception
+    chips = at.get("html")[0].proto.body
+    assert "<script>" not in chips and "<img" not in chips
+    assert "&lt;" in chips
+
+
+def test_playground_long_text_is_truncated_with_a_note() -> None:
+    at = playground(text="a " * 990)  # 990 one-letter words: past 512 tokens, within 2,000 characters
+    assert not at.exception
+    assert "only the first 512 tokens" in at.warning[0].value
+
+
+def test_playground_elmo_is_named_as_coming() -> None:
+    at = playground(model="elmo-small")
+    assert not at.exception
+    assert "elmo-small" in at.warning[0].value
