@@ -29,7 +29,7 @@ class Stop:
 
 
 ROAD: tuple[Stop, ...] = (
-    Stop("onehot", "1-of-N", None, (Lesson("onehot", "pages/onehot.py", ":material/grid_on:"),)),
+    Stop("onehot", "≤ 2003", None, (Lesson("onehot", "pages/onehot.py", ":material/grid_on:"),)),
     Stop(
         "static",
         "2013–2014",

@@ -1,0 +1,195 @@
+"""The running app in headless Chromium: every page draws, nothing is fetched from outside."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.browser
+
+SHOTS = ROOT / "artifacts" / "screens"
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
+PAGES = {"home": "", "playground": "playground"}
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium where installed (make test installs it), else Playwright's own."""
+    return os.environ.get("CONTEXTLAB_CHROMIUM") or shutil.which("chromium")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}  # the classics are out of reach
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    out = proc.stdout.read().decode() if proc.stdout else ""
+                    raise RuntimeError(f"streamlit did not start:\n{out}") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=chromium_path(),
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        yield b
+        b.close()
+
+
+class Page:
+    """A browser tab in which every request to anything but localhost is blocked and recorded."""
+
+    def __init__(self, browser) -> None:
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.blocked: list[str] = []
+        self.dialogs: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("dialog", self._dialog)
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(("data:", "blob:")) or urlparse(url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def _dialog(self, dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def open(self, url: str) -> None:
+        self.page.goto(url)
+        self.settle()
+
+    def settle(self, timeout: float = 180) -> None:
+        """Wait until the script has finished running: a title drawn, no running indicator."""
+        self.page.wait_for_selector("h1", timeout=timeout * 1000)
+        deadline, quiet_since = time.time() + timeout, None
+        status = self.page.locator('[data-testid="stStatusWidget"]')
+        while time.time() < deadline:
+            if status.count() == 0 or not status.first.is_visible():
+                quiet_since = quiet_since or time.time()
+                if time.time() - quiet_since > 1.5:
+                    return
+            else:
+                quiet_since = None
+            time.sleep(0.25)
+        raise TimeoutError("the app kept running")
+
+    def h1(self) -> str:
+        return self.page.locator("h1").first.inner_text()
+
+    def exceptions(self) -> int:
+        return self.page.locator('[data-testid="stException"]').count()
+
+    def shot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def tab(browser) -> Iterator[Page]:
+    page = Page(browser)
+    yield page
+    page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", list(PAGES))
+def test_every_page_renders_offline(server: str, tab: Page, name: str, lang: str) -> None:
+    tab.open(f"{server}/{PAGES[name]}?lang={lang}")
+    tab.shot(f"{name}-{lang}")
+    assert tab.exceptions() == 0
+    assert tab.h1()
+    assert tab.blocked == []
+
+
+def test_home_map_and_models_panel(server: str, tab: Page) -> None:
+    tab.open(server)
+    body = tab.page.inner_text("body")
+    for stop in ("One-hot", "word2vec / GloVe", "ELMo", "BERT", "GPT"):
+        assert stop in body
+    assert tab.page.locator('[data-testid="stDataFrame"]').count() == 1
+    assert tab.page.locator('[data-testid="stPageLink"]').count() >= 0  # lessons link once they exist
+
+
+def test_language_choice_is_in_the_url_and_survives_navigation(server: str, tab: Page) -> None:
+    tab.open(server)
+    tab.page.get_by_text("简体中文", exact=True).click()
+    tab.page.wait_for_function("() => location.search.includes('lang=zh')")
+    tab.settle()
+    assert tab.h1().startswith("ContextLab：")
+    tab.page.locator('[data-testid="stSidebarNav"]').get_by_text("试验场").click()
+    tab.page.wait_for_function("() => location.pathname.endsWith('/playground')")
+    tab.settle()
+    assert tab.h1() == "试验场"
+    assert "lang=zh" in tab.page.url
+    assert tab.blocked == []
+
+
+def test_shared_playground_link_reopens_the_same_view(server: str, tab: Page) -> None:
+    tab.open(f"{server}/playground?model=glove-6b-50d&text=bank")
+    table = tab.page.locator('[data-testid="stTable"]').inner_text()
+    assert "banks" in table
+    assert tab.blocked == []
+
+
+def test_script_in_text_is_shown_not_run(server: str, tab: Page) -> None:
+    from urllib.parse import quote
+
+    evil = "</script><img src=x onerror=alert(1)><script>alert(2)</script>"
+    tab.open(f"{server}/playground?text={quote(evil)}")
+    chips = tab.page.locator('[data-testid="token-chips"]')
+    shown = chips.inner_text()
+    assert "<script>" in shown and "</script>" in shown and "alert(2)" in shown  # as text
+    assert tab.page.locator('[data-testid="token-chips"] img').count() == 0
+    tab.page.wait_for_timeout(1000)
+    assert tab.dialogs == []
+    assert tab.exceptions() == 0
