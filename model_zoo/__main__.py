@@ -47,7 +47,9 @@ def cmd_prefetch(names: list[str]) -> int:
         try:
             path = snapshot_download(card.hub_repo, allow_patterns=card.download_patterns)  # shows tqdm bars
         except Exception as err:  # noqa: BLE001 - one line, whatever went wrong
-            print(f"error: download of {name} failed: {str(err).splitlines()[0] if str(err) else err!r}", file=sys.stderr)
+            print(
+                f"error: download of {name} failed: {str(err).splitlines()[0] if str(err) else err!r}", file=sys.stderr
+            )
             failed += 1
             continue
         print(f"{name}: ready in {path}")

@@ -112,7 +112,7 @@ class Encoder:
         rows: list[np.ndarray] = []
         for start in range(0, len(texts), BATCH_SIZE):
             chunk = texts[start : start + BATCH_SIZE]
-            for i, text in enumerate(chunk):
+            for text in chunk:
                 self._check_text(text)
             batch = self.tokenize(chunk)
             states = torch.stack(self._forward(batch, attentions=False).hidden_states, 1)

@@ -64,9 +64,7 @@ class WordNotInText(ModelZooError, ValueError):
 class NoMaskToken(ModelZooError, ValueError):
     def __init__(self, mask_token: str) -> None:
         self.mask_token = mask_token
-        super().__init__(
-            f"There is no {mask_token} in the text: put {mask_token} where a word should be predicted."
-        )
+        super().__init__(f"There is no {mask_token} in the text: put {mask_token} where a word should be predicted.")
 
 
 class MissingCapability(ModelZooError):

@@ -7,7 +7,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from .contextual import CausalLM, Encoder, MaskedLM
 from .device import select_device
@@ -15,7 +15,7 @@ from .errors import ModelUnavailable
 from .registry import ModelCard, _offline_forced, availability, get_card, hub_reachable, package_file
 from .static import StaticModel
 
-Model = Union[StaticModel, Encoder, MaskedLM, CausalLM]
+Model = StaticModel | Encoder  # MaskedLM and CausalLM are Encoders
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +83,7 @@ def _kind_of(path: Path) -> str:
     return "encoder"
 
 
-def _load_transformers(
-    name: str, source: str, kind: str, device: str | None, card: ModelCard | None = None
-) -> Encoder:
+def _load_transformers(name: str, source: str, kind: str, device: str | None, card: ModelCard | None = None) -> Encoder:
     """The one path every transformers checkpoint takes, local folder or Hub repository."""
     from transformers import (
         AutoModel,
@@ -111,7 +109,9 @@ def _load_transformers(
     return cls(name, model, tokenizer, select_device(device))
 
 
-def _from_pretrained(auto: Any, tok: Any, source: str, kwargs: dict[str, Any], card: ModelCard | None) -> tuple[Any, Any]:
+def _from_pretrained(
+    auto: Any, tok: Any, source: str, kwargs: dict[str, Any], card: ModelCard | None
+) -> tuple[Any, Any]:
     if card is None:
         return auto.from_pretrained(source, **kwargs), tok.from_pretrained(source)
     # A classic: the cache first, with no network at all; then the Hub if it can be reached.

@@ -84,11 +84,7 @@ class StaticModel:
             return []
         # Only words of similar length sharing the first letter are compared: a full
         # difflib pass over 400k words would take seconds.
-        pool = [
-            w
-            for w in self.kv.index_to_key[:200_000]
-            if w[:1] == key[:1] and abs(len(w) - len(key)) <= 2
-        ]
+        pool = [w for w in self.kv.index_to_key[:200_000] if w[:1] == key[:1] and abs(len(w) - len(key)) <= 2]
         return difflib.get_close_matches(key, pool, n=n, cutoff=0.6)
 
     def _key(self, word: str) -> str:

@@ -1,11 +1,12 @@
 """Home: the road from one-hot vectors to BERT and GPT, and the models panel."""
 
+import streamlit as st
+
+import model_zoo
+import serving
 from components.i18n import t
 from components.models_panel import render_models_panel
 from components.road_map import render_road
-import model_zoo
-import serving
-import streamlit as st
 
 st.title(t("home.title"))
 st.write(t("home.intro"))

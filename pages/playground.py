@@ -1,8 +1,9 @@
 """Playground: type text, pick any model of the zoo, see its real output."""
 
+import streamlit as st
+
 import model_zoo
 import serving
-import streamlit as st
 from components.charts import build_prob_bars, build_similarity_heatmap
 from components.i18n import t
 from components.models_panel import STATUS_ICON

@@ -33,8 +33,15 @@ def test_chinese_is_actually_translated() -> None:
     english, chinese = strings("en"), strings("zh")
     same = [k for k in english if english[k] == chinese[k] and re.search(r"[a-z]{4,}", english[k])]
     # Proper names (ELMo, GPT, word2vec / GloVe) and the English demo sentence stay as they are.
-    assert set(same) <= {"road.static.name", "road.elmo.name", "road.bert.name", "road.gpt.name",
-                         "lesson.elmo.title", "lesson.gpt.title", "playground.default_text"}
+    assert set(same) <= {
+        "road.static.name",
+        "road.elmo.name",
+        "road.bert.name",
+        "road.gpt.name",
+        "lesson.elmo.title",
+        "lesson.gpt.title",
+        "playground.default_text",
+    }
 
 
 def test_every_literal_key_in_the_code_exists() -> None:
@@ -74,4 +81,7 @@ def test_every_model_zoo_error_has_a_translated_message(error_class: type) -> No
 def test_error_messages_fill_in_their_fields() -> None:
     err = model_zoo.WordNotInVocabulary("bankk", "glove-6b-50d", ["bank", "banks"])
     params = {k: ", ".join(v) if isinstance(v, list) else v for k, v in vars(err).items()}
-    assert translate("error.WordNotInVocabulary", "zh", **params) == "“bankk”不在 glove-6b-50d 的词表中。拼写最接近的词：bank, banks。"
+    assert (
+        translate("error.WordNotInVocabulary", "zh", **params)
+        == "“bankk”不在 glove-6b-50d 的词表中。拼写最接近的词：bank, banks。"
+    )

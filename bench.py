@@ -1,0 +1,151 @@
+"""`make bench`: speed figures for ContextLab on this machine, printed and written to bench.json.
+
+Not pass/fail: targets are printed beside the figures for a person to read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+OFFLINE = ("glove-6b-50d", "minilm-l6", "smollm2-135m")
+SENTENCE_16 = "The man went to the bank to deposit his money before the flood."  # 16 tokens with [CLS], [SEP]
+
+
+def timed(fn, repeat: int, warmup: int = 5) -> float:
+    """Median wall time of fn() in milliseconds."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def cold_load(name: str, cache_dir: str | None = None) -> dict[str, float]:
+    """Import and load `name` in a fresh process: what a server start pays."""
+    code = (
+        "import time; t0 = time.perf_counter(); import model_zoo; t1 = time.perf_counter(); "
+        f"model_zoo.load({name!r}); t2 = time.perf_counter(); print(t1 - t0, t2 - t1)"
+    )
+    env = {**os.environ, **({"CONTEXTLAB_CACHE": cache_dir} if cache_dir else {})}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    import_s, load_s = map(float, out.stdout.split()[-2:])
+    return {"import_s": round(import_s, 2), "load_s": round(load_s, 2)}
+
+
+def encode_latency() -> dict[str, float]:
+    import torch
+
+    import model_zoo
+
+    model = model_zoo.load("minilm-l6")
+    torch.set_num_threads(torch.get_num_threads())
+    inputs = model.tokenizer(SENTENCE_16, return_tensors="pt")
+    tokens = int(inputs["input_ids"].shape[1])
+
+    def bare() -> None:
+        with torch.inference_mode():
+            model.model(**inputs)
+
+    encode_ms = timed(lambda: model.encode(SENTENCE_16), repeat=200)
+    bare_ms = timed(bare, repeat=200)
+    return {
+        "tokens": tokens,
+        "encode_ms": round(encode_ms, 2),
+        "bare_forward_ms": round(bare_ms, 2),
+        "ratio": round(encode_ms / bare_ms, 3),
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cold_start() -> dict[str, float]:
+    """`make run` (already installed) to the home page drawn in headless Chromium."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        ["make", "run", f"PORT={port}"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=os.environ.get("CONTEXTLAB_CHROMIUM") or shutil.which("chromium"),
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            )
+            page = browser.new_page()
+            while True:
+                try:
+                    page.goto(f"http://127.0.0.1:{port}/", timeout=2000)
+                    break
+                except Exception:  # noqa: BLE001 - server not listening yet
+                    if time.perf_counter() - start > 180:
+                        raise
+                    time.sleep(0.2)
+            served = time.perf_counter() - start
+            page.wait_for_selector('[data-testid="stDataFrame"]', timeout=180_000)
+            drawn = time.perf_counter() - start
+            browser.close()
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=30)
+    return {"server_answers_s": round(served, 2), "home_page_drawn_s": round(drawn, 2)}
+
+
+def main() -> int:
+    results: dict[str, object] = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+    }
+    print("ContextLab bench (medians; targets in brackets)\n")
+
+    results["cold_start"] = cold = cold_start()
+    print(
+        f"cold start, make run -> home page drawn: {cold['home_page_drawn_s']:.1f} s "
+        f"(server answering after {cold['server_answers_s']:.1f} s)"
+    )
+
+    loads: dict[str, object] = {}
+    for name in OFFLINE:
+        loads[name] = figures = cold_load(name)
+        print(f"load {name:<14} {figures['load_s']:6.2f} s  (after importing model_zoo: {figures['import_s']:.2f} s)")
+    with tempfile.TemporaryDirectory() as empty_cache:
+        loads["smollm2-135m (first load: GGUF conversion)"] = first = cold_load("smollm2-135m", empty_cache)
+    print(f"load smollm2-135m, first ever (converts the GGUF file): {first['load_s']:.2f} s")
+    results["model_load"] = loads
+
+    results["encode_minilm_l6"] = enc = encode_latency()
+    print(
+        f"encode, minilm-l6, {enc['tokens']}-token sentence: {enc['encode_ms']:.2f} ms [< 15 ms]; "
+        f"bare model(**inputs): {enc['bare_forward_ms']:.2f} ms; ratio {enc['ratio']:.2f} [<= 1.2]"
+    )
+
+    (ROOT / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
+    print("\nwritten to bench.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
