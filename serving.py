@@ -45,11 +45,13 @@ def neighbours(model_name: str, word: str, topn: int) -> list[tuple[str, float]]
     return model.most_similar(word, topn)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def encode(model_name: str, text: str) -> model_zoo.Encoding:
+# Few entries: one encoding of a long text by a deep model holds tens of MB of states.
+@st.cache_data(max_entries=16, show_spinner=False)
+def hidden_states(model_name: str, text: str) -> model_zoo.Encoding:
+    """Tokens and every layer's vectors of `text`, without attention weights."""
     model = load_model(model_name)
     assert isinstance(model, model_zoo.Encoder)
-    return model.encode(text)
+    return model.encode(text, attentions=False)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)

@@ -8,11 +8,18 @@ from model_zoo import Availability, ModelCard
 
 from .i18n import t
 from .models_panel import STATUS_ICON
-from .road import ROAD, Stop
+from .road import PLAYGROUND, ROAD, Stop
 
 
 def _models_of(stop: Stop, cards: list[ModelCard]) -> list[ModelCard]:
     return [card for card in cards if stop.family is not None and card.family == stop.family]
+
+
+def pick_demo_model(models: list[ModelCard], states: dict[str, Availability]) -> ModelCard | None:
+    """The model a stop's "try it" link opens: a classic that is here beats the offline stand-in."""
+    ready = [card for card in models if states[card.name].ready]
+    ready.sort(key=lambda card: card.offline)  # False (a classic) first; the sort is stable
+    return ready[0] if ready else None
 
 
 def render_stop(number: int, stop: Stop, cards: list[ModelCard], states: dict[str, Availability]) -> None:
@@ -24,6 +31,14 @@ def render_stop(number: int, stop: Stop, cards: list[ModelCard], states: dict[st
         models = _models_of(stop, cards)
         if models:
             st.caption(" · ".join(f"{STATUS_ICON[states[c.name].status]} `{c.name}`" for c in models))
+        demo = pick_demo_model(models, states)
+        if demo is not None:
+            st.page_link(
+                PLAYGROUND.file,
+                label=t("road.try", name=demo.name),
+                icon=PLAYGROUND.icon,
+                query_params={"model": demo.name, "text": t(f"road.{stop.key}.example")},
+            )
         for lesson in stop.lessons:
             title = t(f"lesson.{lesson.key}.title")
             if lesson.ready:

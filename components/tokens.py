@@ -11,6 +11,13 @@ _CHIP = (
     'font-family:monospace;background:{bg};border:1px solid #0002">{text}</span>'
 )
 _PALETTE = ("#dbeafe", "#dcfce7", "#fef9c3", "#fce7f3", "#ede9fe", "#ffedd5")
+# Byte-level BPE (GPT-2, SmolLM2) marks a leading space with Ġ and a newline with Ċ.
+_VISIBLE = str.maketrans({"Ġ": "␣", "Ċ": "↵"})
+
+
+def readable(token: str) -> str:
+    """A token as a learner should read it: a visible ␣ where the model sees a space."""
+    return token.translate(_VISIBLE)
 
 
 def build_token_chips(tokens: list[str], word_ids: list[int | None]) -> str:
@@ -18,8 +25,8 @@ def build_token_chips(tokens: list[str], word_ids: list[int | None]) -> str:
     chips = []
     for i, (token, word) in enumerate(zip(tokens, word_ids)):
         bg = "#e5e7eb" if word is None else _PALETTE[word % len(_PALETTE)]
-        title = f"#{i}" + ("" if word is None else f" · word {word}")
-        chips.append(_CHIP.format(title=html.escape(title), bg=bg, text=html.escape(token)))
+        title = f"#{i} {token}" + ("" if word is None else f" · word {word}")
+        chips.append(_CHIP.format(title=html.escape(title), bg=bg, text=html.escape(readable(token))))
     return '<div data-testid="token-chips">' + "".join(chips) + "</div>"
 
 

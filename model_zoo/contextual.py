@@ -24,12 +24,12 @@ class Encoding:
     words: list[str]  # word strings by word index (of the first text for a pair)
     segment_ids: np.ndarray  # (tokens,) 0 for the first text, 1 for the second
     hidden_states: np.ndarray  # (layers + 1, tokens, dim) float32; [0] is the embedding layer
-    attentions: np.ndarray  # (layers, heads, tokens, tokens) float32; rows sum to 1
+    attentions: np.ndarray | None  # (layers, heads, tokens, tokens) float32, rows sum to 1; None if not asked
     truncated: bool  # the text was longer than the model reads and was cut
 
     @property
     def num_layers(self) -> int:
-        return int(self.attentions.shape[0])
+        return int(self.hidden_states.shape[0]) - 1
 
 
 class Encoder:
@@ -79,13 +79,16 @@ class Encoder:
         return self.base(**inputs, output_hidden_states=True, output_attentions=attentions)
 
     # -- public API ------------------------------------------------------------------
-    def encode(self, text: str, text_pair: str | None = None) -> Encoding:
-        """Tokenise `text` (and `text_pair`) and return every layer's states and attentions."""
+    def encode(self, text: str, text_pair: str | None = None, *, attentions: bool = True) -> Encoding:
+        """Tokenise `text` (and `text_pair`) and return every layer's states and attentions.
+
+        `attentions=False` skips them: at 512 tokens they are layers x heads x 1 MB.
+        """
         self._check_text(text)
         if text_pair is not None:
             self._check_text(text_pair)
         batch = self.tokenize(text, text_pair)
-        out = self._forward(batch, attentions=True)
+        out = self._forward(batch, attentions=attentions)
         ids = batch["input_ids"][0]
         full_length = len(self.tokenizer(text, text_pair, truncation=False)["input_ids"])
         segments = batch.get("token_type_ids")
@@ -97,7 +100,7 @@ class Encoder:
             words=_words(batch, 0, text),
             segment_ids=(segments[0] if segments is not None else torch.zeros_like(ids)).numpy(),
             hidden_states=_stack(out.hidden_states, 0),
-            attentions=_stack(out.attentions, 0),
+            attentions=_stack(out.attentions, 0) if attentions else None,
             truncated=full_length > len(ids),
         )
 

@@ -4,9 +4,12 @@ import streamlit as st
 
 import model_zoo
 import serving
+from components.frame import ensure_app_frame
 from components.i18n import t
 from components.models_panel import render_models_panel
 from components.road_map import render_road
+
+ensure_app_frame()  # before anything is drawn
 
 st.title(t("home.title"))
 st.write(t("home.intro"))

@@ -5,10 +5,13 @@ import streamlit as st
 import model_zoo
 import serving
 from components.charts import build_prob_bars, build_similarity_heatmap
+from components.frame import ensure_app_frame
 from components.i18n import t
 from components.models_panel import STATUS_ICON
 from components.notices import render_error, render_unavailable
 from components.tokens import render_tokens
+
+ensure_app_frame()  # before anything is drawn
 
 MAX_CHARS = 2000
 MAX_WORDS = 12  # neighbour tables for a static model
@@ -67,7 +70,7 @@ try:
         st.table({t("playground.word"): list(rows), t("playground.nearest"): list(rows.values())})
         st.caption(t("playground.static_note"))
     else:
-        encoding = serving.encode(model.name, text)
+        encoding = serving.hidden_states(model.name, text)
         st.subheader(t("playground.tokens", n=len(encoding.tokens)))
         render_tokens(encoding.tokens, encoding.word_ids)
         if encoding.truncated:

@@ -58,6 +58,15 @@ def test_home_shows_the_road_and_every_model() -> None:
     assert "python -m model_zoo prefetch gpt2" in why["gpt2"]
 
 
+def test_home_map_links_each_stop_to_a_model_that_is_here() -> None:
+    at = app().run()
+    links = {link.proto.label: link.proto for link in at.get("page_link")}
+    assert {"Try glove-6b-50d", "Try minilm-l6", "Try smollm2-135m"} <= set(links)
+    assert not any("elmo" in label for label in links)  # nothing to try there yet
+    assert {link.page for link in links.values()} == {"playground"}
+    assert links["Try smollm2-135m"].query_string == "model=smollm2-135m&text=I+deposited+the+cheque+at+the"
+
+
 def test_home_in_chinese_from_the_url() -> None:
     at = app(lang="zh").run()
     assert not at.exception
@@ -120,10 +129,43 @@ def test_playground_escapes_html_in_tokens() -> None:
     assert "&lt;" in chips
 
 
+@pytest.mark.parametrize("model", ["minilm-l6", "glove-6b-50d", "smollm2-135m"])
+def test_playground_odd_unicode_gets_a_result(model: str) -> None:
+    at = playground(model=model, text="café 🙂 银行\u200b naïve ﬁnance \u202eevil")
+    assert not at.exception
+    assert at.subheader  # tokens or neighbours were drawn
+
+
 def test_playground_long_text_is_truncated_with_a_note() -> None:
     at = playground(text="a " * 990)  # 990 one-letter words: past 512 tokens, within 2,000 characters
     assert not at.exception
     assert "only the first 512 tokens" in at.warning[0].value
+
+
+def test_models_are_loaded_once_and_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thirty sessions asking at once for one model get one copy, loaded once."""
+    import threading
+
+    import serving
+
+    calls: list[str] = []
+
+    def slow_load(name: str) -> object:
+        calls.append(name)
+        threading.Event().wait(0.5)
+        return object()
+
+    monkeypatch.setattr(serving.model_zoo, "load", slow_load)
+    serving.load_model.clear()
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(serving.load_model("minilm-l6"))) for _ in range(30)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    serving.load_model.clear()
+    assert calls == ["minilm-l6"]
+    assert len(got) == 30 and all(model is got[0] for model in got)
 
 
 def test_playground_elmo_is_named_as_coming() -> None:

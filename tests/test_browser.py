@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -34,8 +35,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+@contextlib.contextmanager
+def serve() -> Iterator[str]:
+    """A fresh `streamlit run app.py` on a free port; its URL."""
     port = free_port()
     env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}  # the classics are out of reach
     proc = subprocess.Popen(
@@ -61,6 +63,12 @@ def server() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with serve() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +153,22 @@ def tab(browser) -> Iterator[Page]:
     page = Page(browser)
     yield page
     page.close()
+
+
+def test_a_shared_link_opens_the_app_on_a_fresh_server(browser) -> None:
+    """The first visitor of a new server may come by a deep link: it gets the whole app."""
+    with serve() as url:
+        tab = Page(browser)
+        try:
+            tab.open(f"{url}/playground?model=glove-6b-50d&text=bank&lang=zh")
+            assert tab.h1() == "试验场"
+            nav = tab.page.locator('[data-testid="stSidebarNav"]').inner_text()
+            assert "发展之路" in nav and "app" not in nav.split()  # app.py's titles, not file names
+            assert tab.page.get_by_text("简体中文", exact=True).count() == 1  # the language switch
+            assert "banks" in tab.page.locator('[data-testid="stTable"]').inner_text()
+            assert tab.blocked == []
+        finally:
+            tab.close()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

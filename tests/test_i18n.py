@@ -32,7 +32,7 @@ def test_every_language_has_the_same_keys_and_placeholders() -> None:
 def test_chinese_is_actually_translated() -> None:
     english, chinese = strings("en"), strings("zh")
     same = [k for k in english if english[k] == chinese[k] and re.search(r"[a-z]{4,}", english[k])]
-    # Proper names (ELMo, GPT, word2vec / GloVe) and the English demo sentence stay as they are.
+    # Proper names (ELMo, GPT, word2vec / GloVe) and English demo text for English models stay.
     assert set(same) <= {
         "road.static.name",
         "road.elmo.name",
@@ -41,7 +41,7 @@ def test_chinese_is_actually_translated() -> None:
         "lesson.elmo.title",
         "lesson.gpt.title",
         "playground.default_text",
-    }
+    } | {f"road.{stop.key}.example" for stop in ROAD}
 
 
 def test_every_literal_key_in_the_code_exists() -> None:
@@ -57,7 +57,7 @@ def test_every_literal_key_in_the_code_exists() -> None:
 def test_keys_built_from_data_exist() -> None:
     english = strings("en")
     for stop in ROAD:
-        for part in ("name", "idea", "limit"):
+        for part in ("name", "idea", "limit") + (("example",) if stop.family else ()):
             assert f"road.{stop.key}.{part}" in english
         for lesson in stop.lessons:
             assert f"lesson.{lesson.key}.title" in english
