@@ -49,6 +49,7 @@ bench: install-dev browser
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy model_zoo
 
 clean:
 	rm -rf $(VENV) .pytest_cache bench.json artifacts

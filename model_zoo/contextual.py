@@ -66,8 +66,11 @@ class Encoder:
     def tokenize(self, text: str | list[str], text_pair: str | None = None, **options: Any) -> Any:
         """Tensors for the model: truncated to what it reads, padded for a batch."""
         settings = {"return_tensors": "pt", "truncation": True, "max_length": self.max_length, "padding": True}
+        settings.update(options)
+        if not settings["truncation"]:
+            del settings["max_length"]
         with self._tokenizer_lock:
-            return self.tokenizer(text, text_pair, **{**settings, **options})
+            return self.tokenizer(text, text_pair, **settings)
 
     def token_count(self, text: str, text_pair: str | None = None) -> int:
         """How many tokens the text makes before any truncation."""

@@ -151,7 +151,7 @@ def _require_hub(card: ModelCard) -> None:
         raise ModelUnavailable(card.name, UNREACHABLE, card.fallback)
 
 
-def _load_gguf(name: str, path: Path, device: str | None) -> CausalLM:
+def _load_gguf(name: str, path: Path, device: str | None) -> Encoder:
     """A GGUF causal LM, dequantised by transformers; converted once, then read from a local copy.
 
     Converting the GGUF file (tokenizer included) takes about 20 s on two cores; the
@@ -168,7 +168,7 @@ def _load_gguf(name: str, path: Path, device: str | None) -> CausalLM:
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     # The weights are already dequantised to float32; forget the GGUF quantiser so that
     # save_pretrained writes a plain checkpoint.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     try:
