@@ -40,7 +40,7 @@ browser: install-dev
 		$(BIN)/playwright install chromium; \
 	fi
 
-test: install-dev browser
+test: install-dev browser lint
 	$(BIN)/python -m pytest
 
 bench: install-dev browser
