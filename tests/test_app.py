@@ -13,6 +13,23 @@ TIMEOUT = 180  # model pages load real weights on first use
 
 
 @pytest.fixture(autouse=True)
+def served_like_a_running_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AppTest re-arms Streamlit's legacy pages-folder mode before every run, which a real
+    server leaves for good once app.py has called st.navigation. Without this, each run
+    starts in that mode and components.frame reruns it, dropping a widget value a test set.
+    (A fresh server's first deep link, where the mode is real, is a browser test.)"""
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.testing.v1 import app_test
+
+    class NavigationOnly(PagesManager):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(app_test, "PagesManager", NavigationOnly)
+
+
+@pytest.fixture(autouse=True)
 def fresh_data_cache(monkeypatch: pytest.MonkeyPatch):
     """Results cached by one test must not answer for the next; loaded models may stay."""
     from huggingface_hub import constants
