@@ -6,11 +6,18 @@ server share one copy). model_zoo stays free of Streamlit; pages call these help
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import streamlit as st
 
 import model_zoo
 from model_zoo import Availability, Model, ModelUnavailable
+from model_zoo.word2vec import EpochReport, TrainSettings
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -36,6 +43,31 @@ def model_or_fallback(name: str) -> tuple[Model, ModelUnavailable | None]:
 def availabilities() -> dict[str, Availability]:
     """Availability of every registered model (re-read every 30 s: a prefetch shows up)."""
     return {card.name: model_zoo.availability(card) for card in model_zoo.list_models()}
+
+
+def static_model(name: str) -> tuple[model_zoo.StaticModel, ModelUnavailable | None]:
+    """A static model by name (or its offline fallback, with the reason)."""
+    model, unavailable = model_or_fallback(name)
+    assert isinstance(model, model_zoo.StaticModel)
+    return model, unavailable
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def analogy(model_name: str, a: str, b: str, c: str, topn: int) -> list[tuple[str, float]]:
+    model = load_model(model_name)
+    assert isinstance(model, model_zoo.StaticModel)
+    return model.analogy(a, b, c, topn)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def word_map(model_name: str, words: tuple[str, ...], method: str, seed: int = 0) -> np.ndarray:
+    """2-D positions of `words` (all in the vocabulary) by PCA or UMAP: (len(words), 2)."""
+    from model_zoo.projection import project_2d
+
+    model = load_model(model_name)
+    assert isinstance(model, model_zoo.StaticModel)
+    vectors = np.stack([model.vector(w) for w in words])
+    return project_2d(vectors, "umap" if method == "umap" else "pca", seed)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -68,7 +100,48 @@ def next_words(model_name: str, text: str, top_k: int) -> list[tuple[str, float]
     return model.next_words(text, top_k)
 
 
-def token_similarity(hidden: np.ndarray) -> np.ndarray:
-    """Cosine similarity between every pair of token vectors: (tokens, dim) -> (tokens, tokens)."""
-    unit = hidden / np.maximum(np.linalg.norm(hidden, axis=-1, keepdims=True), 1e-12)
-    return unit @ unit.T
+@st.cache_resource
+def _training_gate() -> threading.Semaphore:
+    """One word2vec training at a time per server: thirty clicks must not starve the CPU."""
+    return threading.Semaphore(1)
+
+
+@dataclass(frozen=True)
+class TrainedWord2Vec:
+    """A word2vec model trained in this session, with how it was made and how good it is."""
+
+    model: model_zoo.StaticModel
+    settings: TrainSettings
+    watch: str
+    seconds: float
+    agreement: float  # nearest neighbour in the same WordNet class, among frequent words
+    glove_agreement: float  # the same measure for GloVe on the same words
+    chance: float  # what random vectors would score
+    quality_words: int
+
+
+def train_word2vec(settings: TrainSettings, watch: str, on_epoch: Callable[[EpochReport], None]) -> TrainedWord2Vec:
+    """Train on the shipped corpus (waiting for a free slot first) and measure the result."""
+    from model_zoo import lexicon
+    from model_zoo.word2vec import class_agreement
+    from model_zoo.word2vec import train_word2vec as train
+
+    with _training_gate():
+        start = time.perf_counter()
+        model = train(lexicon.corpus(), settings, watch=watch, on_epoch=on_epoch)
+        seconds = time.perf_counter() - start
+    classes = lexicon.word_classes()
+    words = [w for w in model.kv.index_to_key[:3000] if w in classes]
+    glove = load_model("glove-6b-50d")
+    assert isinstance(glove, model_zoo.StaticModel)
+    shares = Counter(classes[w] for w in words).values()
+    return TrainedWord2Vec(
+        model=model,
+        settings=settings,
+        watch=watch,
+        seconds=seconds,
+        agreement=class_agreement(model, classes, words),
+        glove_agreement=class_agreement(glove, classes, words),
+        chance=sum((n / len(words)) ** 2 for n in shares),
+        quality_words=len(words),
+    )

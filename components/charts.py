@@ -6,35 +6,105 @@ import numpy as np
 import plotly.graph_objects as go
 
 
-def build_prob_bars(pairs: list[tuple[str, float]], title: str = "") -> go.Figure:
-    """Horizontal bars of (label, probability), the most likely on top."""
-    labels = [repr(label.strip()) if label.strip() != label else label for label, _ in pairs]
-    probs = [p for _, p in pairs]
-    fig = go.Figure(go.Bar(x=probs[::-1], y=labels[::-1], orientation="h", text=[f"{p:.1%}" for p in probs[::-1]]))
+def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: bool = True) -> go.Figure:
+    """Horizontal bars of (label, score), the highest on top: probabilities or cosine similarities."""
+    labels = [repr(label) if label.strip() != label else label for label, _ in pairs]
+    scores = [s for _, s in pairs]
+    text = [f"{s:.1%}" if percent else f"{s:.3f}" for s in scores]
+    fig = go.Figure(go.Bar(x=scores[::-1], y=labels[::-1], orientation="h", text=text[::-1]))
     fig.update_layout(
         title=title,
         height=max(220, 34 * len(pairs) + 80),
         margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(tickformat=".0%", range=[0, max(probs + [0.01]) * 1.15]),
+        xaxis=dict(tickformat=".0%" if percent else ".2f", range=[0, max(scores + [0.01]) * 1.15]),
     )
     return fig
 
 
-def build_similarity_heatmap(labels: list[str], matrix: np.ndarray, title: str = "") -> go.Figure:
-    """A (n, n) cosine-similarity matrix as a heatmap with the values on hover."""
-    # Repeated labels (two "the"s) would merge on a categorical axis: number them.
-    ticks = [f"{i}:{label}" for i, label in enumerate(labels)]
+def build_matrix(
+    z: np.ndarray,
+    rows: list[str],
+    cols: list[str],
+    title: str = "",
+    zmin: float | None = None,
+    zmax: float | None = None,
+    colorscale: str = "RdBu",
+    hover: str = "%{y} · %{x}<br>%{z:.3f}",
+    height: int | None = None,
+) -> go.Figure:
+    """A labelled matrix as a heatmap, value on hover; rows top to bottom in the given order."""
     fig = go.Figure(
         go.Heatmap(
-            z=matrix,
-            x=ticks,
-            y=ticks,
-            zmin=-1,
-            zmax=1,
-            colorscale="RdBu",
-            reversescale=True,
-            hovertemplate="%{y} · %{x}<br>cos = %{z:.3f}<extra></extra>",
+            z=z,
+            x=cols,
+            y=rows,
+            zmin=zmin,
+            zmax=zmax,
+            colorscale=colorscale,
+            reversescale=colorscale == "RdBu",
+            hovertemplate=hover + "<extra></extra>",
         )
     )
-    fig.update_layout(title=title, height=520, margin=dict(l=10, r=10, t=40, b=10), yaxis=dict(autorange="reversed"))
+    fig.update_layout(
+        title=title,
+        height=height or max(260, 26 * len(rows) + 140),
+        margin=dict(l=10, r=10, t=40, b=10),
+        yaxis=dict(autorange="reversed", type="category"),
+        xaxis=dict(type="category"),
+    )
+    return fig
+
+
+def build_similarity_heatmap(labels: list[str], matrix: np.ndarray, title: str = "", number: bool = True) -> go.Figure:
+    """A (n, n) cosine-similarity matrix. `number` prefixes positions so repeated labels stay apart."""
+    ticks = [f"{i}:{label}" for i, label in enumerate(labels)] if number else labels
+    return build_matrix(
+        matrix,
+        ticks,
+        ticks,
+        title,
+        zmin=-1,
+        zmax=1,
+        hover="%{y} · %{x}<br>cos = %{z:.3f}",
+        height=max(360, 26 * len(labels) + 140),
+    )
+
+
+def build_vector_strip(words: list[str], vectors: np.ndarray, title: str = "") -> go.Figure:
+    """Each word's vector as a row of coloured cells (red positive, blue negative), values on hover."""
+    limit = float(np.abs(vectors).max()) if vectors.size else 1.0
+    dims = [str(i) for i in range(vectors.shape[1])]
+    fig = build_matrix(
+        vectors,
+        words,
+        dims,
+        title,
+        zmin=-limit,
+        zmax=limit,
+        hover="%{y} · dim %{x}<br>%{z:.3f}",
+        height=70 * len(words) + 120,
+    )
+    fig.update_xaxes(showticklabels=False)
+    return fig
+
+
+def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: str = "") -> go.Figure:
+    """Words as labelled points in 2-D, one colour per group (a WordNet class)."""
+    fig = go.Figure()
+    for group in dict.fromkeys(groups):
+        idx = [i for i, g in enumerate(groups) if g == group]
+        fig.add_trace(
+            go.Scatter(
+                x=xy[idx, 0],
+                y=xy[idx, 1],
+                mode="markers+text",
+                name=group,
+                text=[words[i] for i in idx],
+                textposition="top center",
+                hovertemplate="%{text}<br>" + group + "<extra></extra>",
+            )
+        )
+    fig.update_layout(title=title, height=620, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h"))
+    fig.update_xaxes(showticklabels=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, zeroline=False)
     return fig

@@ -4,12 +4,13 @@ import streamlit as st
 
 import model_zoo
 import serving
-from components.charts import build_prob_bars, build_similarity_heatmap
+from components.charts import build_score_bars, build_similarity_heatmap
 from components.frame import ensure_app_frame
 from components.i18n import t
 from components.models_panel import STATUS_ICON
 from components.notices import render_error, render_unavailable
 from components.tokens import render_tokens
+from model_zoo.onehot import cosine_matrix
 
 ensure_app_frame()  # before anything is drawn
 
@@ -78,14 +79,14 @@ try:
         if isinstance(model, model_zoo.MaskedLM):
             if model.mask_token in text:
                 for i, preds in enumerate(serving.fill_mask(model.name, text, 8)):
-                    st.plotly_chart(build_prob_bars(preds, t("playground.mask_title", i=i + 1)), key=f"mask{i}")
+                    st.plotly_chart(build_score_bars(preds, t("playground.mask_title", i=i + 1)), key=f"mask{i}")
             else:
                 st.info(t("playground.no_mask", mask=model.mask_token))
         if isinstance(model, model_zoo.CausalLM):
-            st.plotly_chart(build_prob_bars(serving.next_words(model.name, text, 10), t("playground.next_title")))
+            st.plotly_chart(build_score_bars(serving.next_words(model.name, text, 10), t("playground.next_title")))
         layers = encoding.num_layers
         layer = st.slider(t("playground.layer"), 0, layers, layers, key="layer", help=t("playground.layer_help"))
-        sim = serving.token_similarity(encoding.hidden_states[layer])
+        sim = cosine_matrix(encoding.hidden_states[layer])
         st.plotly_chart(build_similarity_heatmap(encoding.tokens, sim, t("playground.sim_title", layer=layer)))
 except model_zoo.ModelZooError as err:
     render_error(err)

@@ -41,6 +41,8 @@ def test_chinese_is_actually_translated() -> None:
         "lesson.elmo.title",
         "lesson.gpt.title",
         "playground.default_text",
+        "onehot.default_text",
+        "emb.map_default",
     } | {f"road.{stop.key}.example" for stop in ROAD}
 
 

@@ -1,0 +1,43 @@
+"""Shipped word data: the word2vec training corpus, WordNet word classes, and text -> words."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from functools import cache
+from pathlib import Path
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+CORPUS = ASSETS / "corpus" / "kjv_wordnet.txt.gz"
+WORD_CLASSES = ASSETS / "word_classes.tsv.gz"
+BUILD_SCRIPT = "scripts/build_assets.py"
+
+_WORD = re.compile(r"\w+(?:['’]\w+)*")
+
+
+def split_words(text: str) -> list[str]:
+    """Words of `text` in order, lower-cased; punctuation, emoji and symbols dropped.
+
+    Text without spaces between words (Chinese) stays one piece per run of letters.
+    """
+    return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
+
+
+def unique(words: list[str]) -> list[str]:
+    """Words in first-seen order, each once."""
+    return list(dict.fromkeys(words))
+
+
+@cache
+def corpus() -> tuple[tuple[str, ...], ...]:
+    """The training corpus: KJV Bible + WordNet glosses/examples, one tokenised sentence each."""
+    with gzip.open(CORPUS, "rt", encoding="utf-8") as fh:
+        return tuple(tuple(line.split()) for line in fh if line.strip())
+
+
+@cache
+def word_classes() -> dict[str, str]:
+    """word -> WordNet lexicographer class (noun.animal, verb.motion, ...) of its commonest sense."""
+    with gzip.open(WORD_CLASSES, "rt", encoding="utf-8") as fh:
+        next(fh)
+        return dict(line.rstrip("\n").split("\t") for line in fh)

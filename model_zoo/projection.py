@@ -1,0 +1,41 @@
+"""2-D projections of word vectors: PCA (instant, exact) and UMAP (slower, keeps neighbourhoods)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+Method = Literal["pca", "umap"]
+
+
+def pca_2d(vectors: np.ndarray) -> np.ndarray:
+    """(n, dim) -> (n, 2) along the two directions of largest variance; signs fixed for repeatability."""
+    centred = vectors - vectors.mean(0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    axes = vt[:2]
+    axes *= np.sign(axes[np.arange(len(axes)), np.abs(axes).argmax(1)])[:, None]
+    out = centred @ axes.T
+    return out if out.shape[1] == 2 else np.pad(out, ((0, 0), (0, 2 - out.shape[1])))
+
+
+def umap_2d(vectors: np.ndarray, seed: int = 0, n_neighbors: int = 15, min_dist: float = 0.1) -> np.ndarray:
+    """(n, dim) -> (n, 2) with umap-learn, seeded: the same input draws the same picture."""
+    import umap  # imported here: importing umap-learn costs seconds
+
+    n = len(vectors)
+    reducer = umap.UMAP(
+        n_components=2,
+        n_neighbors=max(2, min(n_neighbors, n - 1)),
+        min_dist=min_dist,
+        metric="cosine",
+        random_state=seed,
+        init="random" if n < 10 else "spectral",
+    )
+    return np.asarray(reducer.fit_transform(vectors))
+
+
+def project_2d(vectors: np.ndarray, method: Method = "pca", seed: int = 0) -> np.ndarray:
+    if len(vectors) < 3:
+        raise ValueError("A map needs at least three words.")
+    return umap_2d(vectors, seed) if method == "umap" else pca_2d(vectors)

@@ -1,0 +1,232 @@
+"""Lesson 2: static word embeddings (GloVe, word2vec): vectors, neighbours, analogies, a map, live training."""
+
+import numpy as np
+import streamlit as st
+
+import model_zoo
+import serving
+from components.charts import build_score_bars, build_vector_strip, build_word_map
+from components.frame import ensure_app_frame
+from components.i18n import t
+from components.notices import render_error, render_unavailable
+from components.road import PLAYGROUND
+from model_zoo.lexicon import BUILD_SCRIPT, split_words, unique, word_classes
+from model_zoo.onehot import cosine_matrix
+from model_zoo.word2vec import EpochReport, TrainSettings
+
+ensure_app_frame()
+
+MAX_STRIP = 12
+MAX_MAP = 200
+ANALOGIES = (("man", "king", "woman"), ("stockholm", "sweden", "cairo"), ("had", "has", "was"))
+BANK = (  # the five "bank" sentences of the lecture notes
+    "Have you paid that money to the bank yet?",
+    "It is safest to deposit your money in the bank.",
+    "The victim was found lying dead on the river bank.",
+    "They stood on the river bank to fish.",
+    "The hospital has its own blood bank.",
+)
+STICK = (  # "Let's stick to" is the Illustrated BERT's example; the others are ContextLab's
+    "Let's stick to the plan.",
+    "He threw a stick for the dog to fetch.",
+    "Stick the label on the jar.",
+    "The old man walked with a stick.",
+)
+STATIC_MODELS = [c.name for c in model_zoo.list_models() if c.kind == "static"]
+
+st.title(t("lesson.embeddings.title"))
+st.write(t("emb.intro"))
+name = st.selectbox(
+    t("emb.model"),
+    STATIC_MODELS,
+    key="model",
+    bind="query-params",
+    help=t("emb.model_help"),
+)
+model, unavailable = serving.static_model(name)
+if unavailable is not None:
+    render_unavailable(unavailable)
+
+
+def words_in(text: str, limit: int) -> tuple[list[str], list[str]]:
+    """The distinct words of `text` that the model knows (at most `limit`), and those it does not."""
+    words = unique(split_words(text))
+    return [w for w in words if w in model][:limit], [w for w in words if w not in model]
+
+
+def report_missing(missing: list[str]) -> None:
+    if missing:
+        hints = [f"{w} → {', '.join(model.suggestions(w, 3)) or '-'}" for w in missing[:5]]
+        st.info(t("emb.missing", words="; ".join(hints), n=len(missing)), icon=":material/info:")
+
+
+tabs = st.tabs(
+    [t("emb.tab.vectors"), t("emb.tab.analogy"), t("emb.tab.map"), t("emb.tab.train"), t("emb.tab.polysemy")]
+)
+
+# Vectors and neighbours ------------------------------------------------------------------
+with tabs[0]:
+    st.write(t("emb.vectors_intro", dim=model.dim))
+    strip_text = st.text_input(
+        t("emb.strip_words"), value="king queen man woman water", key="words", bind="query-params"
+    )
+    strip, missing = words_in(strip_text, MAX_STRIP)
+    report_missing(missing)
+    if strip:
+        vectors = np.stack([model.vector(w) for w in strip])
+        st.plotly_chart(build_vector_strip(strip, vectors, t("emb.strip_title", name=model.name)), key="strip")
+        st.caption(t("emb.strip_note"))
+    else:
+        st.info(t("emb.no_words"), icon=":material/info:")
+    st.subheader(t("emb.neighbours_title"))
+    word = st.text_input(t("emb.word"), value="stick", key="word", bind="query-params")
+    try:
+        pairs = serving.neighbours(model.name, word, 10)
+        st.plotly_chart(build_score_bars(pairs, t("emb.neighbours_of", word=word), percent=False), key="nn")
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+
+# Analogies -------------------------------------------------------------------------------
+with tabs[1]:
+    st.write(t("emb.analogy_intro"))
+    for key, default in zip("abc", ANALOGIES[0]):
+        st.session_state.setdefault(key, default)
+
+    def use(example: tuple[str, str, str]) -> None:
+        st.session_state.a, st.session_state.b, st.session_state.c = example
+
+    cols = st.columns(len(ANALOGIES))
+    for col, example in zip(cols, ANALOGIES):
+        a, b, c = example
+        col.button(t("emb.example", a=a, b=b, c=c), on_click=use, args=(example,), key=f"ex_{a}", width="stretch")
+    inputs = st.columns(3)
+    a = inputs[0].text_input(t("emb.a"), key="a", bind="query-params")
+    b = inputs[1].text_input(t("emb.b"), key="b", bind="query-params")
+    c = inputs[2].text_input(t("emb.c"), key="c", bind="query-params")
+    try:
+        answers = serving.analogy(model.name, a, b, c, 5)
+        st.markdown(t("emb.answer", a=a, b=b, c=c, d=answers[0][0], score=f"{answers[0][1]:.3f}"))
+        st.plotly_chart(build_score_bars(answers, t("emb.answers_title", b=b, a=a, c=c), percent=False), key="analogy")
+        st.caption(t("emb.analogy_note"))
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+
+# Word map --------------------------------------------------------------------------------
+with tabs[2]:
+    st.write(t("emb.map_intro"))
+    map_text = st.text_area(t("emb.map_words"), value=t("emb.map_default"), key="map", bind="query-params", height=100)
+    method = st.radio(
+        t("emb.projection"),
+        ["pca", "umap"],
+        horizontal=True,
+        key="proj",
+        bind="query-params",
+        format_func=lambda m: m.upper(),
+        help=t("emb.projection_help"),
+    )
+    all_words = unique(split_words(map_text))
+    on_map, missing = words_in(map_text, MAX_MAP)
+    report_missing(missing)
+    if len([w for w in all_words if w in model]) > MAX_MAP:
+        st.warning(t("emb.map_capped", shown=MAX_MAP, total=len(all_words)), icon=":material/filter_list:")
+    if len(on_map) < 3:
+        st.info(t("emb.map_too_few"), icon=":material/info:")
+    else:
+        with st.spinner(t("emb.map_umap") if method == "umap" else t("emb.map_pca")):
+            xy = serving.word_map(model.name, tuple(on_map), method)
+        classes = word_classes()
+        groups = [classes.get(w, "—") for w in on_map]
+        st.plotly_chart(
+            build_word_map(on_map, xy, groups, t("emb.map_title", method=method.upper(), n=len(on_map))), key="map_fig"
+        )
+        st.caption(t("emb.map_note"))
+
+# Train word2vec live -----------------------------------------------------------------------
+with tabs[3]:
+    st.write(t("emb.train_intro", script=BUILD_SCRIPT))
+    defaults = TrainSettings()
+    cols = st.columns(5)
+    dim = cols[0].select_slider(t("emb.dim"), [25, 50, 100, 200], value=defaults.dim, key="w2v_dim")
+    window = cols[1].slider(t("emb.window"), 1, 10, defaults.window, key="w2v_window")
+    negative = cols[2].slider(t("emb.negative"), 1, 20, defaults.negative, key="w2v_negative")
+    epochs = cols[3].slider(t("emb.epochs"), 1, 10, defaults.epochs, key="w2v_epochs")
+    watch = cols[4].text_input(t("emb.watch"), value="water", key="w2v_watch").strip().lower()
+    settings = TrainSettings(dim=dim, window=window, negative=negative, epochs=epochs)
+    if st.button(t("emb.train"), type="primary", icon=":material/model_training:"):
+        bar = st.progress(0.0, text=t("emb.waiting"))
+        live = st.empty()
+
+        def show(report: EpochReport) -> None:
+            bar.progress(
+                report.epoch / report.epochs,
+                text=t("emb.epoch", epoch=report.epoch, epochs=report.epochs, seconds=f"{report.seconds:.0f}"),
+            )
+            live.table(
+                {
+                    t("emb.epoch_col"): [report.epoch] * len(report.neighbours),
+                    t("emb.nearest_col", word=watch): [w for w, _ in report.neighbours],
+                    t("emb.cos_col"): [f"{s:.3f}" for _, s in report.neighbours],
+                }
+            )
+
+        try:
+            st.session_state.w2v = serving.train_word2vec(settings, watch, show)
+        except model_zoo.ModelZooError as err:
+            render_error(err)
+    trained = st.session_state.get("w2v")
+    if trained is not None:
+        st.success(
+            t(
+                "emb.trained",
+                seconds=f"{trained.seconds:.0f}",
+                words=f"{len(trained.model):,}",
+                dim=trained.settings.dim,
+                epochs=trained.settings.epochs,
+            ),
+            icon=":material/check_circle:",
+        )
+        st.markdown(
+            t(
+                "emb.quality",
+                ours=f"{trained.agreement:.0%}",
+                glove=f"{trained.glove_agreement:.0%}",
+                chance=f"{trained.chance:.0%}",
+                n=trained.quality_words,
+                script=BUILD_SCRIPT,
+            )
+        )
+        probe = st.text_input(t("emb.try_trained"), value=trained.watch, key="w2v_probe")
+        try:
+            st.plotly_chart(
+                build_score_bars(
+                    trained.model.most_similar(probe, 10), t("emb.neighbours_trained", word=probe), percent=False
+                ),
+                key="w2v_nn",
+            )
+        except model_zoo.ModelZooError as err:
+            render_error(err)
+
+# The polysemy problem --------------------------------------------------------------------
+with tabs[4]:
+    st.write(t("emb.polysemy_intro"))
+    for target, sentences in (("bank", BANK), ("stick", STICK)):
+        st.subheader(t("emb.polysemy_word", word=target))
+        if target not in model:
+            report_missing([target])
+            continue
+        vectors = np.stack([model.vector(target) for _ in sentences])
+        sims = cosine_matrix(vectors)[0]
+        st.table({t("emb.sentence"): list(sentences), t("emb.cos_first"): [f"{s:.3f}" for s in sims]})
+        st.plotly_chart(
+            build_vector_strip(
+                [f"{i + 1}" for i in range(len(sentences))], vectors, t("emb.polysemy_strip", word=target)
+            ),
+            key=f"poly_{target}",
+        )
+    st.markdown(t("emb.polysemy_note"))
+    st.page_link(
+        PLAYGROUND.file,
+        label=t("emb.polysemy_next"),
+        icon=":material/arrow_forward:",
+        query_params={"model": "minilm-l6", "text": " ".join(BANK)},
+    )

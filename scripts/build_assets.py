@@ -1,0 +1,110 @@
+"""Build ContextLab's shipped datasets from Debian's text packages. Run once; outputs go to assets/.
+
+    apt-get install bible-kjv wordnet-base
+    python scripts/build_assets.py
+
+- assets/corpus/kjv_wordnet.txt.gz: the King James Bible (package bible-kjv) and WordNet
+  3.0's glosses and example sentences (package wordnet-base), one lower-cased sentence
+  a line: the corpus the "Word embeddings" lesson trains word2vec on.
+- assets/word_classes.tsv.gz: each single word of WordNet with the lexicographer file
+  ("word class": noun.animal, verb.motion, ...) of its most frequent sense.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDNET = Path("/usr/share/wordnet")
+LEXNAMES_MAN = Path("/usr/share/man/man5/lexnames.5WN.gz")
+WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+SENTENCE_END = re.compile(r"(?<=[.;:?!])\s+")
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def kjv_sentences() -> list[list[str]]:
+    """Every verse of the KJV, split at sentence punctuation."""
+    text = subprocess.run(["bible", "gen1:1-rev22:21"], capture_output=True, text=True, check=True).stdout
+    # The listing interleaves "Book N" headings and verse numbers with the text.
+    body = " ".join(line for line in text.splitlines() if line and not re.fullmatch(r"\S.* \d+", line))
+    body = re.sub(r"\s\d+\s", " ", body)
+    return [w for s in SENTENCE_END.split(body) if len(w := words(s)) >= 3]
+
+
+def wordnet_sentences() -> list[list[str]]:
+    """Glosses and quoted examples of every synset."""
+    out = []
+    for pos in ("noun", "verb", "adj", "adv"):
+        for line in (WORDNET / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+            if line.startswith(" ") or "|" not in line:
+                continue  # the licence header
+            for part in line.split("|", 1)[1].split(";"):
+                if len(w := words(part.strip().strip('"'))) >= 3:
+                    out.append(w)
+    return out
+
+
+def lexnames() -> dict[int, str]:
+    man = gzip.decompress(LEXNAMES_MAN.read_bytes()).decode()
+    return {int(n): name for n, name in re.findall(r"^(\d\d)\s+([a-z]+\.[A-Za-z]+)", man, flags=re.M)}
+
+
+def word_classes() -> dict[str, str]:
+    """word -> lexname of its most frequent sense, over all parts of speech."""
+    names = lexnames()
+    offsets: dict[str, dict[str, int]] = {}
+    for pos in ("noun", "verb", "adj", "adv"):
+        offsets[pos] = {}
+        for line in (WORDNET / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+            if not line.startswith(" "):
+                offsets[pos][line[:8]] = int(line.split()[1])
+    best: dict[str, tuple[int, int, str]] = {}
+    order = {"noun": 0, "verb": 1, "adj": 2, "adv": 3}
+    for pos in order:
+        for line in (WORDNET / f"index.{pos}").read_text(encoding="latin-1").splitlines():
+            if line.startswith(" "):
+                continue
+            fields = line.split()
+            lemma, p_cnt = fields[0], int(fields[3])
+            if not lemma.isalpha():
+                continue
+            tagsense_cnt = int(fields[5 + p_cnt])
+            first_synset = fields[6 + p_cnt]
+            key = (-tagsense_cnt, order[pos], names[offsets[pos][first_synset]])
+            if lemma not in best or key < best[lemma]:
+                best[lemma] = key
+    return {lemma: key[2] for lemma, key in sorted(best.items())}
+
+
+def main() -> None:
+    kjv, wn = kjv_sentences(), wordnet_sentences()
+    corpus = ROOT / "assets" / "corpus" / "kjv_wordnet.txt.gz"
+    with gzip.open(corpus, "wt", encoding="utf-8", compresslevel=9) as fh:
+        for sentence in kjv + wn:
+            fh.write(" ".join(sentence) + "\n")
+    tokens = Counter(w for s in kjv + wn for w in s)
+    print(
+        f"{corpus.relative_to(ROOT)}: {len(kjv):,} KJV + {len(wn):,} WordNet sentences, "
+        f"{sum(tokens.values()):,} tokens, {len(tokens):,} word types, {corpus.stat().st_size / 1e6:.1f} MB"
+    )
+    classes = word_classes()
+    out = ROOT / "assets" / "word_classes.tsv.gz"
+    with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as fh:
+        fh.write("word\tclass\n")
+        for word, lexname in classes.items():
+            fh.write(f"{word}\t{lexname}\n")
+    print(
+        f"{out.relative_to(ROOT)}: {len(classes):,} words in {len(set(classes.values()))} classes, "
+        f"{out.stat().st_size / 1e6:.1f} MB"
+    )
+
+
+if __name__ == "__main__":
+    main()
