@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent
 OFFLINE = ("glove-6b-50d", "minilm-l6", "smollm2-135m")
 SENTENCE_16 = "The man went to the bank to deposit his money before the flood."  # 16 tokens with [CLS], [SEP]
@@ -67,6 +69,33 @@ def encode_latency() -> dict[str, float]:
         "bare_forward_ms": round(bare_ms, 2),
         "ratio": round(encode_ms / bare_ms, 3),
     }
+
+
+def static_lessons() -> dict[str, float]:
+    """Lessons 1-2: neighbours and analogies over 400k GloVe words, a 200-word map, live word2vec."""
+    import model_zoo
+    from model_zoo import lexicon
+    from model_zoo.projection import project_2d
+    from model_zoo.word2vec import TrainSettings, train_word2vec
+
+    glove = model_zoo.load("glove-6b-50d")
+    assert isinstance(glove, model_zoo.StaticModel)
+    words = glove.kv.index_to_key[100:300]
+    vectors = np.stack([glove.vector(w) for w in words])
+    figures = {
+        "neighbours_ms": timed(lambda: glove.most_similar("bank", 10), repeat=50),
+        "analogy_ms": timed(lambda: glove.analogy("man", "king", "woman", 5), repeat=50),
+        "map_200_pca_ms": timed(lambda: project_2d(vectors, "pca"), repeat=20),
+    }
+    start = time.perf_counter()
+    project_2d(vectors, "umap")
+    figures["map_200_umap_first_s"] = time.perf_counter() - start  # import + numba compilation
+    figures["map_200_umap_ms"] = timed(lambda: project_2d(vectors, "umap"), repeat=3, warmup=0)
+    sentences = lexicon.corpus()
+    start = time.perf_counter()
+    train_word2vec(sentences, TrainSettings(), watch="water")
+    figures["word2vec_train_default_s"] = time.perf_counter() - start
+    return {k: round(v, 2) for k, v in figures.items()}
 
 
 def free_port() -> int:
@@ -141,6 +170,16 @@ def main() -> int:
         f"encode, minilm-l6, {enc['tokens']}-token sentence: {enc['encode_ms']:.2f} ms [< 15 ms]; "
         f"bare model(**inputs): {enc['bare_forward_ms']:.2f} ms; ratio {enc['ratio']:.2f} [<= 1.2]"
     )
+
+    results["static_lessons"] = les = static_lessons()
+    print(
+        f"GloVe (400k words) neighbours: {les['neighbours_ms']:.1f} ms [< 50 ms]; analogy: {les['analogy_ms']:.1f} ms [< 50 ms]"
+    )
+    print(
+        f"word map of 200 words: PCA {les['map_200_pca_ms']:.1f} ms; UMAP {les['map_200_umap_ms']:.0f} ms "
+        f"(first fit in a process, with import and compilation: {les['map_200_umap_first_s']:.1f} s)"
+    )
+    print(f"word2vec, default settings, one worker: trained in {les['word2vec_train_default_s']:.1f} s [< 60 s]")
 
     (ROOT / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     print("\nwritten to bench.json")

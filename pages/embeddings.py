@@ -152,7 +152,7 @@ with tabs[3]:
     epochs = cols[3].slider(t("emb.epochs"), 1, 10, defaults.epochs, key="w2v_epochs")
     watch = cols[4].text_input(t("emb.watch"), value="water", key="w2v_watch").strip().lower()
     settings = TrainSettings(dim=dim, window=window, negative=negative, epochs=epochs)
-    if st.button(t("emb.train"), type="primary", icon=":material/model_training:"):
+    if st.button(t("emb.train"), type="primary", icon=":material/model_training:", key="w2v_train"):
         bar = st.progress(0.0, text=t("emb.waiting"))
         live = st.empty()
 

@@ -113,3 +113,34 @@ def offline_models():
         return cache[name]
 
     return get
+
+
+# -- Streamlit AppTest: every test runs the app as a served app would -----------------------
+@pytest.fixture(autouse=True)
+def served_like_a_running_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AppTest re-arms Streamlit's legacy pages-folder mode before every run, which a real
+    server leaves for good once app.py has called st.navigation. Without this, each run
+    starts in that mode and components.frame reruns it, dropping a widget value a test set.
+    (A fresh server's first deep link, where the mode is real, is a browser test.)"""
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.testing.v1 import app_test
+
+    class NavigationOnly(PagesManager):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(app_test, "PagesManager", NavigationOnly)
+
+
+@pytest.fixture(autouse=True)
+def fresh_data_cache(monkeypatch: pytest.MonkeyPatch):
+    """Results cached by one test must not answer for the next; loaded models may stay."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # the classics are out of reach
+    import streamlit as st
+
+    st.cache_data.clear()
+    yield
+    st.cache_data.clear()

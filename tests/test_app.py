@@ -3,41 +3,12 @@
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import model_zoo
 from tests.conftest import ROOT
 
 TIMEOUT = 180  # model pages load real weights on first use
-
-
-@pytest.fixture(autouse=True)
-def served_like_a_running_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    """AppTest re-arms Streamlit's legacy pages-folder mode before every run, which a real
-    server leaves for good once app.py has called st.navigation. Without this, each run
-    starts in that mode and components.frame reruns it, dropping a widget value a test set.
-    (A fresh server's first deep link, where the mode is real, is a browser test.)"""
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.testing.v1 import app_test
-
-    class NavigationOnly(PagesManager):
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(app_test, "PagesManager", NavigationOnly)
-
-
-@pytest.fixture(autouse=True)
-def fresh_data_cache(monkeypatch: pytest.MonkeyPatch):
-    """Results cached by one test must not answer for the next; loaded models may stay."""
-    from huggingface_hub import constants
-
-    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # the classics are out of reach
-    st.cache_data.clear()
-    yield
-    st.cache_data.clear()
 
 
 def app(**query: str) -> AppTest:
@@ -80,7 +51,8 @@ def test_home_map_links_each_stop_to_a_model_that_is_here() -> None:
     links = {link.proto.label: link.proto for link in at.get("page_link")}
     assert {"Try glove-6b-50d", "Try minilm-l6", "Try smollm2-135m"} <= set(links)
     assert not any("elmo" in label for label in links)  # nothing to try there yet
-    assert {link.page for link in links.values()} == {"playground"}
+    assert {link.page for label, link in links.items() if label.startswith("Try ")} == {"playground"}
+    assert links["One-hot vectors"].page == "onehot" and links["Word embeddings"].page == "embeddings"
     assert links["Try smollm2-135m"].query_string == "model=smollm2-135m&text=I+deposited+the+cheque+at+the"
 
 

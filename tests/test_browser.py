@@ -21,7 +21,7 @@ pytestmark = pytest.mark.browser
 
 SHOTS = ROOT / "artifacts" / "screens"
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
-PAGES = {"home": "", "playground": "playground"}
+PAGES = {"home": "", "playground": "playground", "onehot": "onehot", "embeddings": "embeddings"}
 
 
 def chromium_path() -> str | None:
@@ -223,3 +223,23 @@ def test_script_in_text_is_shown_not_run(server: str, tab: Page) -> None:
     tab.page.wait_for_timeout(1000)
     assert tab.dialogs == []
     assert tab.exceptions() == 0
+
+
+def test_clicking_an_analogy_shows_the_answer(server: str, tab: Page) -> None:
+    tab.open(f"{server}/embeddings")
+    tab.page.get_by_role("tab", name="Analogies").click()
+    tab.page.get_by_role("button", name="stockholm : sweden :: cairo : ?").click()
+    tab.page.get_by_text("is to egypt").wait_for(timeout=30_000)
+    tab.settle()
+    assert "cairo is to egypt" in tab.page.inner_text("body")
+    assert tab.exceptions() == 0 and tab.blocked == []
+    tab.shot("embeddings-analogy")
+
+
+def test_word_map_draws_its_points(server: str, tab: Page) -> None:
+    tab.open(f"{server}/embeddings")
+    tab.page.get_by_role("tab", name="Word map").click()
+    plot = tab.page.locator(".stPlotlyChart").filter(has_text="PCA map")
+    plot.wait_for(timeout=30_000)
+    assert plot.locator("g.textpoint").count() >= 30  # one label per word
+    tab.shot("embeddings-map")
