@@ -30,6 +30,7 @@ def umap_2d(vectors: np.ndarray, seed: int = 0, n_neighbors: int = 15, min_dist:
         min_dist=min_dist,
         metric="cosine",
         random_state=seed,
+        n_jobs=1,  # a seed makes UMAP single-threaded anyway; saying so silences its warning
         init="random" if n < 10 else "spectral",
     )
     return np.asarray(reducer.fit_transform(vectors))
