@@ -72,11 +72,6 @@ class Encoder:
         with self._tokenizer_lock:
             return self.tokenizer(text, text_pair, **settings)
 
-    def token_count(self, text: str, text_pair: str | None = None) -> int:
-        """How many tokens the text makes before any truncation."""
-        with self._tokenizer_lock:
-            return len(self.tokenizer(text, text_pair, truncation=False)["input_ids"])
-
     def decode_each(self, ids: list[int]) -> list[str]:
         """Each id as text on its own (" bank", "##ing")."""
         with self._tokenizer_lock:
@@ -108,7 +103,6 @@ class Encoder:
         batch = self.tokenize(text, text_pair)
         out = self._forward(batch, attentions=attentions)
         ids = batch["input_ids"][0]
-        full_length = self.token_count(text, text_pair)
         segments = batch.get("token_type_ids")
         return Encoding(
             text=text if text_pair is None else f"{text} ||| {text_pair}",
@@ -119,7 +113,7 @@ class Encoder:
             segment_ids=(segments[0] if segments is not None else torch.zeros_like(ids)).numpy(),
             hidden_states=_stack(out.hidden_states, 0),
             attentions=_stack(out.attentions, 0) if attentions else None,
-            truncated=full_length > len(ids),
+            truncated=bool(batch.encodings[0].overflowing),  # what truncation cut off
         )
 
     def word_vectors(self, texts: list[str], word: str) -> np.ndarray:

@@ -34,7 +34,7 @@ class EpochReport:
     neighbours: list[tuple[str, float]]  # of the watched word, now
 
 
-class _Progress(CallbackAny2Vec):  # type: ignore[misc]
+class _Progress(CallbackAny2Vec):
     def __init__(self, watch: str, epochs: int, on_epoch: Callable[[EpochReport], None]) -> None:
         self.watch, self.epochs, self.on_epoch = watch, epochs, on_epoch
         self.epoch, self.start, self.previous_loss = 0, time.perf_counter(), 0.0
