@@ -23,7 +23,7 @@ class StaticModel:
         self.name = name
         self.kv = vectors
         self.lowercase = lowercase
-        self.kv.fill_norms()
+        self.kv.fill_norms(force=True)  # vectors fresh from training may have stale cached norms
 
     # -- loading ---------------------------------------------------------------------
     @classmethod

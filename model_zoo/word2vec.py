@@ -43,6 +43,8 @@ class _Progress(CallbackAny2Vec):
         self.epoch += 1
         total = model.get_latest_training_loss()
         loss, self.previous_loss = total - self.previous_loss, total
+        # gensim caches vector norms at the first most_similar(); training moved the vectors.
+        model.wv.fill_norms(force=True)
         neighbours = [(w, float(s)) for w, s in model.wv.most_similar(self.watch, topn=8)]
         self.on_epoch(EpochReport(self.epoch, self.epochs, time.perf_counter() - self.start, loss, neighbours))
 

@@ -66,6 +66,9 @@ def test_word2vec_training_reports_each_epoch() -> None:
     )
     assert [r.epoch for r in reports] == [1, 2] and len(reports[-1].neighbours) == 8
     assert model.dim == 20 and "water" in model
+    for report in reports:  # true cosines of the vectors as they are after that epoch
+        assert all(-1.0 <= s <= 1.0 + 1e-6 for _, s in report.neighbours)
+    assert reports[-1].neighbours == model.most_similar("water", 8)
     classes = lexicon.word_classes()
     score = class_agreement(model, classes, [w for w in model.kv.index_to_key[:500] if w in classes])
     assert 0.0 <= score <= 1.0
