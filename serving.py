@@ -86,6 +86,40 @@ def hidden_states(model_name: str, text: str) -> model_zoo.Encoding:
     return model.encode(text, attentions=False)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def pair_states(model_name: str, text_a: str, text_b: str) -> model_zoo.Encoding:
+    """A sentence pair as BERT reads it ([CLS] A [SEP] B [SEP]), without attention weights."""
+    model = load_model(model_name)
+    assert isinstance(model, model_zoo.Encoder)
+    return model.encode(text_a, text_b, attentions=False)
+
+
+@st.cache_data(show_spinner=False)
+def model_sizes() -> list:
+    """BERT-base, BERT-large, the original Transformer encoder and MiniLM-L6, computed from configs.
+
+    A classic in the Hugging Face cache is read from its own config; else from assets/configs.
+    """
+    from transformers import AutoConfig
+
+    from model_zoo.architecture import size_from_config, size_from_json
+    from model_zoo.registry import ASSETS, cached_file, get_card, package_file
+
+    sizes = []
+    for name in ("bert-base-uncased", "bert-large-uncased"):
+        card = get_card(name)
+        cached = cached_file(card.hub_repo or "", "config.json")
+        if cached is not None:
+            sizes.append(size_from_config(name, AutoConfig.from_pretrained(str(cached.parent))))
+        else:
+            sizes.append(size_from_json(name, ASSETS / "configs" / f"{name}.json"))
+    sizes.append(size_from_json("Transformer (2017) encoder", ASSETS / "configs" / "transformer-base-encoder.json"))
+    minilm = package_file(get_card("minilm-l6"))
+    if minilm is not None:
+        sizes.append(size_from_config("minilm-l6", AutoConfig.from_pretrained(str(minilm))))
+    return sizes
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def fill_mask(model_name: str, text: str, top_k: int) -> list[list[tuple[str, float]]]:
     model = load_model(model_name)

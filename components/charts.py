@@ -82,7 +82,7 @@ def build_vector_strip(words: list[str], vectors: np.ndarray, title: str = "") -
         zmin=-limit,
         zmax=limit,
         hover="%{y} · dim %{x}<br>%{z:.3f}",
-        height=70 * len(words) + 120,
+        height=(70 if len(words) <= 6 else 30) * len(words) + 120,  # many tokens: thinner rows
     )
     fig.update_xaxes(showticklabels=False)
     return fig

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import streamlit as st
 
 from model_zoo import ModelUnavailable, ModelZooError
 
 from .i18n import t
 
+M = TypeVar("M")
+
 
 def render_unavailable(err: ModelUnavailable) -> None:
     """The page says which model it could not reach, what it uses instead, and the fix."""
+    fallback = t("notice.fallback", fallback=err.fallback) if err.fallback else ""
     st.warning(
-        t("notice.unavailable", name=err.name, fallback=err.fallback or "-", command=err.prefetch_command),
+        t(f"notice.{err.status.replace(' ', '_')}", name=err.name, fallback=fallback, command=err.prefetch_command),
         icon=":material/cloud_off:",
     )
 
@@ -30,3 +36,16 @@ def error_message(err: ModelZooError) -> str:
 def render_error(err: ModelZooError) -> None:
     """A model_zoo error (empty input, missing word, no [MASK], ...) as an info box."""
     st.info(error_message(err), icon=":material/info:")
+
+
+def with_fallback(name: str, get: Callable[[str], tuple[M, ModelUnavailable | None]]) -> M:
+    """The model `name` through `get` (the cache layer); says so when a stand-in is used, and
+    stops the page with the reason when there is none (a registered model still to come)."""
+    try:
+        model, unavailable = get(name)
+    except ModelUnavailable as err:
+        render_unavailable(err)
+        st.stop()
+    if unavailable is not None:
+        render_unavailable(unavailable)
+    return model

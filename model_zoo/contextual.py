@@ -21,8 +21,9 @@ class Encoding:
     text: str
     tokens: list[str]  # (tokens,) as the tokenizer spells them, specials included
     token_ids: np.ndarray  # (tokens,) int64
-    word_ids: list[int | None]  # (tokens,) word index per token, None for [CLS]/[SEP]/...
-    words: list[str]  # word strings by word index (of the first text for a pair)
+    word_ids: list[int | None]  # (tokens,) word index per token, None for [CLS]/[SEP]/...; a pair's
+    # second text continues the numbering of the first
+    words: list[str]  # word strings by word index (both texts of a pair)
     segment_ids: np.ndarray  # (tokens,) 0 for the first text, 1 for the second
     hidden_states: np.ndarray  # (layers + 1, tokens, dim) float32; [0] is the embedding layer
     attentions: np.ndarray | None  # (layers, heads, tokens, tokens) float32, rows sum to 1; None if not asked
@@ -104,12 +105,19 @@ class Encoder:
         out = self._forward(batch, attentions=attentions)
         ids = batch["input_ids"][0]
         segments = batch.get("token_type_ids")
+        words = _words(batch, 0, text, sequence=0)
+        word_ids = batch.word_ids(0)
+        if text_pair is not None:
+            second = _words(batch, 0, text_pair, sequence=1)
+            sequence = batch.sequence_ids(0)
+            word_ids = [w + len(words) if w is not None and s == 1 else w for w, s in zip(word_ids, sequence)]
+            words = words + second
         return Encoding(
             text=text if text_pair is None else f"{text} ||| {text_pair}",
             tokens=self.token_strings(ids.tolist()),
             token_ids=ids.numpy(),
-            word_ids=batch.word_ids(0),
-            words=_words(batch, 0, text),
+            word_ids=word_ids,
+            words=words,
             segment_ids=(segments[0] if segments is not None else torch.zeros_like(ids)).numpy(),
             hidden_states=_stack(out.hidden_states, 0),
             attentions=_stack(out.attentions, 0) if attentions else None,
@@ -157,23 +165,26 @@ class MaskedLM(Encoder):
         return getattr(getattr(self.model, "cls", None), "predictions", None)
 
     @torch.inference_mode()
+    def logits_at(self, batch: Any, positions: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits at `positions` of the first sequence of `batch`: (positions, vocab).
+
+        BERT's MLM head runs only there, not over the whole sequence.
+        """
+        inputs = {k: v.to(self.device) for k, v in batch.items()}
+        head = self._mlm_head()
+        where = positions.to(self.device)
+        if head is not None:
+            return head(self.base(**inputs).last_hidden_state[0, where]).float()
+        return self.model(**inputs).logits[0, where].float()
+
     def mask_logits(self, text: str) -> tuple[Any, torch.Tensor, torch.Tensor]:
         """Logits over the vocabulary at each [MASK]: (batch, positions, logits (masks, vocab))."""
         self._check_text(text)
         batch = self.tokenize(text)
-        ids = batch["input_ids"][0]
-        positions = (ids == self.tokenizer.mask_token_id).nonzero().flatten()
+        positions = (batch["input_ids"][0] == self.tokenizer.mask_token_id).nonzero().flatten()
         if len(positions) == 0:
             raise NoMaskToken(self.mask_token)
-        head = self._mlm_head()
-        inputs = {k: v.to(self.device) for k, v in batch.items()}
-        if head is not None:
-            # The head runs only at the masked positions, not over the whole sequence.
-            hidden = self.base(**inputs).last_hidden_state[0, positions.to(self.device)]
-            logits = head(hidden)
-        else:
-            logits = self.model(**inputs).logits[0, positions.to(self.device)]
-        return batch, positions, logits.float()
+        return batch, positions, self.logits_at(batch, positions)
 
     def fill_mask(self, text: str, top_k: int = 5) -> list[list[tuple[str, float]]]:
         """For each [MASK] in order, the `top_k` (token, probability) predictions."""
@@ -229,14 +240,14 @@ def _max_length(model: Any, tokenizer: Any) -> int:
     return min(usable) if usable else 512
 
 
-def _words(batch: Any, index: int, text: str) -> list[str]:
-    """Word strings of sequence `index`, by the tokenizer's own word segmentation."""
-    word_ids = [w for w, s in zip(batch.word_ids(index), batch.sequence_ids(index)) if w is not None and s == 0]
+def _words(batch: Any, index: int, text: str, sequence: int = 0) -> list[str]:
+    """Word strings of text `sequence` (0, or 1 for a pair's second) of batch item `index`."""
+    word_ids = [w for w, s in zip(batch.word_ids(index), batch.sequence_ids(index)) if w is not None and s == sequence]
     if not word_ids:
         return []
     words = []
     for w in range(max(word_ids) + 1):
-        span = batch.word_to_chars(index, w, sequence_index=0)
+        span = batch.word_to_chars(index, w, sequence_index=sequence)
         words.append(text[span.start : span.end] if span is not None else "")
     return words
 

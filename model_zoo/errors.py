@@ -23,10 +23,11 @@ class UnknownModel(ModelZooError, KeyError):
 class ModelUnavailable(ModelZooError):
     """A registered model whose weights cannot be had on this machine right now."""
 
-    def __init__(self, name: str, reason: str, fallback: str | None = None) -> None:
+    def __init__(self, name: str, reason: str, fallback: str | None = None, status: str = "needs download") -> None:
         self.name = name
         self.reason = reason
         self.fallback = fallback
+        self.status = status  # as availability() says: "needs download", "coming" or "missing"
         self.prefetch_command = f"python -m model_zoo prefetch {name}"
         super().__init__(
             f"{name} is not available here ({reason}). "

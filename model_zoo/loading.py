@@ -12,7 +12,7 @@ from typing import Any
 from .contextual import CausalLM, Encoder, MaskedLM
 from .device import select_device
 from .errors import ModelUnavailable
-from .registry import ModelCard, _offline_forced, availability, get_card, hub_reachable, package_file
+from .registry import ModelCard, _offline_forced, availability, get_card, head_file, hub_reachable, package_file
 from .static import StaticModel
 
 Model = StaticModel | Encoder  # MaskedLM and CausalLM are Encoders
@@ -41,12 +41,14 @@ def load(name_or_path: str | os.PathLike[str], device: str | None = None) -> Mod
 def _load_card(card: ModelCard, device: str | None) -> Model:
     state = availability(card)
     if state.status in ("coming", "missing"):
-        raise ModelUnavailable(card.name, state.reason, card.fallback)
+        raise ModelUnavailable(card.name, state.reason, card.fallback, status=state.status)
     if card.package is not None:
         location = package_file(card)
         assert location is not None
         if card.kind == "static":
             return StaticModel.from_glove_package(card.name, location)
+        if card.head:
+            return _load_trained_head(card, location, device)
         if location.suffix == ".gguf":
             return _load_gguf(card.name, location, device)
         return _load_transformers(card.name, str(location), _kind_of(location), device)
@@ -70,6 +72,38 @@ def _load_folder(path: Path, device: str | None) -> Model:
         f"{path} holds no config.json (transformers checkpoint), no single .gguf file and no "
         "single gensim .kv/.model file: nothing ContextLab knows how to load."
     )
+
+
+# What a trained BERT MLM head consists of; the decoder's weight is the word embeddings.
+MLM_HEAD_KEYS = (
+    "cls.predictions.transform.dense.weight",
+    "cls.predictions.transform.dense.bias",
+    "cls.predictions.transform.LayerNorm.weight",
+    "cls.predictions.transform.LayerNorm.bias",
+    "cls.predictions.bias",
+)
+
+
+def masked_lm_from_encoder(encoder_dir: Path) -> Any:
+    """BertForMaskedLM with an encoder's weights and a fresh head, its decoder tied to the word embeddings."""
+    from transformers import BertForMaskedLM
+
+    model = BertForMaskedLM.from_pretrained(str(encoder_dir), attn_implementation="eager")
+    assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
+    return model
+
+
+def _load_trained_head(card: ModelCard, encoder_dir: Path, device: str | None) -> MaskedLM:
+    """An offline encoder with the MLM head ContextLab trained for it (shipped in assets/)."""
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    model = masked_lm_from_encoder(encoder_dir)
+    head = load_file(str(head_file(card)))
+    if set(head) != set(MLM_HEAD_KEYS):
+        raise ValueError(f"{head_file(card)} is not a BERT MLM head: it holds {sorted(head)}")
+    model.load_state_dict(head, strict=False)  # the encoder stays as the package shipped it
+    return MaskedLM(card.name, model, AutoTokenizer.from_pretrained(str(encoder_dir)), select_device(device))
 
 
 def _kind_of(path: Path) -> str:

@@ -8,7 +8,7 @@ import serving
 from components.charts import build_score_bars, build_vector_strip, build_word_map
 from components.frame import ensure_app_frame
 from components.i18n import t
-from components.notices import render_error, render_unavailable
+from components.notices import render_error, with_fallback
 from components.road import PLAYGROUND
 from model_zoo.lexicon import BUILD_SCRIPT, split_words, unique, word_classes
 from model_zoo.onehot import cosine_matrix
@@ -43,9 +43,7 @@ name = st.selectbox(
     bind="query-params",
     help=t("emb.model_help"),
 )
-model, unavailable = serving.static_model(name)
-if unavailable is not None:
-    render_unavailable(unavailable)
+model = with_fallback(name, serving.static_model)
 
 
 def words_in(text: str, limit: int) -> tuple[list[str], list[str]]:

@@ -7,7 +7,7 @@ import serving
 from components.charts import build_matrix, build_similarity_heatmap
 from components.frame import ensure_app_frame
 from components.i18n import t
-from components.notices import render_unavailable
+from components.notices import with_fallback
 from model_zoo.lexicon import split_words, unique, word_classes
 from model_zoo.onehot import bytes_per_vector, cosine_matrix, one_hot
 
@@ -60,9 +60,7 @@ st.caption(
 st.header(t("onehot.similarity_title"))
 use_glove = st.toggle(t("onehot.use_glove"), key="glove", bind="query-params")
 if use_glove:
-    glove, unavailable = serving.static_model(STATIC)
-    if unavailable is not None:
-        render_unavailable(unavailable)
+    glove = with_fallback(STATIC, serving.static_model)
     known = [w for w in shown if w in glove]
     missing = [w for w in shown if w not in glove]
     if missing:

@@ -8,7 +8,7 @@ from components.charts import build_score_bars, build_similarity_heatmap
 from components.frame import ensure_app_frame
 from components.i18n import t
 from components.models_panel import STATUS_ICON
-from components.notices import render_error, render_unavailable
+from components.notices import render_error, with_fallback
 from components.tokens import render_tokens
 from model_zoo.onehot import cosine_matrix
 
@@ -39,14 +39,8 @@ text = right.text_area(
     help=t("playground.text_help"),
 )
 
-try:
-    with st.spinner(t("playground.loading", name=name)):
-        model, unavailable = serving.model_or_fallback(name)
-except model_zoo.ModelUnavailable as err:  # no offline stand-in (the ELMo models today)
-    render_unavailable(err)
-    st.stop()
-if unavailable is not None:
-    render_unavailable(unavailable)
+with st.spinner(t("playground.loading", name=name)):
+    model = with_fallback(name, serving.model_or_fallback)
 card = model_zoo.get_card(model.name)
 st.caption(
     f"{STATUS_ICON[states[card.name].status]} "

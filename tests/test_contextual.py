@@ -46,6 +46,10 @@ def test_pair_has_segments(bert: MaskedLM) -> None:
     first_sep = enc.tokens.index("[SEP]")
     assert set(enc.segment_ids[: first_sep + 1]) == {0}
     assert set(enc.segment_ids[first_sep + 1 :]) == {1}
+    # The second text's words continue the numbering: every token maps to its own word.
+    assert enc.words == "the man went to the bank his money was at the bank".split()
+    for token, word in zip(enc.tokens, enc.word_ids):
+        assert word is None or enc.words[word] == token
 
 
 def test_word_pooling_averages_pieces_and_skips_specials(bert: MaskedLM) -> None:

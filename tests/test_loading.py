@@ -26,7 +26,7 @@ def test_registry_is_consistent() -> None:
     names = [c.name for c in cards]
     assert len(names) == len(set(names))
     offline = {c.name for c in cards if c.offline}
-    assert offline == {"glove-6b-50d", "minilm-l6", "smollm2-135m"}
+    assert offline == {"glove-6b-50d", "minilm-l6", "minilm-l6-mlm", "smollm2-135m"}
     for card in cards:
         assert card.licence and card.size and card.source and card.capabilities
         assert card.offline != (card.hub_repo is not None or card.coming)
@@ -39,7 +39,7 @@ def test_registry_is_consistent() -> None:
 
 def test_offline_pack_is_installed_and_classics_need_download(hub_unreachable) -> None:
     states = {c.name: model_zoo.availability(c) for c in model_zoo.list_models()}
-    for name in ("glove-6b-50d", "minilm-l6", "smollm2-135m"):
+    for name in ("glove-6b-50d", "minilm-l6", "minilm-l6-mlm", "smollm2-135m"):
         assert states[name].status == "installed" and states[name].ready
     assert states["bert-base-uncased"].status == "needs download"
     assert "prefetch bert-base-uncased" in states["bert-base-uncased"].reason
@@ -61,7 +61,7 @@ def test_unreachable_classic_fails_fast_with_fallback_and_fix(hub_unreachable) -
     with pytest.raises(model_zoo.ModelUnavailable) as err:
         model_zoo.load("bert-base-uncased")
     assert time.perf_counter() - start < 10  # no 25 s of retries before the page can answer
-    assert err.value.fallback == "minilm-l6"
+    assert err.value.fallback == "minilm-l6-mlm"  # a masked LM stands in for a masked LM
     assert err.value.prefetch_command == "python -m model_zoo prefetch bert-base-uncased"
     assert "cannot be reached" in str(err.value)
 
@@ -71,6 +71,14 @@ def test_hf_hub_offline_is_respected(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(model_zoo.ModelUnavailable, match="HF_HUB_OFFLINE"):
         model_zoo.load("gpt2")
     assert model_zoo.availability(model_zoo.get_card("gpt2")).status == "needs download"
+
+
+def test_trained_head_missing_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    from model_zoo import registry
+
+    monkeypatch.setattr(registry, "ASSETS", tmp_path)
+    state = model_zoo.availability(model_zoo.get_card("minilm-l6-mlm"))
+    assert state.status == "missing" and "train_mlm_head" in state.reason
 
 
 def test_elmo_is_registered_but_coming() -> None:

@@ -1,0 +1,72 @@
+"""Model sizes computed from configs (no weights needed), and BERT's input embeddings, term by term."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .contextual import Encoder
+
+
+@dataclass(frozen=True)
+class Size:
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    feed_forward: int
+    vocab: int
+    parameters: int  # counted from a model built on the meta device
+
+
+def size_from_config(name: str, config: Any) -> Size:
+    """Build the bare encoder described by `config` without allocating weights, and count."""
+    from transformers import AutoModel
+
+    with torch.device("meta"):
+        model = AutoModel.from_config(config)
+    return Size(
+        name=name,
+        layers=config.num_hidden_layers,
+        hidden=config.hidden_size,
+        heads=config.num_attention_heads,
+        feed_forward=config.intermediate_size,
+        vocab=config.vocab_size,
+        parameters=sum(p.numel() for p in model.parameters()),
+    )
+
+
+def size_from_json(name: str, path: Path) -> Size:
+    from transformers import BertConfig
+
+    return size_from_config(name, BertConfig(**json.loads(path.read_text())))
+
+
+@dataclass(frozen=True)
+class InputEmbeddings:
+    """BERT's input: three learned vectors per token, summed, then LayerNorm (and dropout)."""
+
+    token: np.ndarray  # (tokens, dim): the WordPiece's own vector
+    segment: np.ndarray  # (tokens, dim): sentence A or B
+    position: np.ndarray  # (tokens, dim): where in the sequence
+    summed: np.ndarray  # (tokens, dim): token + segment + position
+    normalised: np.ndarray  # (tokens, dim): LayerNorm(summed), what layer 1 reads
+
+
+@torch.inference_mode()
+def input_embeddings(model: Encoder, token_ids: np.ndarray, segment_ids: np.ndarray) -> InputEmbeddings:
+    """The embedding layer of a BERT-family model, computed term by term from its own weights."""
+    emb = model.base.embeddings
+    ids = torch.as_tensor(token_ids, device=model.device)
+    token = emb.word_embeddings(ids)
+    segment = emb.token_type_embeddings(torch.as_tensor(segment_ids, device=model.device))
+    position = emb.position_embeddings(torch.arange(len(ids), device=model.device))
+    summed = token + segment + position
+    return InputEmbeddings(
+        *(x.float().cpu().numpy() for x in (token, segment, position, summed, emb.LayerNorm(summed)))
+    )

@@ -1,0 +1,103 @@
+"""Lesson: what BERT reads: WordPiece tokens, [CLS]/[SEP], segments, positions, and three embeddings summed."""
+
+import pandas as pd
+import streamlit as st
+
+import model_zoo
+import serving
+from components.charts import build_vector_strip
+from components.frame import ensure_app_frame
+from components.i18n import t
+from components.notices import render_error, with_fallback
+from components.tokens import render_tokens
+from model_zoo.architecture import input_embeddings
+
+ensure_app_frame()
+
+MAX_ROWS = 24  # token rows an embedding strip can show legibly
+ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and not c.head]
+
+st.title(t("lesson.bert_inputs.title"))
+st.write(t("inputs.intro"))
+name = st.selectbox(t("inputs.model"), ENCODERS, key="model", bind="query-params")
+model = with_fallback(name, serving.model_or_fallback)
+assert isinstance(model, model_zoo.Encoder)
+left, right = st.columns(2)
+text_a = left.text_input(t("inputs.sentence_a"), value="My dog loves word embeddings.", key="a", bind="query-params")
+text_b = right.text_input(
+    t("inputs.sentence_b"),
+    value="He plays fetch by the river bank.",
+    key="b",
+    bind="query-params",
+    help=t("inputs.sentence_b_help"),
+)
+
+try:
+    encoding = (
+        serving.hidden_states(model.name, text_a)
+        if not text_b.strip()
+        else serving.pair_states(model.name, text_a, text_b)
+    )
+except model_zoo.ModelZooError as err:
+    render_error(err)
+    st.stop()
+
+st.header(t("inputs.tokens_title", n=len(encoding.tokens)))
+render_tokens(encoding.tokens, encoding.word_ids)
+if encoding.truncated:
+    st.warning(t("inputs.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
+unk = model.tokenizer.unk_token
+split = [w for w in encoding.words if len(model.tokenizer.tokenize(w)) > 1]
+if split:
+    st.caption(t("inputs.split", words=", ".join(split[:8])))
+if unk in encoding.tokens:
+    st.caption(t("inputs.unknown", unk=unk))
+st.dataframe(
+    pd.DataFrame(
+        {
+            t("inputs.col_token"): encoding.tokens,
+            t("inputs.col_id"): encoding.token_ids,
+            t("inputs.col_segment"): encoding.segment_ids,
+            t("inputs.col_position"): range(len(encoding.tokens)),
+            t("inputs.col_word"): [
+                encoding.words[w] if w is not None and w < len(encoding.words) else "" for w in encoding.word_ids
+            ],
+        }
+    ),
+    hide_index=True,
+    width="stretch",
+)
+
+st.header(t("inputs.sum_title"))
+st.write(t("inputs.sum_intro"))
+parts = input_embeddings(model, encoding.token_ids, encoding.segment_ids)
+rows = encoding.tokens[:MAX_ROWS]
+if len(encoding.tokens) > MAX_ROWS:
+    st.caption(t("inputs.rows_capped", shown=MAX_ROWS, total=len(encoding.tokens)))
+tabs = st.tabs([t("inputs.tab_token"), t("inputs.tab_segment"), t("inputs.tab_position"), t("inputs.tab_sum")])
+for tab, matrix, key in zip(
+    tabs, (parts.token, parts.segment, parts.position, parts.normalised), ("token", "segment", "position", "sum")
+):
+    with tab:
+        labels = [f"{i}:{tok}" for i, tok in enumerate(rows)]
+        st.plotly_chart(build_vector_strip(labels, matrix[:MAX_ROWS], t(f"inputs.strip_{key}")), key=f"strip_{key}")
+st.caption(t("inputs.sum_note"))
+
+st.header(t("inputs.sizes_title"))
+sizes = serving.model_sizes()
+st.dataframe(
+    pd.DataFrame(
+        {
+            t("inputs.col_model"): [s.name for s in sizes],
+            t("inputs.col_layers"): [s.layers for s in sizes],
+            t("inputs.col_hidden"): [s.hidden for s in sizes],
+            t("inputs.col_heads"): [s.heads for s in sizes],
+            t("inputs.col_ff"): [s.feed_forward for s in sizes],
+            t("inputs.col_vocab"): [s.vocab for s in sizes],
+            t("inputs.col_params"): [f"{s.parameters / 1e6:,.1f}M" for s in sizes],
+        }
+    ),
+    hide_index=True,
+    width="stretch",
+)
+st.caption(t("inputs.sizes_note"))
