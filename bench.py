@@ -117,6 +117,32 @@ def static_lessons() -> dict[str, float]:
     return {k: round(v, 2) for k, v in figures.items()}
 
 
+def masked_prediction() -> dict[str, dict[str, float]]:
+    """fill_mask (MLM head at the masked positions only) against transformers' fill-mask pipeline."""
+    from transformers import BertConfig, BertForPreTraining, pipeline
+
+    import model_zoo
+
+    text = "The man went to the [MASK] to deposit his money before the flood."  # 16 tokens
+    results = {}
+    with tempfile.TemporaryDirectory() as folder:
+        minilm = model_zoo.load("minilm-l6-mlm")
+        assert isinstance(minilm, model_zoo.MaskedLM)
+        BertForPreTraining(BertConfig()).save_pretrained(folder)  # bert-base shape, random weights
+        minilm.tokenizer.save_pretrained(folder)
+        for name, model in (("minilm-l6-mlm", minilm), ("bert-base-shaped (random)", model_zoo.load(folder))):
+            assert isinstance(model, model_zoo.MaskedLM)
+            pipe = pipeline("fill-mask", model=model.model, tokenizer=model.tokenizer, device=-1)
+            ours = timed(lambda m=model: m.fill_mask(text, 5), repeat=50)
+            theirs = timed(lambda p=pipe: p(text, top_k=5), repeat=50)
+            results[name] = {
+                "fill_mask_ms": round(ours, 2),
+                "pipeline_ms": round(theirs, 2),
+                "ratio": round(ours / theirs, 3),
+            }
+    return results
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -203,6 +229,13 @@ def main() -> int:
         f"meanwhile another session's neighbours query took {les['neighbours_during_training_median_ms']:.1f} ms "
         f"(median; worst {les['neighbours_during_training_max_ms']:.0f} ms)"
     )
+
+    results["masked_prediction"] = masked = masked_prediction()
+    for name, fig in masked.items():
+        print(
+            f"fill_mask, {name}, 16 tokens: {fig['fill_mask_ms']:.1f} ms; transformers' fill-mask pipeline: "
+            f"{fig['pipeline_ms']:.1f} ms; ratio {fig['ratio']:.2f} [<= 0.8]"
+        )
 
     (ROOT / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     print("\nwritten to bench.json")

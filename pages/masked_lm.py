@@ -65,18 +65,22 @@ for i, (col, example) in enumerate(zip(cols, EXAMPLES)):
 text = st.text_area(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
 
 
-def mask_word(word: str) -> None:
+def mask_word() -> None:
+    """Hide the first occurrence of the chosen word (read now, not when the button was drawn)."""
+    word = st.session_state.mask_pick
     words = st.session_state.text.split()
-    st.session_state.text = " ".join(
-        "[MASK]" if w.strip(".,;:!?") == word and i == words.index(w) else w for i, w in enumerate(words)
-    )
+    for i, w in enumerate(words):
+        if w.strip(".,;:!?") == word:
+            words[i] = w.replace(word, "[MASK]", 1)  # keeps the punctuation around it
+            break
+    st.session_state.text = " ".join(words)
 
 
 words = [w.strip(".,;:!?") for w in text.split() if w.strip(".,;:!?") and "[MASK]" not in w]
 if words:
     pick, go = st.columns([3, 1], vertical_alignment="bottom")
-    chosen = pick.selectbox(t("mlm.pick_word"), words, key="mask_pick")
-    go.button(t("mlm.mask_it"), on_click=mask_word, args=(chosen,), icon=":material/visibility_off:", width="stretch")
+    pick.selectbox(t("mlm.pick_word"), words, key="mask_pick")
+    go.button(t("mlm.mask_it"), on_click=mask_word, icon=":material/visibility_off:", width="stretch")
 top_k = st.slider(t("mlm.top_k"), 3, 15, 8, key="top_k")
 
 masks = text.count(model.mask_token)
@@ -103,8 +107,8 @@ st.write(t("mlm.recipe_intro"))
 st.session_state.setdefault("recipe_seed", 0)
 if st.button(t("mlm.resample"), icon=":material/casino:", key="resample"):
     st.session_state.recipe_seed += 1
-clean = text.replace(model.mask_token, " ").strip()
-if clean:
+clean = st.text_input(t("mlm.recipe_text"), value=t("mlm.recipe_default"), key="recipe_text", max_chars=2000)
+if clean.strip():
     batch = model.tokenize(clean, return_special_tokens_mask=True)
     special = batch.pop("special_tokens_mask").bool()
     ids = batch["input_ids"]

@@ -21,7 +21,14 @@ pytestmark = pytest.mark.browser
 
 SHOTS = ROOT / "artifacts" / "screens"
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
-PAGES = {"home": "", "playground": "playground", "onehot": "onehot", "embeddings": "embeddings"}
+PAGES = {
+    "home": "",
+    "playground": "playground",
+    "onehot": "onehot",
+    "embeddings": "embeddings",
+    "bert_inputs": "bert_inputs",
+    "masked_lm": "masked_lm",
+}
 
 
 def chromium_path() -> str | None:

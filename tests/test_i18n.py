@@ -43,6 +43,7 @@ def test_chinese_is_actually_translated() -> None:
         "playground.default_text",
         "onehot.default_text",
         "emb.map_default",
+        "mlm.recipe_default",
     } | {f"road.{stop.key}.example" for stop in ROAD}
 
 
