@@ -18,10 +18,15 @@ def app(**query: str) -> AppTest:
     return at
 
 
-def playground(**query: str) -> AppTest:
+def open_page(path: str, **query: str) -> AppTest:
+    """Run the app on page `path` (pages/....py) with `query` in the URL."""
     at = app(**query)
-    at.switch_page("pages/playground.py")
+    at.switch_page(path)
     return at.run()
+
+
+def playground(**query: str) -> AppTest:
+    return open_page("pages/playground.py", **query)
 
 
 def all_text(at: AppTest) -> str:

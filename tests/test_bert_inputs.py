@@ -8,7 +8,7 @@ import pytest
 import model_zoo
 from model_zoo.architecture import input_embeddings, size_from_config, size_from_json
 from model_zoo.registry import ASSETS
-from tests.test_app import app
+from tests.test_app import open_page
 
 
 def test_embedding_sum_is_what_the_first_layer_reads(offline_models) -> None:
@@ -32,9 +32,7 @@ def test_sizes_are_computed_from_configs(offline_models) -> None:
 
 
 def page(**query: str):
-    at = app(**query)
-    at.switch_page("pages/bert_inputs.py")
-    return at.run()
+    return open_page("pages/bert_inputs.py", **query)
 
 
 def test_bert_inputs_default_pair() -> None:

@@ -8,13 +8,7 @@ import pytest
 from model_zoo import lexicon
 from model_zoo.onehot import cosine_matrix, one_hot
 from model_zoo.projection import pca_2d, project_2d
-from tests.test_app import app
-
-
-def page(path: str, **query: str):
-    at = app(**query)
-    at.switch_page(path)
-    return at.run()
+from tests.test_app import open_page as page
 
 
 def markdown(at) -> str:

@@ -11,7 +11,7 @@ import torch
 import model_zoo
 from model_zoo.masking import bert_masking
 from model_zoo.registry import get_card, head_file, head_metrics
-from tests.test_app import app
+from tests.test_app import open_page
 
 
 def test_bert_masking_follows_the_recipe() -> None:
@@ -82,9 +82,7 @@ def test_metrics_file_names_its_script() -> None:
 
 # -- the page ------------------------------------------------------------------------------------
 def page(**query: str):
-    at = app(**query)
-    at.switch_page("pages/masked_lm.py")
-    return at.run()
+    return open_page("pages/masked_lm.py", **query)
 
 
 def test_masked_lm_page_default() -> None:
