@@ -87,8 +87,16 @@ MLM_HEAD_KEYS = (
 def masked_lm_from_encoder(encoder_dir: Path) -> Any:
     """BertForMaskedLM with an encoder's weights and a fresh head, its decoder tied to the word embeddings."""
     from transformers import BertForMaskedLM
+    from transformers.utils import logging as hf_logging
 
-    model = BertForMaskedLM.from_pretrained(str(encoder_dir), attn_implementation="eager")
+    # The encoder's checkpoint has no MLM head by design: transformers' "missing weights"
+    # report would only alarm whoever reads the server log.
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        model = BertForMaskedLM.from_pretrained(str(encoder_dir), attn_implementation="eager")
+    finally:
+        hf_logging.set_verbosity(verbosity)
     assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
     return model
 
