@@ -121,8 +121,12 @@ class Encoder:
             segment_ids=(segments[0] if segments is not None else torch.zeros_like(ids)).numpy(),
             hidden_states=_stack(out.hidden_states, 0),
             attentions=_stack(out.attentions, 0) if attentions else None,
-            truncated=bool(batch.encodings[0].overflowing),  # what truncation cut off
+            truncated=_overflowed(batch),
         )
+
+    def truncates(self, text: str, text_pair: str | None = None) -> bool:
+        """Whether the text is longer than the model reads (tokenisation only, no forward pass)."""
+        return _overflowed(self.tokenize(text, text_pair))
 
     def word_vectors(self, texts: list[str], word: str) -> np.ndarray:
         """The vector of `word` in each text at every layer: (n_texts, layers + 1, dim).
@@ -232,6 +236,11 @@ class CausalLM(Encoder):
 # -- helpers -------------------------------------------------------------------------
 def _stack(layers: tuple[torch.Tensor, ...], index: int) -> np.ndarray:
     return torch.stack([layer[index] for layer in layers]).float().cpu().numpy()
+
+
+def _overflowed(batch: Any) -> bool:
+    """Whether truncation cut something off the first sequence of `batch`."""
+    return bool(batch.encodings[0].overflowing)
 
 
 def _max_length(model: Any, tokenizer: Any) -> int:

@@ -11,6 +11,7 @@ from gensim.models import Word2Vec
 from gensim.models.callbacks import CallbackAny2Vec
 
 from .errors import WordNotInVocabulary
+from .onehot import cosine_matrix
 from .static import StaticModel
 
 
@@ -92,9 +93,7 @@ def class_agreement(model: StaticModel, classes: dict[str, str], words: Sequence
     kept = [w for w in words if w in model and w in classes]
     if len(kept) < 2:
         return float("nan")
-    vectors = np.stack([model.vector(w) for w in kept])
-    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    sims = unit @ unit.T
+    sims = cosine_matrix(np.stack([model.vector(w) for w in kept]))
     np.fill_diagonal(sims, -np.inf)
     nearest = sims.argmax(1)
     return float(np.mean([classes[kept[i]] == classes[kept[j]] for i, j in enumerate(nearest)]))

@@ -88,10 +88,9 @@ try:
     if masks > MAX_MASKS:
         st.info(t("mlm.too_many", n=masks, max=MAX_MASKS), icon=":material/info:")
     else:
-        encoding = serving.hidden_states(model.name, text)
-        if encoding.truncated:
-            st.warning(t("mlm.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
         predictions = serving.fill_mask(model.name, text, top_k)
+        if model.truncates(text):  # checked by tokenising only: fill_mask made the one forward pass
+            st.warning(t("mlm.truncated", n=model.max_length), icon=":material/content_cut:")
         columns = st.columns(min(len(predictions), 3))
         for i, preds in enumerate(predictions):
             columns[i % len(columns)].plotly_chart(
