@@ -17,6 +17,7 @@ import streamlit as st
 
 import model_zoo
 from model_zoo import Availability, Model, ModelUnavailable
+from model_zoo.attention import HeadSummary, QueryKey
 from model_zoo.word2vec import EpochReport, TrainSettings
 
 
@@ -43,6 +44,11 @@ def model_or_fallback(name: str) -> tuple[Model, ModelUnavailable | None]:
 def availabilities() -> dict[str, Availability]:
     """Availability of every registered model (re-read every 30 s: a prefetch shows up)."""
     return {card.name: model_zoo.availability(card) for card in model_zoo.list_models()}
+
+
+def ready_or(preferred: str, otherwise: str) -> str:
+    """`preferred` where its weights are on this machine (a prefetched classic), else `otherwise`."""
+    return preferred if availabilities()[preferred].ready else otherwise
 
 
 def static_model(name: str) -> tuple[model_zoo.StaticModel, ModelUnavailable | None]:
@@ -132,6 +138,51 @@ def next_words(model_name: str, text: str, top_k: int) -> list[tuple[str, float]
     model = load_model(model_name)
     assert isinstance(model, model_zoo.CausalLM)
     return model.next_words(text, top_k)
+
+
+# -- attention ----------------------------------------------------------------------------
+VIEW_TOKENS = 48  # bertviz draws every token and every head: beyond this the view is unreadable and slow
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def attention_view(model_name: str, text: str, text_b: str | None) -> model_zoo.Encoding:
+    """The first VIEW_TOKENS tokens of `text` (and `text_b`) with every head's attention."""
+    model = load_model(model_name)
+    assert isinstance(model, model_zoo.Encoder)
+    return model.encode(text, text_b, attentions=True, max_length=VIEW_TOKENS)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def bertviz_page(model_name: str, text: str, text_b: str | None, view: str, title: str) -> str:
+    """bertviz's head or model view of `text` as a standalone page that fetches nothing."""
+    from components.attention_view import build_bertviz_html
+
+    encoding = attention_view(model_name, text, text_b)
+    assert encoding.attentions is not None
+    b_start = int(encoding.segment_ids.argmax()) if text_b is not None and encoding.segment_ids.any() else None
+    return build_bertviz_html(
+        "head" if view == "head" else "model", encoding.tokens, encoding.attentions, b_start, title
+    )
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def head_summary(model_name: str, texts: tuple[str | tuple[str, str], ...]) -> HeadSummary:
+    """Clark et al.'s measures of every head, averaged over `texts` (the whole text, up to the model's limit)."""
+    from model_zoo.attention import head_summary as summarise
+
+    model = load_model(model_name)
+    assert isinstance(model, model_zoo.Encoder)
+    return summarise(model, list(texts))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def query_key(model_name: str, text: str, text_b: str | None, layer: int, head: int) -> QueryKey:
+    """One head's queries, keys and attention, recomputed from the weights (first VIEW_TOKENS tokens)."""
+    from model_zoo.attention import query_key as compute
+
+    model = load_model(model_name)
+    assert isinstance(model, model_zoo.Encoder)
+    return compute(model, text, layer, head, text_b, max_length=VIEW_TOKENS)
 
 
 @st.cache_resource

@@ -16,7 +16,10 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
         title=title,
         height=max(220, 34 * len(pairs) + 80),
         margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(tickformat=".0%" if percent else ".2f", range=[0, max(scores + [0.01]) * 1.15]),
+        xaxis=dict(
+            tickformat=".0%" if percent else ".2f",
+            range=[min(scores + [0.0]) * 1.15, max(scores + [0.01]) * 1.15],  # scores such as q·k can be negative
+        ),
     )
     return fig
 

@@ -49,3 +49,11 @@ def with_fallback(name: str, get: Callable[[str], tuple[M, ModelUnavailable | No
     if unavailable is not None:
         render_unavailable(unavailable)
     return model
+
+
+def select_model(
+    label: str, names: list[str], default: str, get: Callable[[str], tuple[M, ModelUnavailable | None]]
+) -> M:
+    """A model picker kept in the URL (key "model"), and the model it names through `get`."""
+    name = st.selectbox(label, names, index=names.index(default), key="model", bind="query-params")
+    return with_fallback(name, get)

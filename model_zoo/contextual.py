@@ -93,15 +93,18 @@ class Encoder:
         return self.base(**inputs, output_hidden_states=True, output_attentions=attentions)
 
     # -- public API ------------------------------------------------------------------
-    def encode(self, text: str, text_pair: str | None = None, *, attentions: bool = True) -> Encoding:
+    def encode(
+        self, text: str, text_pair: str | None = None, *, attentions: bool = True, max_length: int | None = None
+    ) -> Encoding:
         """Tokenise `text` (and `text_pair`) and return every layer's states and attentions.
 
         `attentions=False` skips them: at 512 tokens they are layers x heads x 1 MB.
+        `max_length` reads fewer tokens than the model could (for views that draw every token).
         """
         self._check_text(text)
         if text_pair is not None:
             self._check_text(text_pair)
-        batch = self.tokenize(text, text_pair)
+        batch = self.tokenize(text, text_pair, max_length=min(max_length or self.max_length, self.max_length))
         out = self._forward(batch, attentions=attentions)
         ids = batch["input_ids"][0]
         segments = batch.get("token_type_ids")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 CORPUS = ASSETS / "corpus" / "kjv_wordnet.txt.gz"
+EXAMPLES = ASSETS / "corpus" / "wordnet_examples.txt"
 WORD_CLASSES = ASSETS / "word_classes.tsv.gz"
 BUILD_SCRIPT = "scripts/build_assets.py"
 
@@ -33,6 +34,11 @@ def corpus() -> tuple[tuple[str, ...], ...]:
     """The training corpus: KJV Bible + WordNet glosses/examples, one tokenised sentence each."""
     with gzip.open(CORPUS, "rt", encoding="utf-8") as fh:
         return tuple(tuple(line.split()) for line in fh if line.strip())
+
+
+def examples() -> list[str]:
+    """300 natural sentences (WordNet's examples, punctuation kept), for averaging over text."""
+    return [line for line in EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 @cache

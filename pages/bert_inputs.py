@@ -8,7 +8,7 @@ import serving
 from components.charts import build_vector_strip
 from components.frame import ensure_app_frame
 from components.i18n import t
-from components.notices import render_error, with_fallback
+from components.notices import render_error, select_model
 from components.tokens import render_tokens
 from model_zoo.architecture import input_embeddings
 
@@ -19,8 +19,7 @@ ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and no
 
 st.title(t("lesson.bert_inputs.title"))
 st.write(t("inputs.intro"))
-name = st.selectbox(t("inputs.model"), ENCODERS, key="model", bind="query-params")
-model = with_fallback(name, serving.model_or_fallback)
+model = select_model(t("inputs.model"), ENCODERS, ENCODERS[0], serving.model_or_fallback)
 assert isinstance(model, model_zoo.Encoder)
 left, right = st.columns(2)
 text_a = left.text_input(t("inputs.sentence_a"), value="My dog loves word embeddings.", key="a", bind="query-params")

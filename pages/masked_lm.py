@@ -10,7 +10,7 @@ import serving
 from components.charts import build_score_bars
 from components.frame import ensure_app_frame
 from components.i18n import t
-from components.notices import render_error, with_fallback
+from components.notices import render_error, select_model
 from model_zoo.masking import bert_masking
 from model_zoo.registry import head_metrics
 
@@ -28,10 +28,9 @@ MASKED_LMS = [c.name for c in model_zoo.list_models() if c.kind == "masked_lm"]
 
 st.title(t("lesson.masked_lm.title"))
 st.write(t("mlm.intro"))
-states = serving.availabilities()
-default = "bert-base-uncased" if states["bert-base-uncased"].ready else "minilm-l6-mlm"
-name = st.selectbox(t("mlm.model"), MASKED_LMS, index=MASKED_LMS.index(default), key="model", bind="query-params")
-model = with_fallback(name, serving.model_or_fallback)
+model = select_model(
+    t("mlm.model"), MASKED_LMS, serving.ready_or("bert-base-uncased", "minilm-l6-mlm"), serving.model_or_fallback
+)
 assert isinstance(model, model_zoo.MaskedLM)
 card = model_zoo.get_card(model.name)
 if card.head:

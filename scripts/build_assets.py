@@ -6,6 +6,10 @@
 - assets/corpus/kjv_wordnet.txt.gz: the King James Bible (package bible-kjv) and WordNet
   3.0's glosses and example sentences (package wordnet-base), one lower-cased sentence
   a line: the corpus the "Word embeddings" lesson trains word2vec on.
+- assets/corpus/wordnet_examples.txt: 300 of WordNet's quoted example sentences as written
+  (punctuation kept, first letter capitalised and a full stop added where missing, 8 words
+  or more, an even sample): the natural sentences
+  over which the "Attention" lesson averages each head's habits.
 - assets/word_classes.tsv.gz: each single word of WordNet with the lexicographer file
   ("word class": noun.animal, verb.motion, ...) of its most frequent sense.
 """
@@ -51,6 +55,30 @@ def wordnet_sentences() -> list[list[str]]:
     return out
 
 
+def wordnet_examples(count: int = 300) -> list[str]:
+    """An even sample of WordNet's distinct quoted examples of 8 words or more, in data-file order."""
+    found = []
+    for pos in ("noun", "verb", "adj", "adv"):
+        for line in (WORDNET / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+            if line.startswith(" ") or "|" not in line:
+                continue
+            for quoted in re.findall(r'"([^"]+)"', line.split("|", 1)[1]):
+                sentence = quoted.strip()
+                if len(sentence.split()) >= 8 and sentence[0].isalpha():
+                    ending = "" if sentence[-1] in ".?!" else "."  # WordNet's examples rarely end in a stop
+                    found.append(sentence[0].upper() + sentence[1:] + ending)
+    found = list(dict.fromkeys(found))  # an example shared by several synsets counts once
+    step = len(found) / count
+    return [found[int(i * step)] for i in range(count)]
+
+
+def write_examples() -> None:
+    out = ROOT / "assets" / "corpus" / "wordnet_examples.txt"
+    examples = wordnet_examples()
+    out.write_text("\n".join(examples) + "\n", encoding="utf-8")
+    print(f"{out.relative_to(ROOT)}: {len(examples)} WordNet example sentences")
+
+
 def lexnames() -> dict[int, str]:
     man = gzip.decompress(LEXNAMES_MAN.read_bytes()).decode()
     return {int(n): name for n, name in re.findall(r"^(\d\d)\s+([a-z]+\.[A-Za-z]+)", man, flags=re.M)}
@@ -94,6 +122,7 @@ def main() -> None:
         f"{corpus.relative_to(ROOT)}: {len(kjv):,} KJV + {len(wn):,} WordNet sentences, "
         f"{sum(tokens.values()):,} tokens, {len(tokens):,} word types, {corpus.stat().st_size / 1e6:.1f} MB"
     )
+    write_examples()
     classes = word_classes()
     out = ROOT / "assets" / "word_classes.tsv.gz"
     with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as fh:

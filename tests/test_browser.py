@@ -28,6 +28,7 @@ PAGES = {
     "embeddings": "embeddings",
     "bert_inputs": "bert_inputs",
     "masked_lm": "masked_lm",
+    "attention": "attention",
 }
 
 
@@ -250,3 +251,44 @@ def test_word_map_draws_its_points(server: str, tab: Page) -> None:
     plot.wait_for(timeout=30_000)
     assert plot.locator("g.textpoint").count() >= 30  # one label per word
     tab.shot("embeddings-map")
+
+
+def _view_frame(tab: Page, index: int):
+    """The index-th bertviz iframe of the page, once its SVG is drawn."""
+    frame = tab.page.frame_locator('iframe[title="st.iframe"]').nth(index)
+    frame.locator("#vis svg").first.wait_for(timeout=30_000)
+    return frame
+
+
+def test_attention_views_draw_offline_and_script_text_stays_text(server: str, tab: Page) -> None:
+    """bertviz draws with its libraries from the page itself; a script in the sentence runs nothing."""
+    from urllib.parse import quote
+
+    evil = "The bank </script><img src=x onerror=alert(1)> is closed."
+    tab.open(f"{server}/attention?text={quote(evil)}")
+    head = _view_frame(tab, 0)
+    assert head.locator("#vis svg rect").count() > 20  # token boxes and head colour squares
+    labels = head.locator("#vis svg text").evaluate_all("els => els.map(e => e.textContent)")
+    assert "bank" in labels and "script" in labels and "<" in labels  # the markup as text, piece by piece
+    assert head.locator("img").count() == 0
+    assert head.locator("#layer option").all_inner_texts()[:2] == ["1", "2"]  # numbered as on the page
+    tab.page.get_by_role("tab", name="Model view").click()
+    model = _view_frame(tab, 1)
+    assert model.locator("#vis svg line, #vis svg path, #vis svg rect").count() > 100  # 6 x 12 thumbnails
+    tab.page.wait_for_timeout(1000)
+    assert tab.dialogs == [] and tab.exceptions() == 0
+    assert tab.blocked == []
+    tab.shot("attention-model-view")
+
+
+def test_attention_summary_heatmap_saves_as_png(server: str, tab: Page) -> None:
+    tab.open(f"{server}/attention")
+    tab.page.get_by_role("tab", name="Head summary").click()
+    chart = tab.page.locator(".stPlotlyChart").filter(has_text="Attention to the previous token")
+    chart.wait_for(timeout=30_000)
+    chart.hover()
+    with tab.page.expect_download(timeout=30_000) as download:
+        chart.get_by_role("button", name="Download plot as a PNG").click()
+    assert download.value.suggested_filename == "contextlab-attention.png"
+    assert tab.blocked == []
+    tab.shot("attention-summary")

@@ -1,0 +1,136 @@
+"""bertviz's head view and model view as standalone HTML pages that fetch nothing.
+
+bertviz builds the view (`html_action="return"`) and points require.js at a CDN for d3
+and jQuery. Here the CDN tags go, and the copies vendored from npm into assets/vendor
+are inlined, so the view draws with no network: in the app's iframe, and in the file a
+learner downloads. The tokens travel as JSON inside a <script>: every <, > and & in it
+is escaped, so text such as `</script><img onerror=...>` is drawn as text and runs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+VENDOR = Path(__file__).resolve().parent.parent / "assets" / "vendor"
+# d3 and jQuery load first, as plain globals: loaded after require.js they would call an
+# anonymous define() and require.js would refuse them. Then they are named for bertviz.
+LIBRARIES = ("d3.min.js", "jquery.min.js", "require.js")
+NAME_MODULES = (
+    'define("d3", [], function () { return window.d3; });\ndefine("jquery", [], function () { return window.jQuery; });'
+)
+_CDN_TAG = re.compile(r"<script\s+src=\"https?://[^\"]*\"\s*>\s*</script>")
+_REQUIRE_CONFIG = re.compile(r"require\.config\(\{.*?\}\);", re.S)
+DECIMALS = 2  # attention weights in the page: the view draws them as line opacity; 2 decimals halve the page
+
+View = Literal["head", "model"]
+# Edits to bertviz's code: layers and heads numbered from 1 as on the rest of the page, and a
+# model view as wide as its frame (bertviz fixes it at 970 px). Each must apply exactly once.
+PATCHES: dict[str, tuple[tuple[str, str], ...]] = {
+    "head": ((".val(layer).text(layer));", ".val(layer).text(layer + 1));"),),
+    "model": (
+        ("const DIV_WIDTH = 970;", "const DIV_WIDTH = Math.max(480, Math.min(970, (window.innerWidth || 970) - 16));"),
+        (".text(config.heads[i])", ".text(config.heads[i] + 1)"),
+        (".text(config.layers[i])", ".text(config.layers[i] + 1)"),
+        (
+            "'Layer ' + config.layers[layerIndex] + \", Head \" + config.heads[headIndex]",
+            "'Layer ' + (config.layers[layerIndex] + 1) + \", Head \" + (config.heads[headIndex] + 1)",
+        ),
+    ),
+}
+
+
+@cache
+def _vendor_scripts() -> str:
+    return "\n".join(f"<script>\n{(VENDOR / name).read_text(encoding='utf-8')}\n</script>" for name in LIBRARIES)
+
+
+def _bertviz_js(view: View) -> str:
+    import bertviz
+
+    return (Path(bertviz.__file__).parent / f"{view}_view.js").read_text(encoding="utf-8")
+
+
+@cache
+def _original_template(view: View) -> list[str]:
+    """bertviz's JavaScript for `view` as it ships, split at each marker where it puts its parameters.
+
+    (The marker is also named in a comment, and bertviz fills that one in too.)
+    """
+    return _bertviz_js(view).split("PYTHON_PARAMS")
+
+
+@cache
+def _template(view: View) -> list[str]:
+    """The same, with PATCHES applied."""
+    source = _bertviz_js(view)
+    for old, new in PATCHES[view]:
+        if source.count(old) != 1:
+            raise RuntimeError(f"bertviz's {view}_view.js has changed: cannot find {old!r}")
+        source = source.replace(old, new)
+    return source.split("PYTHON_PARAMS")
+
+
+def script_json(value: object) -> str:
+    """JSON that is safe inside a <script> element: no <, > or & can close it or open a tag."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for char, escape in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escape)
+    return text
+
+
+def build_bertviz_html(
+    view: View,
+    tokens: list[str],
+    attentions: np.ndarray,
+    sentence_b_start: int | None = None,
+    title: str = "",
+) -> str:
+    """A complete HTML page with bertviz's `view` of `attentions`.
+
+    attentions: (layers, heads, tokens, tokens), each row a distribution over the tokens.
+    The page's element ids come from its content, so the same view gives the same bytes
+    (Streamlit then sends an unchanged view to the browser once).
+    """
+    import torch
+    from bertviz import head_view, model_view
+
+    per_layer = [torch.from_numpy(np.round(layer.astype(np.float64), DECIMALS))[None] for layer in attentions]
+    if view == "head":
+        made = head_view(per_layer, tokens, sentence_b_start, html_action="return")
+    else:
+        made = model_view(per_layer, tokens, sentence_b_start, display_mode="light", html_action="return")
+    page = made.data
+    original = _original_template(view)
+    start = page.index(original[0])
+    end = page.rindex(original[-1]) + len(original[-1])
+    # The script is bertviz's code joined by the parameters' JSON: its length tells where the first copy ends.
+    filled = (end - start - sum(map(len, original))) // (len(original) - 1)
+    params = json.loads(page[start + len(original[0]) : start + len(original[0]) + filled])
+    parts = _template(view)
+    old_id = params.pop("root_div_id")  # a random uuid: the id is made from the content instead
+    params["root_div_id"] = "bertviz-" + hashlib.sha1(script_json([view, params]).encode()).hexdigest()[:16]
+    markup = _CDN_TAG.sub("", page[:start]).replace(old_id, params["root_div_id"])
+    # The parameters once, where the code reads them; the comment keeps naming the marker.
+    code = parts[0] + script_json(params) + "PYTHON_PARAMS".join(parts[1:])
+    script = _REQUIRE_CONFIG.sub("", code) + page[end:]
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{html.escape(title)}</title>\n"
+        "<style>body { margin: 0; padding: 8px; background: white; color: black; }</style>\n"
+        f"{_vendor_scripts()}\n<script>\n{NAME_MODULES}\n</script>\n</head>\n<body>\n"
+        f"{markup}{script}</body>\n</html>\n"
+    )

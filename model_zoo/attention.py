@@ -1,0 +1,204 @@
+"""Where each token looks: a head's query and key vectors, and what every head attends to.
+
+`query_key` recomputes one head's attention from the model's own weights (q = W_q h,
+k = W_k h, softmax(q·k / sqrt(d))) so a learner can see the mechanism, and checks it
+against the attention the model reports. `head_summary` measures, for every layer and
+head, the patterns of Clark et al. (2019), "What does BERT look at?": attention to [CLS],
+to [SEP], to the token itself, to the previous and next token, and its entropy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .contextual import Encoder
+from .errors import MissingCapability
+
+# Clark et al.'s measures; "first" is [CLS] in BERT and the first token in a GPT.
+METRICS = ("first", "sep", "self", "prev", "next", "entropy")
+
+
+@dataclass(frozen=True)
+class QueryKey:
+    """One head of one layer, computed from the weights: (tokens,) rows are queries, columns keys."""
+
+    tokens: list[str]  # (tokens,)
+    layer: int
+    head: int
+    queries: np.ndarray  # (tokens, head_dim) q of each token, after rotary positions where the model uses them
+    keys: np.ndarray  # (tokens, head_dim) k of each token, for this head (shared by a group in GQA)
+    scores: np.ndarray  # (tokens, tokens) q·k × scaling; -inf where a causal model may not look
+    weights: np.ndarray  # (tokens, tokens) softmax of each row of scores
+    model_weights: np.ndarray  # (tokens, tokens) the attention the model itself reported for this head
+    scaling: float  # 1 / sqrt(head_dim)
+    causal: bool
+
+    @property
+    def max_difference(self) -> float:
+        """Largest gap between our softmax(q·k) and the model's attention (float rounding only)."""
+        return float(np.abs(self.weights - self.model_weights).max())
+
+
+@dataclass(frozen=True)
+class HeadSummary:
+    """Clark et al.'s measures for every head, averaged over query tokens (and sentences)."""
+
+    metrics: dict[str, np.ndarray]  # METRICS name -> (layers, heads); attention shares in [0, 1], entropy in nats
+    uniform_entropy: float  # entropy of attending evenly to every visible token, for scale
+    sentences: int
+    tokens: int  # query tokens averaged over, in all sentences
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        layers, heads = self.metrics["self"].shape
+        return int(layers), int(heads)
+
+    def rows(self) -> list[dict[str, float | int]]:
+        """One row per head (layer, head, then each measure): a table for CSV export."""
+        layers, heads = self.shape
+        return [
+            {"layer": layer, "head": head, **{m: float(self.metrics[m][layer, head]) for m in METRICS}}
+            for layer in range(layers)
+            for head in range(heads)
+        ]
+
+
+def sentence_summary(
+    attentions: np.ndarray, special: np.ndarray, causal: bool = False
+) -> tuple[dict[str, np.ndarray], float]:
+    """Clark et al.'s measures of one sentence: name -> (layers, heads), and the uniform entropy.
+
+    attentions: (layers, heads, tokens, tokens), each row a distribution over keys.
+    special: (tokens,) bool, True at [CLS]/[SEP]/... ; the first token counts as "first"
+    and the other special tokens as [SEP]. causal: row i sees only tokens 0..i (a GPT).
+    """
+    n = attentions.shape[-1]
+    rows = attentions.astype(np.float64)
+    sep = special.copy()
+    sep[0] = False
+    eye = np.arange(n)
+    visible = eye + 1 if causal else np.full(n, n)  # how many keys each query may look at
+    out = {
+        "first": rows[..., :, 0].mean(-1),
+        "sep": rows[..., :, sep].sum(-1).mean(-1),
+        "self": rows[..., eye, eye].mean(-1),
+        "prev": rows[..., eye[1:], eye[1:] - 1].mean(-1) if n > 1 else np.zeros(rows.shape[:2]),
+        "next": rows[..., eye[:-1], eye[:-1] + 1].mean(-1) if n > 1 else np.zeros(rows.shape[:2]),
+        "entropy": -(rows * np.log(np.where(rows > 0, rows, 1.0))).sum(-1).mean(-1),
+    }
+    return out, float(np.log(visible).mean())
+
+
+def head_summary(encoder: Encoder, texts: Sequence[str | tuple[str, str]]) -> HeadSummary:
+    """Clark et al.'s measures averaged over `texts` (each weighted by its number of tokens).
+
+    A text may be a sentence pair (a, b), read as [CLS] a [SEP] b [SEP].
+    """
+    totals: dict[str, np.ndarray] = {}
+    tokens = 0
+    uniform = 0.0
+    for text in texts:
+        a, b = text if isinstance(text, tuple) else (text, None)
+        encoder._check_text(a)
+        batch = encoder.tokenize(a, b, return_special_tokens_mask=True)
+        special = batch.pop("special_tokens_mask")[0].bool().numpy()
+        attentions = _attentions(encoder, batch)
+        n = attentions.shape[-1]
+        measures, flat = sentence_summary(attentions, special, causal=encoder.kind == "causal_lm")
+        for name, value in measures.items():
+            totals[name] = totals.get(name, 0) + value * n
+        tokens += n
+        uniform += flat * n
+    return HeadSummary(
+        metrics={name: value / tokens for name, value in totals.items()},
+        uniform_entropy=uniform / tokens,
+        sentences=len(texts),
+        tokens=tokens,
+    )
+
+
+def _attentions(encoder: Encoder, batch: Any) -> np.ndarray:
+    """(layers, heads, tokens, tokens) for the one sequence in `batch`."""
+    out = encoder._forward(batch, attentions=True)
+    return torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()
+
+
+@torch.inference_mode()
+def query_key(
+    encoder: Encoder, text: str, layer: int, head: int, text_pair: str | None = None, max_length: int | None = None
+) -> QueryKey:
+    """Recompute head `head` of layer `layer` from W_q and W_k, and compare it with the model's own.
+
+    Supported: BERT-family self-attention (query/key), GPT-2 (c_attn) and Llama (q_proj/k_proj
+    with rotary positions, grouped key heads). Others raise MissingCapability.
+    `text_pair` is read as BERT reads a pair; `max_length` reads only the first tokens (a
+    view of every token pair stays readable).
+    """
+    encoder._check_text(text)
+    if text_pair is not None:
+        encoder._check_text(text_pair)
+    base = encoder.base
+    batch = encoder.tokenize(text, text_pair, max_length=min(max_length or encoder.max_length, encoder.max_length))
+    inputs = {k: v.to(encoder.device) for k, v in batch.items()}
+    out = base(**inputs, output_hidden_states=True, output_attentions=True)
+    layers = len(out.attentions)
+    heads = out.attentions[0].shape[1]
+    if not (0 <= layer < layers and 0 <= head < heads):
+        raise ValueError(f"layer {layer}, head {head}: the model has {layers} layers of {heads} heads")
+    h = out.hidden_states[layer]  # (1, tokens, dim): the input to `layer`
+    q, k, module, causal = _project(base, layer, h, inputs)  # (1, heads, tokens, d), (1, kv_heads, tokens, d)
+    kv_head = head // (q.shape[1] // k.shape[1])
+    qh, kh = q[0, head].float(), k[0, kv_head].float()  # (tokens, d)
+    scaling = float(module.scaling)
+    scores = qh @ kh.T * scaling  # (tokens, tokens)
+    if causal:
+        n = scores.shape[0]
+        scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool, device=scores.device).triu(1), float("-inf"))
+    weights = scores.softmax(-1)
+    return QueryKey(
+        tokens=encoder.token_strings(batch["input_ids"][0].tolist()),
+        layer=layer,
+        head=head,
+        queries=qh.cpu().numpy(),
+        keys=kh.cpu().numpy(),
+        scores=scores.cpu().numpy(),
+        weights=weights.cpu().numpy(),
+        model_weights=out.attentions[layer][0, head].float().cpu().numpy(),
+        scaling=scaling,
+        causal=causal,
+    )
+
+
+def _project(base: Any, layer: int, h: torch.Tensor, inputs: dict) -> tuple[torch.Tensor, torch.Tensor, Any, bool]:
+    """Queries and keys of every head of `layer` from its input `h`, as the layer computes them."""
+    if hasattr(base, "encoder") and hasattr(base.encoder, "layer"):  # BERT and its family
+        module = base.encoder.layer[layer].attention.self
+        shape = (*h.shape[:-1], -1, module.attention_head_size)
+        q = module.query(h).view(shape).transpose(1, 2)
+        k = module.key(h).view(shape).transpose(1, 2)
+        return q, k, module, bool(getattr(module, "is_causal", False))
+    if hasattr(base, "h"):  # GPT-2
+        block = base.h[layer]
+        module = block.attn
+        q, k, _ = module.c_attn(block.ln_1(h)).split(module.split_size, dim=2)
+        shape = (*h.shape[:-1], -1, module.head_dim)
+        return q.view(shape).transpose(1, 2), k.view(shape).transpose(1, 2), module, True
+    if hasattr(base, "layers") and hasattr(base, "rotary_emb"):  # Llama (SmolLM2)
+        from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+        block = base.layers[layer]
+        module = block.self_attn
+        x = block.input_layernorm(h)
+        shape = (*h.shape[:-1], -1, module.head_dim)
+        q = module.q_proj(x).view(shape).transpose(1, 2)
+        k = module.k_proj(x).view(shape).transpose(1, 2)
+        positions = torch.arange(h.shape[1], device=h.device)[None]
+        cos, sin = base.rotary_emb(x, positions)
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        return q, k, module, True
+    raise MissingCapability(type(base).__name__, "query-key view", "its attention layout is not one ContextLab reads")

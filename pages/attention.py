@@ -1,0 +1,227 @@
+"""Lesson: where each token looks. bertviz's head and model views, one head's q·k worked out
+from the weights, and every head's habits (Clark et al. 2019) as heatmaps."""
+
+import csv
+import io
+
+import numpy as np
+import streamlit as st
+
+import model_zoo
+import serving
+from components.charts import build_matrix, build_score_bars, build_vector_strip
+from components.frame import ensure_app_frame
+from components.i18n import t
+from components.notices import render_error, select_model
+from components.tokens import readable, render_tokens
+from model_zoo import lexicon
+from model_zoo.attention import METRICS, HeadSummary
+
+ensure_app_frame()
+
+# Every model with self-attention; a head ContextLab trained on an encoder adds nothing here.
+MODELS = [c.name for c in model_zoo.list_models() if c.kind in ("encoder", "masked_lm", "causal_lm") and not c.head]
+EXAMPLES = (  # (sentence, second sentence or "")
+    ("The animal didn't cross the street because it was too tired.", ""),
+    ("The man went to the bank to deposit his money.", ""),
+    ("The doctor asked the nurse a question. She said that she was busy.", ""),
+    ("The man went to the store.", "He bought a gallon of milk."),
+    ("我把钱存进了银行。", ""),
+)
+PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contextlab-attention"}}
+
+st.title(t("lesson.attention.title"))
+st.write(t("attn.intro"))
+model = select_model(
+    t("attn.model"), MODELS, serving.ready_or("bert-base-uncased", "minilm-l6"), serving.model_or_fallback
+)
+assert isinstance(model, model_zoo.Encoder)
+causal = model.kind == "causal_lm"
+
+st.session_state.setdefault("text", EXAMPLES[0][0])
+st.session_state.setdefault("text_b", "")
+
+
+def use_example(a: str, b: str) -> None:
+    st.session_state.text, st.session_state.text_b = a, b
+
+
+cols = st.columns(len(EXAMPLES))
+for i, (col, (a, b)) in enumerate(zip(cols, EXAMPLES)):
+    col.button(f"{a} | {b}" if b else a, key=f"ex{i}", on_click=use_example, args=(a, b), width="stretch")
+text = st.text_area(t("attn.text"), key="text", bind="query-params", max_chars=5000, height=80)
+text_b = st.text_input(t("attn.text_b"), key="text_b", bind="query-params", max_chars=2000, help=t("attn.text_b_help"))
+pair = text_b if text_b.strip() else None
+
+if not text.strip():
+    st.info(t("attn.empty"), icon=":material/info:")
+    st.stop()
+try:
+    encoding = serving.attention_view(model.name, text, pair)
+except model_zoo.ModelZooError as err:
+    render_error(err)
+    st.stop()
+render_tokens(encoding.tokens, encoding.word_ids)
+if encoding.truncated:
+    st.warning(
+        t(
+            "attn.view_truncated",
+            n=serving.VIEW_TOKENS,
+            max=model.max_length,
+            total=len(model.tokenize(text, pair, truncation=False)["input_ids"][0]),
+        ),
+        icon=":material/content_cut:",
+    )
+layers, heads = encoding.attentions.shape[:2] if encoding.attentions is not None else (0, 0)
+
+head_tab, model_tab, qk_tab, summary_tab = st.tabs(
+    [t("attn.tab_head"), t("attn.tab_model"), t("attn.tab_qk"), t("attn.tab_summary")]
+)
+
+
+def render_bertviz(view: str) -> None:
+    """bertviz's view in an iframe that fetches nothing, and the same page to download."""
+    title = t("attn.file_title", view=t(f"attn.tab_{view}"), model=model.name)
+    page = serving.bertviz_page(model.name, text, pair, view, title)
+    st.caption(t(f"attn.{view}_help"))
+    st.iframe(page, height="content")
+    st.download_button(
+        t("attn.download_html"),
+        page,
+        file_name=f"contextlab-{view}-view-{model.name}.html",
+        mime="text/html",
+        icon=":material/download:",
+        key=f"download_{view}",
+    )
+
+
+with head_tab:
+    render_bertviz("head")
+with model_tab:
+    render_bertviz("model")
+
+# Query · key for one head ---------------------------------------------------------------------
+with qk_tab:
+    st.write(t("attn.qk_intro"))
+    st.latex(
+        r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right),\quad q_i = W_Q h_i,\ k_j = W_K h_j"
+    )
+    c1, c2, c3 = st.columns(3)
+    layer = c1.slider(t("attn.layer"), 1, layers, min(3, layers), key="layer", bind="query-params") - 1
+    head = c2.slider(t("attn.head"), 1, heads, 1, key="head", bind="query-params") - 1
+    labels = [f"{i}: {readable(tok)}" for i, tok in enumerate(encoding.tokens)]
+    default_query = next((i for i, w in enumerate(encoding.word_ids) if w is not None), 0)
+    query = c3.selectbox(
+        t("attn.query"), range(len(labels)), index=default_query, format_func=lambda i: labels[i], key="query"
+    )
+    query = min(query or 0, len(labels) - 1)  # a choice kept from a longer text
+    try:
+        qk = serving.query_key(model.name, text, pair, layer, head)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+    else:
+        scores = qk.scores[query]
+        visible = np.isfinite(scores)
+        shown = [labels[j] for j in range(len(labels)) if visible[j]]
+        left, right = st.columns(2)
+        left.plotly_chart(
+            build_score_bars(list(zip(shown, scores[visible].tolist())), t("attn.scores_title"), percent=False),
+            key="qk_scores",
+        )
+        right.plotly_chart(
+            build_score_bars(list(zip(shown, qk.weights[query][visible].tolist())), t("attn.weights_title")),
+            key="qk_weights",
+        )
+        st.caption(
+            t("attn.qk_check", d=qk.queries.shape[1], scaling=f"{qk.scaling:.4f}", diff=f"{qk.max_difference:.1e}")
+            + (" " + t("attn.qk_causal") if qk.causal else "")
+        )
+        st.plotly_chart(
+            build_vector_strip(
+                [f"q · {labels[query]}"] + [f"k · {s}" for s in shown],
+                np.vstack([qk.queries[query], qk.keys[visible]]),
+                t("attn.vectors_title"),
+            ),
+            key="qk_vectors",
+        )
+        st.plotly_chart(
+            build_matrix(
+                qk.weights,
+                labels,
+                labels,
+                t("attn.matrix_title", layer=layer + 1, head=head + 1),
+                zmin=0,
+                zmax=1,
+                colorscale="Blues",
+                hover="%{y} → %{x}<br>%{z:.3f}",
+            ),
+            key="qk_matrix",
+            config=PNG,
+        )
+
+# Head summary ----------------------------------------------------------------------------------
+SOURCES = ("yours", "examples")
+
+
+def render_summary(summary: HeadSummary) -> None:
+    """One heatmap per measure (layers down, heads across), then the table as CSV."""
+    rows = [str(i + 1) for i in range(summary.shape[0])]
+    cols = [str(i + 1) for i in range(summary.shape[1])]
+    shown = [m for m in METRICS if not (causal and m in ("sep", "next"))]
+    grid = st.columns(2)
+    for i, metric in enumerate(shown):
+        entropy = metric == "entropy"
+        fig = build_matrix(
+            summary.metrics[metric],
+            rows,
+            cols,
+            t(f"attn.metric_{metric}"),
+            zmin=0,
+            zmax=max(summary.uniform_entropy, float(summary.metrics[metric].max())) if entropy else 1,
+            colorscale="Viridis" if entropy else "Blues",
+            hover=t("attn.metric_hover") + ("%{z:.2f}" if entropy else "%{z:.1%}"),
+            height=120 + 24 * len(rows),
+        )
+        fig.update_layout(xaxis_title=t("attn.head"), yaxis_title=t("attn.layer"))
+        grid[i % 2].plotly_chart(fig, key=f"summary_{metric}", config=PNG)
+    if causal:
+        st.caption(t("attn.summary_causal"))
+    st.caption(
+        t("attn.summary_basis", sentences=summary.sentences, tokens=f"{summary.tokens:,}")
+        + " "
+        + t("attn.summary_entropy", uniform=f"{summary.uniform_entropy:.2f}")
+    )
+    table = summary.rows()
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(table[0]))
+    writer.writeheader()
+    writer.writerows(table)
+    st.download_button(
+        t("attn.download_csv"),
+        buffer.getvalue(),
+        file_name=f"contextlab-head-summary-{model.name}.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key="download_csv",
+    )
+    st.caption(t("attn.png_hint"))
+
+
+with summary_tab:
+    st.write(t("attn.summary_intro"))
+    source = st.radio(
+        t("attn.summary_source"),
+        SOURCES,
+        format_func=lambda s: t(f"attn.source_{s}", n=len(lexicon.examples())),
+        horizontal=True,
+        key="summary_source",
+        bind="query-params",
+    )
+    texts: tuple = ((text, pair) if pair else text,) if source == "yours" else tuple(lexicon.examples())
+    try:
+        with st.spinner(t("attn.summary_running", n=len(texts))):
+            summary = serving.head_summary(model.name, texts)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+    else:
+        render_summary(summary)
