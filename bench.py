@@ -35,6 +35,20 @@ def timed(fn, repeat: int, warmup: int = 5) -> float:
     return statistics.median(samples)
 
 
+def timed_pair(a, b, repeat: int, warmup: int = 5) -> tuple[float, float]:
+    """Median wall times of a() and b() in ms, run alternately so that drift in the
+    machine's load (other processes, CPU clocks) falls on both alike."""
+    for _ in range(warmup):
+        a(), b()
+    samples: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for fn, out in ((a, samples[0]), (b, samples[1])):
+            start = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples[0]), statistics.median(samples[1])
+
+
 def cold_load(name: str, cache_dir: str | None = None) -> dict[str, float]:
     """Import and load `name` in a fresh process: what a server start pays."""
     code = (
@@ -138,8 +152,7 @@ def masked_prediction() -> dict[str, dict[str, float]]:
         for name, model, source in checkpoints:
             assert isinstance(model, model_zoo.MaskedLM)
             pipe = pipeline("fill-mask", model=source, tokenizer=model.tokenizer, device=-1)
-            ours = timed(lambda m=model: m.fill_mask(text, 5), repeat=50)
-            theirs = timed(lambda p=pipe: p(text, top_k=5), repeat=50)
+            ours, theirs = timed_pair(lambda m=model: m.fill_mask(text, 5), lambda p=pipe: p(text, top_k=5), 60)
             results[name] = {
                 "fill_mask_ms": round(ours, 2),
                 "pipeline_ms": round(theirs, 2),

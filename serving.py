@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,6 +16,7 @@ import numpy as np
 import streamlit as st
 
 import model_zoo
+import model_zoo.senses
 from model_zoo import Availability, Model, ModelUnavailable
 from model_zoo.attention import HeadSummary, QueryKey
 from model_zoo.word2vec import EpochReport, TrainSettings
@@ -165,14 +166,34 @@ def bertviz_page(model_name: str, text: str, text_b: str | None, view: str, titl
     )
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def head_summary(model_name: str, texts: tuple[str | tuple[str, str], ...]) -> HeadSummary:
+@st.cache_resource
+def _summaries() -> tuple[OrderedDict, threading.Lock]:
+    """Head summaries by (model, texts), shared by every session: the 300-sentence average
+    costs seconds. Not st.cache_data: the progress bar drawn while computing must not be
+    replayed on a cache hit (Streamlit refuses to replay it into another run's layout)."""
+    return OrderedDict(), threading.Lock()
+
+
+def head_summary(
+    model_name: str, texts: tuple[str | tuple[str, str], ...], on_progress: Callable[[float], None] | None = None
+) -> HeadSummary:
     """Clark et al.'s measures of every head, averaged over `texts` (the whole text, up to the model's limit)."""
     from model_zoo.attention import head_summary as summarise
 
+    store, lock = _summaries()
+    key = (model_name, texts)
+    with lock:
+        if key in store:
+            store.move_to_end(key)
+            return store[key]
     model = load_model(model_name)
     assert isinstance(model, model_zoo.Encoder)
-    return summarise(model, list(texts))
+    summary = summarise(model, list(texts), on_progress)
+    with lock:
+        store[key] = summary
+        while len(store) > 64:
+            store.popitem(last=False)
+    return summary
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -183,6 +204,75 @@ def query_key(model_name: str, text: str, text_b: str | None, layer: int, head: 
     model = load_model(model_name)
     assert isinstance(model, model_zoo.Encoder)
     return compute(model, text, layer, head, text_b, max_length=VIEW_TOKENS)
+
+
+# -- word senses ---------------------------------------------------------------------------
+@st.cache_resource
+def _sense_vectors_store() -> tuple[dict, threading.Lock]:
+    """Encoded sense sets by (model, word), shared by every session (and kept on disk too).
+    Not st.cache_data, for the same reason as head summaries: a progress bar is drawn."""
+    return {}, threading.Lock()
+
+
+def sense_vectors(
+    model_name: str, word: str, on_progress: Callable[[float], None] | None = None
+) -> model_zoo.senses.SenseVectors:
+    """`word`'s vector in every sentence of the shipped set, at every layer of `model_name`."""
+    from model_zoo import senses
+
+    sense_set = senses.load_senses()[word]
+    model = load_model(model_name)
+    if isinstance(model, model_zoo.StaticModel):
+        return senses.static_sense_vectors(model.vector(word), sense_set)
+    store, lock = _sense_vectors_store()
+    with lock:
+        if (model_name, word) in store:
+            return store[model_name, word]
+    assert isinstance(model, model_zoo.Encoder)
+    encoded = senses.cached_sense_vectors(model, sense_set, model_zoo.cache_root() / "senses", on_progress)
+    with lock:
+        store[model_name, word] = encoded
+    return encoded
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def sense_measures(model_name: str, word: str) -> model_zoo.senses.LayerMeasures:
+    """Per-layer sense accuracy and Ethayarajh's similarities of `word` in `model_name`."""
+    from model_zoo import senses
+
+    return senses.layer_measures(sense_vectors(model_name, word), senses.load_senses()[word].senses)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def sense_map(
+    model_name: str,
+    word: str,
+    layer: int,
+    method: str,
+    extra: tuple[float, ...] | None,
+    seed: int,
+    neighbours: int,
+    min_dist: float,
+) -> np.ndarray:
+    """2-D positions of the word's uses at `layer` (and of one extra vector, last): (n [+1], 2)."""
+    from model_zoo.projection import pca_2d, umap_2d
+
+    vectors = sense_vectors(model_name, word).vectors[:, layer]
+    if extra is not None:
+        vectors = np.vstack([vectors, np.asarray(extra, dtype=vectors.dtype)[None]])
+    if method == "umap":
+        return umap_2d(vectors, seed, n_neighbors=neighbours, min_dist=min_dist)
+    return pca_2d(vectors)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def own_sentence_vector(model_name: str, sentence: str, word: str) -> np.ndarray:
+    """The word's vector in the learner's own sentence at every layer: (layers, dim)."""
+    model = load_model(model_name)
+    if isinstance(model, model_zoo.StaticModel):
+        return model.vector(word)[None]
+    assert isinstance(model, model_zoo.Encoder)
+    return model.word_vectors([sentence], word)[0]
 
 
 @st.cache_resource

@@ -111,3 +111,79 @@ def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: s
     fig.update_xaxes(showticklabels=False, zeroline=False)
     fig.update_yaxes(showticklabels=False, zeroline=False)
     return fig
+
+
+def build_sense_map(
+    xy: np.ndarray,
+    labels: list[str],
+    hover: list[str],
+    title: str = "",
+    own: tuple[np.ndarray, str] | None = None,
+) -> go.Figure:
+    """Uses of one word as points coloured by sense; `hover` is HTML already escaped.
+
+    own: (x, y) of the learner's sentence and its hover text, drawn as a star.
+    """
+    fig = go.Figure()
+    for label in dict.fromkeys(labels):
+        idx = [i for i, lab in enumerate(labels) if lab == label]
+        fig.add_trace(
+            go.Scatter(
+                x=xy[idx, 0],
+                y=xy[idx, 1],
+                mode="markers",
+                name=label,
+                text=[hover[i] for i in idx],
+                hovertemplate="%{text}<extra></extra>",
+                marker=dict(size=8, opacity=0.8),
+            )
+        )
+    if own is not None:
+        point, text = own
+        fig.add_trace(
+            go.Scatter(
+                x=[point[0]],
+                y=[point[1]],
+                mode="markers",
+                name="★",
+                text=[text],
+                hovertemplate="%{text}<extra></extra>",
+                marker=dict(size=18, symbol="star", color="black", line=dict(color="white", width=1)),
+            )
+        )
+    fig.update_layout(
+        title=title,
+        height=420,
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=dict(orientation="h", y=-0.05),
+        hoverlabel=dict(align="left"),
+    )
+    fig.update_xaxes(showticklabels=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, zeroline=False)
+    return fig
+
+
+def build_layer_lines(
+    series: dict[str, np.ndarray], title: str = "", y_title: str = "", dashed: tuple[str, ...] = ()
+) -> go.Figure:
+    """One line per named series over layers (x = layer index); names in `dashed` drawn dashed."""
+    fig = go.Figure()
+    for name, values in series.items():
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(len(values))),
+                y=values,
+                mode="lines+markers" if len(values) > 1 else "markers",
+                name=name,
+                line=dict(dash="dash" if name in dashed else "solid"),
+            )
+        )
+    fig.update_layout(
+        title=title,
+        height=340,
+        margin=dict(l=10, r=10, t=40, b=10),
+        xaxis_title="layer",
+        yaxis_title=y_title,
+        legend=dict(orientation="h", y=-0.25),
+    )
+    return fig

@@ -9,14 +9,14 @@ to [SEP], to the token itself, to the previous and next token, and its entropy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from .contextual import Encoder
+from .contextual import BATCH_SIZE, Encoder
 from .errors import MissingCapability
 
 # Clark et al.'s measures; "first" is [CLS] in BERT and the first token in a GPT.
@@ -94,38 +94,51 @@ def sentence_summary(
     return out, float(np.log(visible).mean())
 
 
-def head_summary(encoder: Encoder, texts: Sequence[str | tuple[str, str]]) -> HeadSummary:
+def head_summary(
+    encoder: Encoder,
+    texts: Sequence[str | tuple[str, str]],
+    on_progress: Callable[[float], None] | None = None,
+) -> HeadSummary:
     """Clark et al.'s measures averaged over `texts` (each weighted by its number of tokens).
 
-    A text may be a sentence pair (a, b), read as [CLS] a [SEP] b [SEP].
+    A text may be a sentence pair (a, b), read as [CLS] a [SEP] b [SEP]. Single texts run
+    in batches (padded on the right; each is measured on its own tokens only).
+    `on_progress` hears the share done after each batch.
     """
+    for text in texts:
+        for part in text if isinstance(text, tuple) else (text,):
+            encoder._check_text(part)
+    singles = [text for text in texts if isinstance(text, str)]
+    chunks: list[list[Any]] = [singles[i : i + BATCH_SIZE] for i in range(0, len(singles), BATCH_SIZE)]
+    chunks += [[text] for text in texts if isinstance(text, tuple)]
+    causal = encoder.kind == "causal_lm"
     totals: dict[str, np.ndarray] = {}
     tokens = 0
     uniform = 0.0
-    for text in texts:
-        a, b = text if isinstance(text, tuple) else (text, None)
-        encoder._check_text(a)
-        batch = encoder.tokenize(a, b, return_special_tokens_mask=True)
-        special = batch.pop("special_tokens_mask")[0].bool().numpy()
-        attentions = _attentions(encoder, batch)
-        n = attentions.shape[-1]
-        measures, flat = sentence_summary(attentions, special, causal=encoder.kind == "causal_lm")
-        for name, value in measures.items():
-            totals[name] = totals.get(name, 0) + value * n
-        tokens += n
-        uniform += flat * n
+    for done, chunk in enumerate(chunks, 1):
+        firsts = [t[0] if isinstance(t, tuple) else t for t in chunk]
+        seconds = [t[1] for t in chunk] if isinstance(chunk[0], tuple) else None
+        batch = encoder.tokenize(firsts, seconds, return_special_tokens_mask=True, padding_side="right")
+        special = batch.pop("special_tokens_mask").bool().numpy()
+        lengths = batch["attention_mask"].sum(1).tolist()
+        out = encoder._forward(batch, attentions=True)
+        attentions = torch.stack(out.attentions, 1)  # (batch, layers, heads, tokens, tokens)
+        for i, n in enumerate(lengths):
+            measures, flat = sentence_summary(
+                attentions[i, :, :, :n, :n].float().cpu().numpy(), special[i, :n], causal=causal
+            )
+            for name, value in measures.items():
+                totals[name] = totals.get(name, 0) + value * n
+            tokens += n
+            uniform += flat * n
+        if on_progress is not None:
+            on_progress(done / len(chunks))
     return HeadSummary(
         metrics={name: value / tokens for name, value in totals.items()},
         uniform_entropy=uniform / tokens,
         sentences=len(texts),
         tokens=tokens,
     )
-
-
-def _attentions(encoder: Encoder, batch: Any) -> np.ndarray:
-    """(layers, heads, tokens, tokens) for the one sequence in `batch`."""
-    out = encoder._forward(batch, attentions=True)
-    return torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()
 
 
 @torch.inference_mode()

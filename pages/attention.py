@@ -110,7 +110,9 @@ with qk_tab:
     layer = c1.slider(t("attn.layer"), 1, layers, min(3, layers), key="layer", bind="query-params") - 1
     head = c2.slider(t("attn.head"), 1, heads, 1, key="head", bind="query-params") - 1
     labels = [f"{i}: {readable(tok)}" for i, tok in enumerate(encoding.tokens)]
-    default_query = next((i for i, w in enumerate(encoding.word_ids) if w is not None), 0)
+    # A left-to-right model's last token sees the whole sentence; in BERT every token does.
+    words = [i for i, w in enumerate(encoding.word_ids) if w is not None] or [0]
+    default_query = len(labels) - 1 if causal else words[0]
     query = c3.selectbox(
         t("attn.query"), range(len(labels)), index=default_query, format_func=lambda i: labels[i], key="query"
     )
@@ -218,10 +220,13 @@ with summary_tab:
         bind="query-params",
     )
     texts: tuple = ((text, pair) if pair else text,) if source == "yours" else tuple(lexicon.examples())
+    progress = st.empty()
     try:
-        with st.spinner(t("attn.summary_running", n=len(texts))):
-            summary = serving.head_summary(model.name, texts)
+        summary = serving.head_summary(
+            model.name, texts, lambda share: progress.progress(share, t("attn.summary_running", n=len(texts)))
+        )
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
+        progress.empty()
         render_summary(summary)

@@ -95,8 +95,10 @@ def test_grouped_keys_are_shared_by_query_heads(tiny_llama) -> None:
     assert not np.array_equal(heads[0].queries, heads[1].queries)
 
 
-def test_head_summary_averages_sentences_by_tokens(tiny_bert) -> None:
-    model = model_zoo.load(tiny_bert)
+@pytest.mark.parametrize("fixture", ["tiny_bert", "tiny_gpt2"])
+def test_head_summary_averages_sentences_by_tokens(fixture: str, request) -> None:
+    """Sentences run as one padded batch measure the same as one at a time."""
+    model = model_zoo.load(request.getfixturevalue(fixture))
     texts = ["the man went to the bank", "we sat on the river bank and it was the water"]
     both = head_summary(model, texts)
     one, two = head_summary(model, texts[:1]), head_summary(model, texts[1:])
@@ -107,8 +109,14 @@ def test_head_summary_averages_sentences_by_tokens(tiny_bert) -> None:
         if metric != "entropy":
             assert (both.metrics[metric] >= 0).all() and (both.metrics[metric] <= 1).all()
     assert len(both.rows()) == 8 and set(both.rows()[0]) == {"layer", "head", *METRICS}
-    pair = head_summary(model, [("the man went to the bank", "he sat on the river bank")])
+
+
+def test_head_summary_of_a_sentence_pair(tiny_bert) -> None:
+    model = model_zoo.load(tiny_bert)
+    seen: list[float] = []
+    pair = head_summary(model, [("the man went to the bank", "he sat on the river bank")], on_progress=seen.append)
     assert pair.metrics["sep"].mean() > 0  # two [SEP]s in a pair
+    assert seen == [1.0]
 
 
 def test_empty_text_is_refused(tiny_bert) -> None:
@@ -265,3 +273,11 @@ def test_page_in_chinese() -> None:
     assert not at.exception
     assert at.title[0].value == "注意力"
     assert "注意力头统计" in [tab.label for tab in at.tabs]
+
+
+def test_page_second_visitor_gets_the_cached_summary() -> None:
+    """A summary computed for one session (with its progress bar) is reused by the next one."""
+    first = open_page("pages/attention.py", text="The bank by the river.")
+    second = open_page("pages/attention.py", text="The bank by the river.")
+    assert not first.exception and not second.exception
+    assert chart_titles(first) == chart_titles(second)

@@ -113,7 +113,7 @@ class Page:
 
     def _route(self, route) -> None:
         url = route.request.url
-        if url.startswith(("data:", "blob:")) or urlparse(url).hostname in LOCAL_HOSTS:
+        if url.startswith(("data:", "blob:", "file:")) or urlparse(url).hostname in LOCAL_HOSTS:
             route.continue_()
         else:
             self.blocked.append(url)
@@ -292,3 +292,25 @@ def test_attention_summary_heatmap_saves_as_png(server: str, tab: Page) -> None:
     assert download.value.suggested_filename == "contextlab-attention.png"
     assert tab.blocked == []
     tab.shot("attention-summary")
+
+
+def test_downloaded_attention_view_draws_offline_on_its_own(browser, tmp_path) -> None:
+    """The HTML a learner downloads is a page on its own: opened from disk, it draws with no network."""
+    import numpy as np
+
+    from components.attention_view import build_bertviz_html
+
+    tokens = ["[CLS]", "the", "bank", "</script><img src=x onerror=alert(1)>", "[SEP]"]
+    attentions = np.full((2, 3, 5, 5), 0.2)
+    for view in ("head", "model"):
+        path = tmp_path / f"{view}.html"
+        path.write_text(build_bertviz_html(view, tokens, attentions), encoding="utf-8")  # type: ignore[arg-type]
+        tab = Page(browser)
+        try:
+            tab.page.goto(path.as_uri())
+            tab.page.locator("#vis svg").first.wait_for(timeout=30_000)
+            assert tab.page.locator("#vis svg rect, #vis svg line").count() > 5
+            tab.page.wait_for_timeout(500)
+            assert tab.dialogs == [] and tab.blocked == []
+        finally:
+            tab.close()

@@ -1,0 +1,236 @@
+"""Word senses in space: a sense-labelled sentence set, each word's vector in every sentence at
+every layer, and the measures of how contextual those vectors are.
+
+- Nearest-neighbour sense accuracy, leave one out (Coenen et al. 2019, "Visualizing and
+  Measuring the Geometry of BERT"): does a use's nearest other use share its sense?
+- Self-similarity and intra-sentence similarity (Ethayarajh 2019, "How Contextual are
+  Contextualized Word Representations?"), each shown beside the anisotropy baseline: the
+  mean cosine of random pairs of words from different sentences at that layer.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .contextual import BATCH_SIZE, Encoder, _word_pieces
+from .errors import WordNotInText
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+SENSES = ASSETS / "senses" / "senses.tsv"
+
+
+@dataclass(frozen=True)
+class SenseSet:
+    """One polysemous word in many sentences, each tagged with its WordNet sense."""
+
+    word: str
+    sentences: tuple[str, ...]  # (n,)
+    senses: tuple[str, ...]  # (n,) WordNet sense key of the word in each sentence
+    glosses: dict[str, str]  # sense key -> WordNet gloss
+
+    @property
+    def sense_keys(self) -> list[str]:
+        return list(dict.fromkeys(self.senses))
+
+
+@cache
+def load_senses(path: Path = SENSES) -> dict[str, SenseSet]:
+    """The shipped set: word -> SenseSet, in file order."""
+    rows: dict[str, list[dict[str, str]]] = {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            rows.setdefault(row["word"], []).append(row)
+    return {
+        word: SenseSet(
+            word=word,
+            sentences=tuple(r["sentence"] for r in items),
+            senses=tuple(r["sense_key"] for r in items),
+            glosses={r["sense_key"]: r["gloss"] for r in items},
+        )
+        for word, items in rows.items()
+    }
+
+
+def data_version(path: Path = SENSES) -> str:
+    """A short hash of the set's bytes: encodings cached on disk are keyed on it."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+# -- encoding ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SenseVectors:
+    """A model's view of a SenseSet: (n, layers, dim) plus the per-layer similarity measures."""
+
+    word: str
+    vectors: np.ndarray  # (n, layers, dim) float32: the word's vector in each sentence at each layer
+    intra_similarity: np.ndarray  # (layers,) mean over sentences of cos(word-token, sentence mean)
+    baseline: np.ndarray  # (layers,) mean cosine of random word pairs from different sentences
+
+
+def encode_senses(
+    encoder: Encoder,
+    sense_set: SenseSet,
+    on_progress: Callable[[float], None] | None = None,
+    seed: int = 0,
+) -> SenseVectors:
+    """The word's vector in every sentence at every layer (mean of its pieces; [0] = embeddings).
+
+    Also Ethayarajh's intra-sentence similarity (each word token of a sentence against the
+    sentence's mean word vector, averaged) and the anisotropy baseline (random pairs of word
+    tokens from different sentences), both per layer.
+    """
+    sentences = list(sense_set.sentences)
+    vectors: list[np.ndarray] = []
+    intra: list[np.ndarray] = []
+    pool: list[tuple[int, np.ndarray]] = []  # (sentence, (layers, dim)) tokens for the baseline
+    rng = np.random.default_rng(seed)
+    for start in range(0, len(sentences), BATCH_SIZE):
+        chunk = sentences[start : start + BATCH_SIZE]
+        batch = encoder.tokenize(chunk, return_special_tokens_mask=True, padding_side="right")
+        special = batch.pop("special_tokens_mask").bool()
+        mask = batch["attention_mask"].bool()
+        states = torch.stack(encoder._forward(batch, attentions=False).hidden_states, 1).float()
+        # states: (batch, layers, tokens, dim)
+        for i, text in enumerate(chunk):
+            pieces = _word_pieces(batch, i, text, sense_set.word)
+            if not pieces:
+                raise WordNotInText(sense_set.word, text, start + i)
+            vectors.append(states[i, :, pieces].mean(1).cpu().numpy())
+            words = (mask[i] & ~special[i]).nonzero().flatten()
+            tokens = states[i][:, words]  # (layers, words, dim)
+            unit = torch.nn.functional.normalize(tokens, dim=-1)
+            centre = torch.nn.functional.normalize(tokens.mean(1, keepdim=True), dim=-1)
+            intra.append((unit * centre).sum(-1).mean(-1).cpu().numpy())  # (layers,)
+            for j in rng.choice(len(words), size=min(4, len(words)), replace=False):
+                pool.append((start + i, tokens[:, j].cpu().numpy()))
+        if on_progress is not None:
+            on_progress(min(1.0, (start + len(chunk)) / len(sentences)))
+    return SenseVectors(
+        word=sense_set.word,
+        vectors=np.stack(vectors),
+        intra_similarity=np.mean(intra, axis=0),
+        baseline=_random_pair_cosine(pool, rng),
+    )
+
+
+def static_sense_vectors(vector: np.ndarray, sense_set: SenseSet) -> SenseVectors:
+    """A static model (GloVe): the same vector in every sentence, one 'layer'."""
+    n = len(sense_set.sentences)
+    return SenseVectors(
+        word=sense_set.word,
+        vectors=np.repeat(vector[None, None, :].astype(np.float32), n, axis=0),
+        intra_similarity=np.full(1, np.nan),
+        baseline=np.full(1, np.nan),
+    )
+
+
+def _random_pair_cosine(pool: list[tuple[int, np.ndarray]], rng: np.random.Generator, pairs: int = 2000) -> np.ndarray:
+    """Mean cosine of random pairs of pooled tokens that come from different sentences: (layers,)."""
+    if len(pool) < 2:
+        return np.full(pool[0][1].shape[0] if pool else 1, np.nan)
+    owners = np.array([s for s, _ in pool])
+    stack = np.stack([v for _, v in pool])  # (tokens, layers, dim)
+    a, b = rng.integers(0, len(pool), size=(2, pairs))
+    keep = owners[a] != owners[b]
+    a, b = a[keep], b[keep]
+    return cosine_rows(stack[a], stack[b]).mean(0)
+
+
+def cosine_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Cosine of x[i] and y[i] along the last axis."""
+    num = (x * y).sum(-1)
+    den = np.linalg.norm(x, axis=-1) * np.linalg.norm(y, axis=-1)
+    return num / np.maximum(den, 1e-12)
+
+
+# -- measures ----------------------------------------------------------------------------------
+def nn_sense_accuracy(vectors: np.ndarray, senses: list[str] | tuple[str, ...]) -> float:
+    """Leave-one-out nearest-neighbour sense accuracy of `vectors` (n, dim) by cosine.
+
+    Ties (identical vectors, as a static model gives) are broken at random in expectation:
+    each use scores the share of its equally-near neighbours that share its sense. A static
+    model therefore scores exactly chance.
+    """
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    sims = unit @ unit.T
+    np.fill_diagonal(sims, -np.inf)
+    labels = np.asarray(senses)
+    best = sims.max(1, keepdims=True)
+    nearest = sims >= best - 1e-6
+    same = nearest & (labels[:, None] == labels[None, :])
+    return float((same.sum(1) / nearest.sum(1)).mean())
+
+
+def chance_accuracy(senses: list[str] | tuple[str, ...]) -> float:
+    """What a random other use scores: sum over senses of p(sense) * p(another use shares it)."""
+    labels = np.asarray(senses)
+    n = len(labels)
+    counts = np.unique(labels, return_counts=True)[1]
+    return float((counts * (counts - 1)).sum() / (n * (n - 1)))
+
+
+def self_similarity(vectors: np.ndarray) -> float:
+    """Ethayarajh's SelfSim: mean cosine between the word's vectors in different sentences."""
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    sims = unit @ unit.T
+    n = len(vectors)
+    return float((sims.sum() - np.trace(sims)) / (n * (n - 1)))
+
+
+@dataclass(frozen=True)
+class LayerMeasures:
+    """Per-layer measures of one model on one word: each (layers,)."""
+
+    accuracy: np.ndarray  # leave-one-out nearest-neighbour sense accuracy
+    self_similarity: np.ndarray
+    intra_similarity: np.ndarray
+    baseline: np.ndarray  # anisotropy: random word pairs
+    chance: float
+
+
+def layer_measures(encoded: SenseVectors, senses: tuple[str, ...]) -> LayerMeasures:
+    layers = encoded.vectors.shape[1]
+    return LayerMeasures(
+        accuracy=np.array([nn_sense_accuracy(encoded.vectors[:, layer], senses) for layer in range(layers)]),
+        self_similarity=np.array([self_similarity(encoded.vectors[:, layer]) for layer in range(layers)]),
+        intra_similarity=encoded.intra_similarity,
+        baseline=encoded.baseline,
+        chance=chance_accuracy(senses),
+    )
+
+
+def vote(vectors: np.ndarray, senses: tuple[str, ...], query: np.ndarray, k: int = 5) -> tuple[str, float]:
+    """The sense the k nearest uses (cosine) of `query` (dim,) vote for, and its share of the votes."""
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    q = query / max(float(np.linalg.norm(query)), 1e-12)
+    nearest = np.argsort(-(unit @ q))[:k]
+    keys, counts = np.unique(np.asarray(senses)[nearest], return_counts=True)
+    return str(keys[counts.argmax()]), float(counts.max() / len(nearest))
+
+
+def cached_sense_vectors(
+    encoder: Encoder,
+    sense_set: SenseSet,
+    folder: Path,
+    on_progress: Callable[[float], None] | None = None,
+) -> SenseVectors:
+    """encode_senses, kept on disk in `folder` across restarts, keyed on model, word and data."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
+    path = folder / f"{safe}-{sense_set.word}-{data_version()}.npz"
+    if path.exists():
+        with np.load(path) as saved:
+            return SenseVectors(sense_set.word, saved["vectors"], saved["intra"], saved["baseline"])
+    encoded = encode_senses(encoder, sense_set, on_progress)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp.npz")
+    np.savez(partial, vectors=encoded.vectors, intra=encoded.intra_similarity, baseline=encoded.baseline)
+    partial.replace(path)  # whole or not at all, even with two sessions writing at once
+    return encoded
