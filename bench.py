@@ -161,6 +161,46 @@ def masked_prediction() -> dict[str, dict[str, float]]:
     return results
 
 
+def word_senses() -> dict[str, float]:
+    """The Word senses lesson: encoding the set for one word, reloading it, a layer change, one sentence."""
+    import model_zoo
+    from model_zoo.projection import pca_2d, umap_2d
+    from model_zoo.senses import cached_sense_vectors, layer_measures, load_senses, vote
+
+    minilm = model_zoo.load("minilm-l6")
+    assert isinstance(minilm, model_zoo.Encoder)
+    bank = load_senses()["bank"]
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.perf_counter()
+        encoded = cached_sense_vectors(minilm, bank, Path(folder))
+        encode_s = time.perf_counter() - start
+        reload_ms = timed(lambda: cached_sense_vectors(minilm, bank, Path(folder)), repeat=10, warmup=1)
+    layer_ms = timed(lambda: pca_2d(encoded.vectors[:, 4]), repeat=20)
+    measures_ms = timed(lambda: layer_measures(encoded, bank.senses), repeat=5, warmup=1)
+    sentence = "We pulled the canoe up onto the muddy bank of the stream."
+
+    def add_sentence() -> None:
+        own = minilm.word_vectors([sentence], "bank")[0]
+        vote(encoded.vectors[:, 6], bank.senses, own[6])
+        pca_2d(np.vstack([encoded.vectors[:, 6], own[6][None]]))
+
+    sentence_ms = timed(add_sentence, repeat=20)
+    start = time.perf_counter()
+    umap_2d(encoded.vectors[:, 6])
+    umap_first_s = time.perf_counter() - start
+    umap_ms = timed(lambda: umap_2d(encoded.vectors[:, 6]), repeat=3, warmup=1)
+    return {
+        "sentences": len(bank.sentences),
+        "encode_set_s": round(encode_s, 2),
+        "reload_from_disk_ms": round(reload_ms, 1),
+        "layer_change_pca_ms": round(layer_ms, 2),
+        "layer_measures_ms": round(measures_ms, 1),
+        "add_sentence_ms": round(sentence_ms, 1),
+        "umap_first_in_process_s": round(umap_first_s, 1),
+        "umap_ms": round(umap_ms, 1),
+    }
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -254,6 +294,15 @@ def main() -> int:
             f"fill_mask, {name}, 16 tokens: {fig['fill_mask_ms']:.1f} ms; transformers' fill-mask pipeline: "
             f"{fig['pipeline_ms']:.1f} ms; ratio {fig['ratio']:.2f} [<= 0.8]"
         )
+
+    results["word_senses"] = ws = word_senses()
+    print(
+        f"word senses, bank in {ws['sentences']} sentences, minilm-l6: encode the set {ws['encode_set_s']:.2f} s "
+        f"(once; then from disk {ws['reload_from_disk_ms']:.1f} ms); layer change (PCA) {ws['layer_change_pca_ms']:.2f} ms "
+        f"+ per-layer measures {ws['layer_measures_ms']:.0f} ms (once per word) [< 300 ms]; add one sentence "
+        f"{ws['add_sentence_ms']:.0f} ms [< 1 s]; UMAP {ws['umap_ms']:.0f} ms (first in a process "
+        f"{ws['umap_first_in_process_s']:.1f} s)"
+    )
 
     (ROOT / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     print("\nwritten to bench.json")

@@ -119,10 +119,12 @@ def build_sense_map(
     hover: list[str],
     title: str = "",
     own: tuple[np.ndarray, str] | None = None,
+    own_name: str = "★",
 ) -> go.Figure:
     """Uses of one word as points coloured by sense; `hover` is HTML already escaped.
 
-    own: (x, y) of the learner's sentence and its hover text, drawn as a star.
+    own: (x, y) of the learner's sentence and its hover text, drawn as a star named `own_name`.
+    All points in one place (a static model) are drawn as one point in the middle.
     """
     fig = go.Figure()
     for label in dict.fromkeys(labels):
@@ -145,7 +147,7 @@ def build_sense_map(
                 x=[point[0]],
                 y=[point[1]],
                 mode="markers",
-                name="★",
+                name=own_name,
                 text=[text],
                 hovertemplate="%{text}<extra></extra>",
                 marker=dict(size=18, symbol="star", color="black", line=dict(color="white", width=1)),
@@ -158,8 +160,9 @@ def build_sense_map(
         legend=dict(orientation="h", y=-0.05),
         hoverlabel=dict(align="left"),
     )
-    fig.update_xaxes(showticklabels=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, zeroline=False)
+    flat = bool(np.ptp(xy, axis=0).max() < 1e-9) if len(xy) else True
+    fig.update_xaxes(showticklabels=False, zeroline=False, range=[-1, 1] if flat else None)
+    fig.update_yaxes(showticklabels=False, zeroline=False, range=[-1, 1] if flat else None)
     return fig
 
 

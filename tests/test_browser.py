@@ -29,6 +29,7 @@ PAGES = {
     "bert_inputs": "bert_inputs",
     "masked_lm": "masked_lm",
     "attention": "attention",
+    "senses": "senses",
 }
 
 
@@ -314,3 +315,22 @@ def test_downloaded_attention_view_draws_offline_on_its_own(browser, tmp_path) -
             assert tab.dialogs == [] and tab.blocked == []
         finally:
             tab.close()
+
+
+def test_sense_maps_draw_move_with_the_layer_and_show_sentences(server: str, tab: Page) -> None:
+    tab.open(f"{server}/senses?layer=1")
+    plot = tab.page.locator(".stPlotlyChart").filter(has_text="minilm-l6 · layer 1 of 6")
+    plot.wait_for(timeout=60_000)
+    assert plot.locator(".scatterlayer .point").count() >= 70  # every use of "bank"
+    tab.page.get_by_role("slider").first.focus()
+    tab.page.keyboard.press("End")  # the top layer
+    tab.page.locator(".stPlotlyChart").filter(has_text="minilm-l6 · layer 6 of 6").wait_for(timeout=60_000)
+    tab.settle()
+    moved = tab.page.locator(".stPlotlyChart").filter(has_text="minilm-l6 · layer 6 of 6")
+    moved.locator(".scatterlayer .point").first.hover(force=True)
+    hover = tab.page.locator(".hoverlayer .hovertext")
+    hover.first.wait_for(timeout=10_000)
+    text = hover.first.text_content() or ""
+    assert "bank" in text.lower() and ("sloping land" in text or "financial institution" in text)
+    assert tab.exceptions() == 0 and tab.blocked == []
+    tab.shot("senses-top-layer")

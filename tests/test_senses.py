@@ -1,0 +1,166 @@
+"""Word senses: the shipped sense-labelled set, the measures as the papers define them, the page."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+import model_zoo
+from model_zoo.senses import (
+    SenseSet,
+    cached_sense_vectors,
+    chance_accuracy,
+    encode_senses,
+    layer_measures,
+    load_senses,
+    nn_sense_accuracy,
+    self_similarity,
+    static_sense_vectors,
+    vote,
+)
+from tests.test_app import all_text, open_page
+
+
+# -- the data ---------------------------------------------------------------------------------------
+def test_shipped_set_has_enough_words_senses_and_sentences() -> None:
+    sets = load_senses()
+    assert len(sets) >= 12 and {"bank", "stick"} <= set(sets)
+    for word, s in sets.items():
+        counts = {k: s.senses.count(k) for k in s.sense_keys}
+        assert 2 <= len(counts) <= 4, word
+        assert min(counts.values()) >= 25, (word, counts)
+        assert all(k.startswith(f"{word}%") and s.glosses[k] for k in counts)
+        for sentence in s.sentences:
+            assert len(re.findall(rf"(?<![\w-]){word}(?![\w-])", sentence, flags=re.I)) == 1, sentence
+        assert len(set(s.sentences)) == len(s.sentences)
+
+
+# -- the measures, by hand --------------------------------------------------------------------------
+def test_nearest_neighbour_accuracy_by_hand() -> None:
+    # Two tight pairs far apart, labelled so that one point's nearest neighbour has the other sense.
+    v = np.array([[1.0, 0.0], [0.99, 0.1], [0.0, 1.0], [0.1, 0.99]])
+    assert nn_sense_accuracy(v, ["a", "a", "b", "b"]) == 1.0
+    assert nn_sense_accuracy(v, ["a", "b", "b", "b"]) == pytest.approx(0.5)  # points 0 and 1 miss
+    same = np.ones((4, 3))  # a static model: every use the same vector, every neighbour tied
+    assert nn_sense_accuracy(same, ["a", "a", "b", "b"]) == pytest.approx(chance_accuracy(["a", "a", "b", "b"]))
+    assert chance_accuracy(["a", "a", "b", "b"]) == pytest.approx((2 * 1 + 2 * 1) / (4 * 3))
+
+
+def test_self_similarity_by_hand() -> None:
+    v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    pairs = [0.0, np.sqrt(0.5), np.sqrt(0.5)]  # cos(v0,v1), cos(v0,v2), cos(v1,v2)
+    assert self_similarity(v) == pytest.approx(np.mean(pairs))
+    assert self_similarity(np.ones((5, 4))) == pytest.approx(1.0)
+
+
+def test_vote_is_the_majority_of_the_nearest() -> None:
+    v = np.array([[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 3)
+    assert vote(v, ("a",) * 3 + ("b",) * 3, np.array([0.9, 0.1]), k=3) == ("a", 1.0)
+
+
+# -- real models ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("word", ["bank", "stick", "mouse"])
+def test_minilm_separates_senses_glove_cannot(offline_models, word: str) -> None:
+    s = load_senses()[word]
+    minilm = layer_measures(encode_senses(offline_models("minilm-l6"), s), s.senses)
+    glove = layer_measures(static_sense_vectors(offline_models("glove-6b-50d").vector(word), s), s.senses)
+    assert glove.accuracy[0] == pytest.approx(glove.chance)  # one vector: chance, exactly
+    assert minilm.accuracy.max() > glove.chance + 0.3
+    assert minilm.accuracy[1:].max() > minilm.accuracy[0]  # context, not the word's own embedding
+    assert (minilm.baseline > 0).all()  # anisotropy: random words are not orthogonal
+
+
+def test_encodings_are_kept_on_disk_and_reloaded(tiny_bert, tmp_path) -> None:
+    model = model_zoo.load(tiny_bert)
+    s = SenseSet(
+        "bank",
+        ("the man went to the bank", "we sat on the river bank", "his money is at the bank", "the fish at the bank"),
+        ("m", "r", "m", "r"),
+        {"m": "money", "r": "river"},
+    )
+    first = cached_sense_vectors(model, s, tmp_path)
+    assert len(list(tmp_path.glob("*.npz"))) == 1
+    again = cached_sense_vectors(model, s, tmp_path)
+    np.testing.assert_array_equal(first.vectors, again.vectors)
+    assert first.vectors.shape == (4, 3, 32)  # sentences, embeddings + 2 layers, width
+    with pytest.raises(model_zoo.WordNotInText):
+        encode_senses(model, SenseSet("bank", ("the man went to the river",), ("r",), {"r": "river"}))
+
+
+def test_umap_projection_is_deterministic_for_a_seed() -> None:
+    from model_zoo.projection import umap_2d
+
+    x = np.random.default_rng(0).normal(size=(40, 8))
+    np.testing.assert_allclose(umap_2d(x, seed=3), umap_2d(x, seed=3))
+
+
+# -- the page ---------------------------------------------------------------------------------------
+def chart_titles(at) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_page_default_glove_is_one_point_minilm_separates() -> None:
+    at = open_page("pages/senses.py")
+    assert not at.exception
+    titles = chart_titles(at)
+    assert "glove-6b-50d · one vector per word" in titles and "minilm-l6 · layer 3 of 6" in titles
+    assert "Nearest-neighbour sense accuracy" in titles
+    text = all_text(at)
+    assert "all the points lie on top of each other" in text
+    assert "No model that reads Chinese is on this machine" in text
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    hover = spec["data"][0]["text"][0]
+    assert "<b>bank</b>" in hover.lower() or "<b>Bank</b>" in hover
+
+
+def test_page_layer_and_word_change_the_maps() -> None:
+    at = open_page("pages/senses.py", word="stick", layer="6")
+    assert not at.exception
+    assert "minilm-l6 · layer 6 of 6" in chart_titles(at)
+    assert "3 WordNet senses" in all_text(at)
+
+
+def test_page_own_sentence_gets_a_vote_per_layer() -> None:
+    at = open_page("pages/senses.py", mine="We pulled the canoe up onto the muddy bank of the stream.")
+    assert not at.exception
+    votes = at.dataframe[0].value
+    assert list(votes.iloc[0])[0] == "minilm-l6" and votes.iloc[0].iloc[-1] == "1"  # 1 = sloping land
+    assert any(
+        "your sentence" in str(trace.get("name")) for trace in json.loads(at.get("plotly_chart")[1].proto.spec)["data"]
+    )
+
+
+@pytest.mark.parametrize(
+    "mine, expected",
+    [
+        ("All the banks were closed on Monday.", "does not use “bank” itself, but banks"),
+        ("Nothing to see here.", "does not contain “bank”"),
+    ],
+)
+def test_page_sentence_without_the_word_gets_a_message(mine: str, expected: str) -> None:
+    at = open_page("pages/senses.py", mine=mine)
+    assert not at.exception
+    assert expected in all_text(at)
+
+
+def test_page_html_in_own_sentence_is_escaped() -> None:
+    at = open_page("pages/senses.py", mine="<img src=x onerror=alert(1)> by the bank")
+    assert not at.exception
+    hovers = [t for trace in json.loads(at.get("plotly_chart")[1].proto.spec)["data"] for t in trace["text"]]
+    assert any("&lt;img" in h for h in hovers) and not any("<img" in h for h in hovers)
+
+
+def test_page_unavailable_and_coming_models_say_so() -> None:
+    at = open_page("pages/senses.py", models=["bert-base-uncased", "elmo-small"])
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "bert-base-uncased" in warnings and "elmo-small" in warnings
+
+
+def test_page_in_chinese() -> None:
+    at = open_page("pages/senses.py", lang="zh")
+    assert not at.exception
+    assert at.title[0].value == "一词多义"
