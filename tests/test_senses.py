@@ -163,9 +163,9 @@ def test_page_unavailable_and_coming_models_say_so() -> None:
 
 def test_page_chinese_corner_with_a_chinese_model(tiny_bert) -> None:
     """Once a Chinese BERT is in the cache (here a tiny one laid out as if downloaded), 长 is compared."""
-    from tests.conftest import fake_hub_snapshot
-
     import shutil
+
+    from tests.conftest import fake_hub_snapshot
 
     repo = model_zoo.get_card("bert-base-chinese").hub_repo or ""
     existed = model_zoo.availability(model_zoo.get_card("bert-base-chinese")).ready
