@@ -6,6 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
+import serving
 from components.i18n import DEFAULT_LANG, LANGS, t
 from components.road import HOME, PLAYGROUND, Lesson, ready_lessons
 
@@ -19,6 +20,7 @@ def page(lesson: Lesson, default: bool = False) -> st.Page:
 
 def run() -> None:
     st.set_page_config(page_title="ContextLab", page_icon=str(FAVICON), layout="wide")
+    serving.warm_up()  # once per server: default models and UMAP get ready in the background
     # ?lang= is kept by hand rather than bound: a bound segmented control would put its
     # label (简体中文) in the URL, and a shared link should read ?lang=zh.
     if "lang" not in st.session_state:

@@ -28,6 +28,38 @@ def load_model(name: str) -> Model:
     return model_zoo.load(name)
 
 
+WARM = ("glove-6b-50d", "minilm-l6")  # the models most pages open with
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up() -> threading.Thread | None:
+    """Once per server, in the background: load the default models, then compile UMAP.
+
+    The first visitor's page then finds them loaded (torch import + loads take ~7 s on
+    2 cores), and the first UMAP map takes ~0.1 s instead of ~12 s. load_model is
+    cache_resource: a page asking for a model being loaded waits for this load, never
+    starts a second. CONTEXTLAB_WARMUP=0 turns it off (the test suite does).
+    """
+    import os
+
+    if os.environ.get("CONTEXTLAB_WARMUP", "1") == "0":
+        return None
+
+    def work() -> None:
+        for name in WARM:
+            try:
+                load_model(name)
+            except model_zoo.ModelZooError:
+                pass  # the page that needs it will say why
+        from model_zoo.projection import umap_2d
+
+        umap_2d(np.random.default_rng(0).normal(size=(30, 8)))
+
+    thread = threading.Thread(target=work, name="contextlab-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def model_or_fallback(name: str) -> tuple[Model, ModelUnavailable | None]:
     """`name` if it can be had, else its card's offline fallback together with the reason.
 

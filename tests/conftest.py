@@ -13,6 +13,7 @@ os.environ["HF_HOME"] = _HF_TMP
 os.environ["HF_HUB_CACHE"] = str(Path(_HF_TMP) / "hub")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("CONTEXTLAB_DEVICE", "cpu")
+os.environ.setdefault("CONTEXTLAB_WARMUP", "0")  # tests load what they use, when they use it
 
 import pytest  # noqa: E402
 

@@ -166,3 +166,21 @@ def test_playground_elmo_is_named_as_coming() -> None:
     at = playground(model="elmo-small")
     assert not at.exception
     assert "elmo-small" in at.warning[0].value
+
+
+def test_warm_up_loads_the_default_models_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import serving
+
+    monkeypatch.setenv("CONTEXTLAB_WARMUP", "1")
+    serving.warm_up.clear()
+    thread = serving.warm_up()
+    assert thread is not None and thread.daemon
+    thread.join(timeout=300)
+    assert not thread.is_alive()
+    assert "umap" in sys.modules  # compiled by a first fit
+    assert serving.warm_up() is thread  # once per server
+    serving.warm_up.clear()
+    monkeypatch.setenv("CONTEXTLAB_WARMUP", "0")
+    assert serving.warm_up() is None
