@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 from dataclasses import dataclass
 from functools import cached_property
@@ -54,11 +55,20 @@ class Encoder:
         self._tokenizer_lock = threading.Lock()
         self.device = device
         self.max_length = _max_length(model, tokenizer)
+        # Attention weights need the eager implementation; everything else runs on a twin that
+        # shares every weight and uses PyTorch's fused attention (BERT-base, 16 tokens on CPU:
+        # 77 ms eager, 57 ms fused).
+        self.fast_model = _fused_twin(self.model)
 
     @property
     def base(self) -> Any:
-        """The bare transformer under any task heads."""
+        """The bare transformer under any task heads (eager attention: it can return attention weights)."""
         return getattr(self.model, "base_model", self.model)
+
+    @property
+    def fast_base(self) -> Any:
+        """The same transformer, same weights, with fused attention: for calls that need no attention weights."""
+        return getattr(self.fast_model, "base_model", self.fast_model)
 
     @property
     def config(self) -> Any:
@@ -91,7 +101,9 @@ class Encoder:
     @torch.inference_mode()
     def _forward(self, batch: Any, attentions: bool) -> Any:
         inputs = {k: v.to(self.device) for k, v in batch.items()}
-        return self.base(**inputs, output_hidden_states=True, output_attentions=attentions)
+        if attentions:
+            return self.base(**inputs, output_hidden_states=True, output_attentions=True)
+        return self.fast_base(**inputs, output_hidden_states=True)
 
     # -- public API ------------------------------------------------------------------
     def encode(
@@ -182,8 +194,8 @@ class MaskedLM(Encoder):
         head = self._mlm_head()
         where = positions.to(self.device)
         if head is None:
-            return self.model(**inputs).logits[0, where].float()
-        hidden = head.transform(self.base(**inputs).last_hidden_state[0, where])  # (positions, dim)
+            return self.fast_model(**inputs).logits[0, where].float()
+        hidden = head.transform(self.fast_base(**inputs).last_hidden_state[0, where])  # (positions, dim)
         weight_t, bias = self._decoder
         return torch.addmm(bias, hidden, weight_t).float()  # the decoder: (positions, vocab)
 
@@ -232,7 +244,7 @@ class MaskedLM(Encoder):
         self._check_text(a)
         self._check_text(b)
         batch = self.tokenize(a, b)
-        pooled = self.base(**{k: v.to(self.device) for k, v in batch.items()}).pooler_output
+        pooled = self.fast_base(**{k: v.to(self.device) for k, v in batch.items()}).pooler_output
         logits = self.model.cls.seq_relationship(pooled)  # (1, 2): [IsNext, NotNext]
         return float(logits.softmax(-1)[0, 0])
 
@@ -248,12 +260,31 @@ class CausalLM(Encoder):
         self._check_text(text)
         batch = self.tokenize(text, truncation=False, padding=False)
         ids = batch["input_ids"][:, -self.max_length :].to(self.device)
-        logits = self.model(input_ids=ids).logits[0, -1].float()
+        logits = self.fast_model(input_ids=ids).logits[0, -1].float()
         top = logits.softmax(-1).topk(top_k)
         return list(zip(self.decode_each(top.indices.cpu().tolist()), top.values.cpu().tolist()))
 
 
 # -- helpers -------------------------------------------------------------------------
+def _fused_twin(model: Any) -> Any:
+    """`model` with PyTorch's fused attention (SDPA), sharing every parameter and buffer.
+
+    A deep copy whose memo maps each tensor to itself: modules and config are new, weights
+    are not (no extra memory). The eager original stays as it is for attention weights.
+    Where SDPA is not supported, `model` itself is returned.
+    """
+    config = getattr(model, "config", None)
+    if config is None or getattr(config, "_attn_implementation", None) != "eager":
+        return model
+    shared = {id(t): t for t in (*model.parameters(), *model.buffers())}
+    twin = copy.deepcopy(model, memo=shared)
+    try:
+        twin.set_attn_implementation("sdpa")
+    except (ValueError, ImportError, NotImplementedError):
+        return model
+    return twin if twin.config._attn_implementation == "sdpa" else model
+
+
 def _stack(layers: tuple[torch.Tensor, ...], index: int) -> np.ndarray:
     return torch.stack([layer[index] for layer in layers]).float().cpu().numpy()
 

@@ -168,3 +168,18 @@ def test_one_model_serves_many_threads_at_once(bert: MaskedLM) -> None:
         results = list(pool.map(lambda i: calls[i % len(calls)](), range(400)))
     assert len(results) == 400
     np.testing.assert_allclose(results[0].hidden_states, bert.encode("the man went to the bank " * 3).hidden_states)
+
+
+@pytest.mark.parametrize("fixture", ["tiny_bert", "tiny_gpt2"])
+def test_fused_twin_shares_weights_and_agrees_with_eager(fixture: str, request) -> None:
+    """Calls without attention weights run on an SDPA twin: same tensors, same numbers."""
+    model = model_zoo.load(request.getfixturevalue(fixture))
+    assert model.model.config._attn_implementation == "eager"
+    assert model.fast_model.config._attn_implementation == "sdpa"
+    for a, b in zip(model.model.parameters(), model.fast_model.parameters(), strict=True):
+        assert a is b
+    text = "the man went to the bank"
+    eager = model.encode(text, attentions=True)
+    fused = model.encode(text, attentions=False)
+    assert eager.attentions is not None and fused.attentions is None
+    np.testing.assert_allclose(eager.hidden_states, fused.hidden_states, atol=1e-5)
