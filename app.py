@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import streamlit as st
 
-import serving
 from components.i18n import DEFAULT_LANG, LANGS, t
 from components.road import HOME, PLAYGROUND, Lesson, ready_lessons
 
@@ -18,9 +18,24 @@ def page(lesson: Lesson, default: bool = False) -> st.Page:
     return st.Page(lesson.file, title=title, icon=lesson.icon, url_path=lesson.key, default=default)
 
 
+@st.cache_resource(show_spinner=False)
+def start_warm_up() -> threading.Thread:
+    """Once per server: in the background, import the cache layer (and with it torch, ~3 s)
+    and let it load the default models and compile UMAP, while the first page draws."""
+
+    def warm() -> None:
+        import serving
+
+        serving.warm_up()
+
+    thread = threading.Thread(target=warm, name="contextlab-import", daemon=True)
+    thread.start()
+    return thread
+
+
 def run() -> None:
     st.set_page_config(page_title="ContextLab", page_icon=str(FAVICON), layout="wide")
-    serving.warm_up()  # once per server: default models and UMAP get ready in the background
+    start_warm_up()
     # ?lang= is kept by hand rather than bound: a bound segmented control would put its
     # label (简体中文) in the URL, and a shared link should read ?lang=zh.
     if "lang" not in st.session_state:

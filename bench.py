@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -203,8 +204,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def cold_start() -> dict[str, float]:
-    """`make run` (already installed) to the home page drawn in headless Chromium."""
+def cold_start(path: str = "/", drawn_when: str = '[data-testid="stDataFrame"]') -> dict[str, float]:
+    """`make run` (already installed), then open `path` in headless Chromium as soon as the
+    server answers: seconds until `drawn_when` is on the page, from the start and from opening."""
     import shutil
 
     from playwright.sync_api import sync_playwright
@@ -227,20 +229,25 @@ def cold_start() -> dict[str, float]:
             page = browser.new_page()
             while True:
                 try:
-                    page.goto(f"http://127.0.0.1:{port}/", timeout=2000)
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
                     break
                 except Exception:  # noqa: BLE001 - server not listening yet
                     if time.perf_counter() - start > 180:
                         raise
                     time.sleep(0.2)
             served = time.perf_counter() - start
-            page.wait_for_selector('[data-testid="stDataFrame"]', timeout=180_000)
+            page.goto(f"http://127.0.0.1:{port}{path}")
+            page.locator(drawn_when).first.wait_for(timeout=180_000)
             drawn = time.perf_counter() - start
             browser.close()
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=30)
-    return {"server_answers_s": round(served, 2), "home_page_drawn_s": round(drawn, 2)}
+    return {
+        "server_answers_s": round(served, 2),
+        "home_page_drawn_s": round(drawn, 2),  # kept under this name for the home page
+        "opened_to_drawn_s": round(drawn - served, 2),
+    }
 
 
 def main() -> int:
@@ -291,6 +298,11 @@ def main() -> int:
             f"{fig['pipeline_ms']:.1f} ms; ratio {fig['ratio']:.2f} [<= 0.8]"
         )
 
+    results["word_senses_cold"] = wc = cold_start("/senses", '.stPlotlyChart:has-text("minilm-l6 · layer")')
+    print(
+        f"word senses on a fresh make run: first sense map drawn {wc['opened_to_drawn_s']:.1f} s after opening "
+        f"the page [< 3 s] (server answering after {wc['server_answers_s']:.1f} s; browser on the same 2 cores)"
+    )
     results["word_senses"] = ws = word_senses()
     print(
         f"word senses, bank in {ws['sentences']} sentences, minilm-l6: encode the set {ws['encode_set_s']:.2f} s "

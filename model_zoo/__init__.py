@@ -1,21 +1,39 @@
-"""ContextLab's model zoo: registry, loading and inference. Pure Python; never imports streamlit."""
+"""ContextLab's model zoo: registry, loading and inference. Pure Python; never imports streamlit.
 
-from .contextual import CausalLM, Encoder, Encoding, MaskedLM
-from .device import select_device
-from .errors import (
-    EmptyInput,
-    MissingCapability,
-    ModelUnavailable,
-    ModelZooError,
-    NoMaskToken,
-    UnknownModel,
-    WordNotInText,
-    WordNotInVocabulary,
-)
-from .loading import Model, cache_root, load
-from .registry import Availability, ModelCard, availability, get_card, list_models
-from .static import StaticModel
+Names are imported on first use (PEP 562): `import model_zoo` and the light modules
+(registry, errors, sense_data, projection, lexicon) do not import torch, so a page can
+draw precomputed figures while torch (about 3 s) is still being imported elsewhere.
+"""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_WHERE = {
+    "CausalLM": "contextual",
+    "Encoder": "contextual",
+    "Encoding": "contextual",
+    "MaskedLM": "contextual",
+    "select_device": "device",
+    "EmptyInput": "errors",
+    "MissingCapability": "errors",
+    "ModelUnavailable": "errors",
+    "ModelZooError": "errors",
+    "NoMaskToken": "errors",
+    "UnknownModel": "errors",
+    "WordNotInText": "errors",
+    "WordNotInVocabulary": "errors",
+    "Model": "loading",
+    "cache_root": "loading",
+    "load": "loading",
+    "Availability": "registry",
+    "ModelCard": "registry",
+    "availability": "registry",
+    "get_card": "registry",
+    "list_models": "registry",
+    "StaticModel": "static",
+}
 __all__ = [
     "Availability",
     "CausalLM",
@@ -40,3 +58,29 @@ __all__ = [
     "load",
     "select_device",
 ]
+assert sorted(__all__) == sorted(_WHERE)
+
+if TYPE_CHECKING:
+    from .contextual import CausalLM, Encoder, Encoding, MaskedLM
+    from .device import select_device
+    from .errors import (
+        EmptyInput,
+        MissingCapability,
+        ModelUnavailable,
+        ModelZooError,
+        NoMaskToken,
+        UnknownModel,
+        WordNotInText,
+        WordNotInVocabulary,
+    )
+    from .loading import Model, cache_root, load
+    from .registry import Availability, ModelCard, availability, get_card, list_models
+    from .static import StaticModel
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'model_zoo' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -10,58 +10,17 @@ every layer, and the measures of how contextual those vectors are.
 
 from __future__ import annotations
 
-import csv
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from .contextual import BATCH_SIZE, Encoder, _word_pieces
 from .errors import WordNotInText
-
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
-SENSES = ASSETS / "senses" / "senses.tsv"
-
-
-@dataclass(frozen=True)
-class SenseSet:
-    """One polysemous word in many sentences, each tagged with its WordNet sense."""
-
-    word: str
-    sentences: tuple[str, ...]  # (n,)
-    senses: tuple[str, ...]  # (n,) WordNet sense key of the word in each sentence
-    glosses: dict[str, str]  # sense key -> WordNet gloss
-
-    @property
-    def sense_keys(self) -> list[str]:
-        return list(dict.fromkeys(self.senses))
-
-
-@cache
-def load_senses(path: Path = SENSES) -> dict[str, SenseSet]:
-    """The shipped set: word -> SenseSet, in file order."""
-    rows: dict[str, list[dict[str, str]]] = {}
-    with path.open(encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
-            rows.setdefault(row["word"], []).append(row)
-    return {
-        word: SenseSet(
-            word=word,
-            sentences=tuple(r["sentence"] for r in items),
-            senses=tuple(r["sense_key"] for r in items),
-            glosses={r["sense_key"]: r["gloss"] for r in items},
-        )
-        for word, items in rows.items()
-    }
-
-
-def data_version(path: Path = SENSES) -> str:
-    """A short hash of the set's bytes: encodings cached on disk are keyed on it."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+from .sense_data import SENSES, SenseSet, chance_accuracy, data_version, load_senses  # noqa: F401 (re-exported)
 
 
 # -- encoding ----------------------------------------------------------------------------------
@@ -169,14 +128,6 @@ def nn_sense_accuracy(vectors: np.ndarray, senses: list[str] | tuple[str, ...]) 
     return float((same.sum(1) / nearest.sum(1)).mean())
 
 
-def chance_accuracy(senses: list[str] | tuple[str, ...]) -> float:
-    """What a random other use scores: sum over senses of p(sense) * p(another use shares it)."""
-    labels = np.asarray(senses)
-    n = len(labels)
-    counts = np.unique(labels, return_counts=True)[1]
-    return float((counts * (counts - 1)).sum() / (n * (n - 1)))
-
-
 def self_similarity(vectors: np.ndarray) -> float:
     """Ethayarajh's SelfSim: mean cosine between the word's vectors in different sentences."""
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -234,3 +185,40 @@ def cached_sense_vectors(
     np.savez(partial, vectors=encoded.vectors, intra=encoded.intra_similarity, baseline=encoded.baseline)
     partial.replace(path)  # whole or not at all, even with two sessions writing at once
     return encoded
+
+
+def precompute(encoder: Encoder, folder: Path, on_word: Callable[[str], None] | None = None) -> Path:
+    """Write the page's default figures of every word for `encoder` (see sense_data.Precomputed)."""
+    from .projection import pca_2d, umap_2d
+    from .sense_data import UMAP_DEFAULTS, precomputed_file
+
+    arrays: dict[str, Any] = {}
+    sets = load_senses()
+    for word, sense_set in sets.items():
+        if on_word is not None:
+            on_word(word)
+        encoded = encode_senses(encoder, sense_set)
+        measures = layer_measures(encoded, sense_set.senses)
+        layers = range(encoded.vectors.shape[1])
+        arrays[f"{word}.pca"] = np.stack([pca_2d(encoded.vectors[:, k]) for k in layers], 1).astype(np.float32)
+        arrays[f"{word}.umap"] = np.stack(
+            [
+                umap_2d(
+                    encoded.vectors[:, k],
+                    UMAP_DEFAULTS.seed,
+                    UMAP_DEFAULTS.n_neighbors,
+                    UMAP_DEFAULTS.min_dist,
+                )
+                for k in layers
+            ],
+            1,
+        ).astype(np.float32)
+        arrays[f"{word}.accuracy"] = measures.accuracy
+        arrays[f"{word}.self_similarity"] = measures.self_similarity
+        arrays[f"{word}.intra_similarity"] = measures.intra_similarity
+        arrays[f"{word}.baseline"] = measures.baseline
+    path = folder / precomputed_file(encoder.name).name
+    folder.mkdir(parents=True, exist_ok=True)
+    arrays.update(words=np.array(list(sets)), data_version=np.array(data_version()))
+    np.savez_compressed(path, **arrays)
+    return path

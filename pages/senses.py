@@ -2,27 +2,31 @@
 
 import html
 import re
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import streamlit as st
 
-import model_zoo
-import serving
 from components.charts import build_layer_lines, build_sense_map
 from components.frame import ensure_app_frame
 from components.i18n import t
 from components.notices import render_error, render_unavailable
-from model_zoo.senses import load_senses, vote
+from model_zoo import registry
+from model_zoo.errors import ModelUnavailable
+from model_zoo.sense_data import UMAP_DEFAULTS, Precomputed, chance_accuracy, load_precomputed, load_senses
 
+# This page draws its default view from figures precomputed with the real model over the
+# shipped set (model_zoo.sense_data), without importing torch; `serving` (which does) is
+# imported only for what is not precomputed: other models, UMAP settings, your sentence.
 ensure_app_frame()
 
 SETS = load_senses()
 FIRST = ("bank", "stick")  # the lesson's own examples lead
 WORDS = list(FIRST) + sorted(w for w in SETS if w not in FIRST)
+CARDS = {c.name: c for c in registry.list_models()}
 MODELS = [
-    c.name
-    for c in model_zoo.list_models()
-    if c.kind in ("static", "encoder", "causal_lm", "masked_lm", "elmo") and not c.head
+    n for n, c in CARDS.items() if c.kind in ("static", "encoder", "causal_lm", "masked_lm", "elmo") and not c.head
 ]
 DEFAULT_MODELS = ["glove-6b-50d", "minilm-l6"]
 CHINESE_MODELS = ("bert-base-chinese", "bert-base-multilingual-cased")
@@ -34,6 +38,24 @@ CHINESE = (  # 长 as "length" (cháng) and as "grow" (zhǎng), from the lecture
     ("春天草长得很快。", "zhǎng"),
     ("他长大以后想当医生。", "zhǎng"),
 )
+
+
+def live() -> Any:
+    """The cache layer, imported on first need (it imports torch and the models)."""
+    import serving
+
+    return serving
+
+
+@dataclass
+class Shown:
+    """A model on this page: where its figures come from."""
+
+    name: str
+    static: bool
+    depth: int  # layers above the embeddings (0 for a static model)
+    pre: Precomputed | None  # figures precomputed for this word, if any
+
 
 st.title(t("lesson.senses.title"))
 st.write(t("senses.intro"))
@@ -56,36 +78,54 @@ st.caption(
     )
 )
 
-# Load each chosen model (or say why not); static ones collapse to a point.
-models: list[tuple[str, bool]] = []  # (loaded name, is static)
-for name in chosen:
-    try:
-        model, unavailable = serving.model_or_fallback(name)
-    except model_zoo.ModelUnavailable as err:
-        render_unavailable(err)
-        continue
+
+def shown_model(name: str) -> Shown:
+    """How `name` appears: from precomputed figures if it can, else loaded (or its fallback)."""
+    card = CARDS[name]
+    here = registry.availability(card).ready
+    if here and card.kind == "static":
+        return Shown(name, True, 0, None)  # one vector per word: nothing to load for the picture
+    pre = (load_precomputed(name) or {}).get(word) if here else None
+    if pre is not None:
+        return Shown(name, False, pre.pca.shape[1] - 1, pre)
+    model, unavailable = live().model_or_fallback(name)  # ModelUnavailable if there is no stand-in
     if unavailable is not None:
         render_unavailable(unavailable)
-    if model.name not in [m for m, _ in models]:
-        models.append((model.name, isinstance(model, model_zoo.StaticModel)))
+    return shown_loaded(model)
+
+
+def shown_loaded(model: Any) -> Shown:
+    import model_zoo
+
+    if isinstance(model, model_zoo.StaticModel):
+        return Shown(model.name, True, 0, None)
+    return Shown(model.name, False, encoded(model.name).vectors.shape[1] - 1, None)
+
+
+def encoded(name: str) -> Any:
+    """The word's vectors in every sentence at every layer of `name` (encoded once, then from disk)."""
+    progress = st.empty()
+    vectors = live().sense_vectors(
+        name, word, lambda share: progress.progress(share, t("senses.encoding", model=name, n=len(sense_set.sentences)))
+    )
+    progress.empty()
+    return vectors
+
+
+models: list[Shown] = []
+for name in chosen:
+    try:
+        shown = shown_model(name)
+    except ModelUnavailable as err:  # a model with no stand-in
+        render_unavailable(err)
+        continue
+    if shown.name not in [m.name for m in models]:
+        models.append(shown)
 if not models:
     st.info(t("senses.no_model"), icon=":material/info:")
     st.stop()
 
-encoded = {}
-for name, _ in models:
-    progress = st.empty()
-    encoded[name] = serving.sense_vectors(
-        name,
-        word,
-        lambda share, n=name, bar=progress: bar.progress(
-            share, t("senses.encoding", model=n, n=len(sense_set.sentences))
-        ),
-    )
-    progress.empty()
-
-depth = {name: encoded[name].vectors.shape[1] - 1 for name, _ in models}
-deepest = max(depth.values())
+deepest = max(m.depth for m in models)
 if deepest > 0:
     layer = st.slider(
         t("senses.layer"), 0, deepest, deepest // 2, key="layer", bind="query-params", help=t("senses.layer_help")
@@ -102,10 +142,15 @@ method = st.radio(
 )
 with st.expander(t("senses.advanced")):
     a1, a2, a3 = st.columns(3)
-    neighbours = a1.slider(t("senses.neighbours"), 2, 50, 15, key="neighbours")
-    min_dist = a2.slider(t("senses.min_dist"), 0.0, 0.99, 0.1, key="min_dist")
-    seed = int(a3.number_input(t("senses.seed"), 0, 9999, 0, key="seed"))
+    neighbours = a1.slider(t("senses.neighbours"), 2, 50, UMAP_DEFAULTS.n_neighbors, key="neighbours")
+    min_dist = a2.slider(t("senses.min_dist"), 0.0, 0.99, UMAP_DEFAULTS.min_dist, key="min_dist")
+    seed = int(a3.number_input(t("senses.seed"), 0, 9999, UMAP_DEFAULTS.seed, key="seed"))
     st.caption(t("senses.umap_note"))
+default_umap = (neighbours, min_dist, seed) == (
+    UMAP_DEFAULTS.n_neighbors,
+    UMAP_DEFAULTS.min_dist,
+    UMAP_DEFAULTS.seed,
+)
 
 # The learner's own sentence ------------------------------------------------------------------------
 mine = st.text_input(
@@ -125,14 +170,18 @@ if mine.strip():
             icon=":material/info:",
         )
     else:
-        for name, _ in models:
+        import model_zoo
+
+        for m in models:
+            if m.static:
+                continue
             try:
-                own_vectors[name] = serving.own_sentence_vector(name, mine, word)
+                own_vectors[m.name] = live().own_sentence_vector(m.name, mine, word)
             except model_zoo.ModelZooError as err:
                 render_error(err)
-            model = serving.load_model(name)
+            model = live().load_model(m.name)
             if isinstance(model, model_zoo.Encoder) and model.truncates(mine):
-                st.warning(t("senses.truncated", model=name, n=model.max_length), icon=":material/content_cut:")
+                st.warning(t("senses.truncated", model=m.name, n=model.max_length), icon=":material/content_cut:")
 
 
 def hover_text(sentence: str, sense: str) -> str:
@@ -146,40 +195,44 @@ def hover_text(sentence: str, sense: str) -> str:
 hovers = [hover_text(s, short[k]) for s, k in zip(sense_set.sentences, sense_set.senses)]
 labels = [short[k] for k in sense_set.senses]
 grid = st.columns(2)
-for i, (name, static) in enumerate(models):
-    at = 0 if static else round(layer * depth[name] / max(deepest, 1))
-    extra = own_vectors.get(name)
-    point = None
-    if extra is not None and not static:
-        point = tuple(float(v) for v in extra[at])
-    if static:  # one vector for every use: one point, drawn as such (a projection would only show rounding noise)
-        xy = np.zeros((len(sense_set.sentences), 2))
-    else:
-        xy = serving.sense_map(name, word, at, method, point, seed, neighbours, min_dist)
+for i, m in enumerate(models):
+    at = 0 if m.static else round(layer * m.depth / max(deepest, 1))
+    extra = own_vectors.get(m.name)
     own = None
-    if point is not None:
-        sense, share = vote(encoded[name].vectors[:, at], sense_set.senses, extra[at])
-        own = (xy[-1], hover_text(mine, t("senses.vote", sense=short[sense], share=f"{share:.0%}")))
-        xy = xy[:-1]
+    if m.static:  # one vector for every use: one point (a projection would only show rounding noise)
+        xy = np.zeros((len(sense_set.sentences), 2))
+    elif m.pre is not None and extra is None and (method == "pca" or default_umap):
+        xy = (m.pre.pca if method == "pca" else m.pre.umap)[:, at]
+    else:
+        from model_zoo.senses import vote
+
+        point = None if extra is None else tuple(float(v) for v in extra[at])
+        xy = live().sense_map(m.name, word, at, method, point, seed, neighbours, min_dist)
+        if extra is not None:
+            sense, share = vote(encoded(m.name).vectors[:, at], sense_set.senses, extra[at])
+            own = (xy[-1], hover_text(mine, t("senses.vote", sense=short[sense], share=f"{share:.0%}")))
+            xy = xy[:-1]
     title = (
-        t("senses.map_static", model=name)
-        if static
-        else t("senses.map_title", model=name, layer=at, layers=depth[name])
+        t("senses.map_static", model=m.name)
+        if m.static
+        else t("senses.map_title", model=m.name, layer=at, layers=m.depth)
     )
     with grid[i % 2]:
-        st.plotly_chart(build_sense_map(xy, labels, hovers, title, own, t("senses.yours")), key=f"map_{name}")
-        if static:
+        st.plotly_chart(build_sense_map(xy, labels, hovers, title, own, t("senses.yours")), key=f"map_{m.name}")
+        if m.static:
             st.caption(t("senses.static_note", word=word))
 
 if own_vectors:
+    from model_zoo.senses import vote
+
     st.subheader(t("senses.votes_title"))
     table = {}
-    for name, static in models:
-        if name in own_vectors and not static:
-            vectors = encoded[name].vectors
-            table[name] = [
-                short[vote(vectors[:, k], sense_set.senses, own_vectors[name][k])[0]].split(".")[0]
-                for k in range(depth[name] + 1)
+    for m in models:
+        if m.name in own_vectors:
+            vectors = encoded(m.name).vectors
+            table[m.name] = [
+                short[vote(vectors[:, k], sense_set.senses, own_vectors[m.name][k])[0]].split(".")[0]
+                for k in range(m.depth + 1)
             ]
     if table:
         width = max(len(v) for v in table.values())
@@ -195,20 +248,18 @@ if own_vectors:
 # Per-layer measures ----------------------------------------------------------------------------------
 st.header(t("senses.measures_title"))
 st.write(t("senses.measures_intro"))
-chance = None
+chance = chance_accuracy(sense_set.senses)
 accuracy, self_sim, intra, baseline = {}, {}, {}, {}
-for name, static in models:
-    m = serving.sense_measures(name, word)
-    chance = m.chance
-    accuracy[name] = m.accuracy
-    if static:  # the same at every depth: drawn across the chart
-        accuracy[name] = np.full(deepest + 1, m.accuracy[0])
-    if not static:
-        self_sim[name] = m.self_similarity
-        intra[name] = m.intra_similarity
-        baseline[f"{name} · {t('senses.baseline')}"] = m.baseline
-if chance is not None:
-    accuracy[t("senses.chance")] = np.full(max(len(v) for v in accuracy.values()), chance)
+for m in models:
+    measures = m.pre if m.pre is not None else None if m.static else live().sense_measures(m.name, word)
+    if measures is None:  # static: one vector for every use scores exactly chance, at every depth
+        accuracy[m.name] = np.full(deepest + 1, chance)
+        continue
+    accuracy[m.name] = measures.accuracy
+    self_sim[m.name] = measures.self_similarity
+    intra[m.name] = measures.intra_similarity
+    baseline[f"{m.name} · {t('senses.baseline')}"] = measures.baseline
+accuracy[t("senses.chance")] = np.full(deepest + 1, chance)
 m1, m2, m3 = st.columns(3)
 m1.plotly_chart(
     build_layer_lines(accuracy, t("senses.acc_title"), t("senses.acc_axis"), dashed=(t("senses.chance"),)), key="acc"
@@ -225,8 +276,7 @@ st.caption(t("senses.measures_note"))
 # A Chinese corner ------------------------------------------------------------------------------------
 st.header(t("senses.zh_title"))
 st.write(t("senses.zh_intro"))
-states = serving.availabilities()
-reader = next((name for name in CHINESE_MODELS if states[name].ready), None)
+reader = next((name for name in CHINESE_MODELS if registry.availability(CARDS[name]).ready), None)
 if reader is None:
     st.info(
         t(
@@ -237,10 +287,11 @@ if reader is None:
         icon=":material/cloud_off:",
     )
 else:
+    import model_zoo
     from components.charts import build_similarity_heatmap
     from model_zoo.onehot import cosine_matrix
 
-    model = serving.load_model(reader)
+    model = live().load_model(reader)
     assert isinstance(model, model_zoo.Encoder)
     vectors = model.word_vectors([s for s, _ in CHINESE], "长")[:, -1]
     names = [f"{s} ({p})" for s, p in CHINESE]

@@ -184,3 +184,56 @@ def test_page_in_chinese() -> None:
     at = open_page("pages/senses.py", lang="zh")
     assert not at.exception
     assert at.title[0].value == "一词多义"
+
+
+# -- precomputed figures ------------------------------------------------------------------------------
+def test_precomputed_figures_are_what_the_model_gives(offline_models) -> None:
+    """The shipped figures for minilm-l6 equal a fresh computation on the shipped data."""
+    from model_zoo.projection import pca_2d
+    from model_zoo.sense_data import load_precomputed
+
+    pre = load_precomputed("minilm-l6")
+    assert pre is not None and set(pre) == set(load_senses())
+    s = load_senses()["bank"]
+    fresh = encode_senses(offline_models("minilm-l6"), s)
+    measures = layer_measures(fresh, s.senses)
+    np.testing.assert_allclose(pre["bank"].accuracy, measures.accuracy, atol=0.02)
+    np.testing.assert_allclose(pre["bank"].self_similarity, measures.self_similarity, atol=1e-3)
+    np.testing.assert_allclose(pre["bank"].pca[:, 4], pca_2d(fresh.vectors[:, 4]), atol=1e-2)
+    assert pre["bank"].umap.shape == pre["bank"].pca.shape == (len(s.sentences), 7, 2)
+
+
+def test_precomputed_figures_from_other_data_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    from model_zoo import sense_data
+
+    sense_data.load_precomputed.cache_clear()
+    monkeypatch.setattr(sense_data, "data_version", lambda: "another-set")
+    try:
+        assert sense_data.load_precomputed("minilm-l6") is None
+    finally:
+        monkeypatch.undo()
+        sense_data.load_precomputed.cache_clear()
+
+
+def test_default_view_needs_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first picture comes from the precomputed figures: neither default model is loaded for it.
+
+    (The Chinese corner may load a Chinese BERT that another test left in the cache.)
+    """
+    import serving
+
+    loaded: list[str] = []
+    real = serving.load_model
+
+    def watched(name: str):
+        loaded.append(name)
+        return real(name)
+
+    monkeypatch.setattr(serving, "load_model", watched)
+    at = open_page("pages/senses.py", layer="6", method="UMAP")
+    assert not at.exception
+    titles = chart_titles(at)
+    assert "minilm-l6 · layer 6 of 6" in titles and "glove-6b-50d · one vector per word" in titles
+    assert not {"minilm-l6", "glove-6b-50d"} & set(loaded)
+    at.text_input(key="mine").set_value("The boat drifted toward the bank.").run()
+    assert "minilm-l6" in loaded  # your own sentence needs the model itself
