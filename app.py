@@ -21,7 +21,7 @@ def page(lesson: Lesson, default: bool = False) -> st.Page:
 @st.cache_resource(show_spinner=False)
 def start_warm_up() -> threading.Thread:
     """Once per server: in the background, import the cache layer (and with it torch, ~3 s)
-    and let it load the default models and compile UMAP, while the first page draws."""
+    and let it load the default models, while the first page draws."""
 
     def warm() -> None:
         import serving

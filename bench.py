@@ -51,9 +51,9 @@ def timed_pair(a, b, repeat: int, warmup: int = 5) -> tuple[float, float]:
 
 
 def cold_load(name: str, cache_dir: str | None = None) -> dict[str, float]:
-    """Import and load `name` in a fresh process: what a server start pays."""
+    """Import model_zoo's loading (torch, transformers, gensim) and load `name` in a fresh process."""
     code = (
-        "import time; t0 = time.perf_counter(); import model_zoo; t1 = time.perf_counter(); "
+        "import time; t0 = time.perf_counter(); import model_zoo, model_zoo.loading; t1 = time.perf_counter(); "
         f"model_zoo.load({name!r}); t2 = time.perf_counter(); print(t1 - t0, t2 - t1)"
     )
     env = {**os.environ, **({"CONTEXTLAB_CACHE": cache_dir} if cache_dir else {})}

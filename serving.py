@@ -33,12 +33,13 @@ WARM = ("glove-6b-50d", "minilm-l6")  # the models most pages open with
 
 @st.cache_resource(show_spinner=False)
 def warm_up() -> threading.Thread | None:
-    """Once per server, in the background: load the default models, then compile UMAP.
+    """Once per server, in the background: load the default models.
 
-    The first visitor's page then finds them loaded (torch import + loads take ~7 s on
-    2 cores), and the first UMAP map takes ~0.1 s instead of ~12 s. load_model is
-    cache_resource: a page asking for a model being loaded waits for this load, never
-    starts a second. CONTEXTLAB_WARMUP=0 turns it off (the test suite does).
+    The first visitor's next page then finds them loaded (torch import + loads take ~7 s
+    on 2 cores). load_model is cache_resource: a page asking for a model being loaded
+    waits for this load, never starts a second. UMAP is not compiled here (12 s of CPU
+    that would slow the first page); the pages open on PCA or precomputed maps.
+    CONTEXTLAB_WARMUP=0 turns it off (the test suite does).
     """
     import os
 
@@ -51,9 +52,6 @@ def warm_up() -> threading.Thread | None:
                 load_model(name)
             except model_zoo.ModelZooError:
                 pass  # the page that needs it will say why
-        from model_zoo.projection import umap_2d
-
-        umap_2d(np.random.default_rng(0).normal(size=(30, 8)))
 
     thread = threading.Thread(target=work, name="contextlab-warm-up", daemon=True)
     thread.start()
