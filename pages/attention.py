@@ -48,7 +48,8 @@ def use_example(a: str, b: str) -> None:
 
 cols = st.columns(len(EXAMPLES))
 for i, (col, (a, b)) in enumerate(zip(cols, EXAMPLES)):
-    col.button(f"{a} | {b}" if b else a, key=f"ex{i}", on_click=use_example, args=(a, b), width="stretch")
+    label = f"{a} | {b}" if b else a
+    col.button(label, key=f"ex{i}", on_click=use_example, args=(a, b), width="stretch", help=label)
 text = st.text_area(t("attn.text"), key="text", bind="query-params", max_chars=5000, height=80)
 text_b = st.text_input(t("attn.text_b"), key="text_b", bind="query-params", max_chars=2000, help=t("attn.text_b_help"))
 pair = text_b if text_b.strip() else None

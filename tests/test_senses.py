@@ -147,6 +147,13 @@ def test_page_sentence_without_the_word_gets_a_message(mine: str, expected: str)
     assert expected in all_text(at)
 
 
+def test_page_very_long_own_sentence_is_cut_with_a_note() -> None:
+    at = open_page("pages/senses.py", mine="The bank was closed " + "é 🏦 " * 450)  # > 512 tokens in 2000 characters
+    assert not at.exception
+    assert "longer than minilm-l6 reads" in all_text(at)
+    assert at.dataframe[0].value.iloc[0].iloc[0] == "minilm-l6"  # still placed and voted on
+
+
 def test_page_html_in_own_sentence_is_escaped() -> None:
     at = open_page("pages/senses.py", mine="<img src=x onerror=alert(1)> by the bank")
     assert not at.exception
