@@ -47,7 +47,15 @@ def render_stop(number: int, stop: Stop, cards: list[ModelCard], states: dict[st
                 st.caption(f":material/schedule: {title} · {t('road.coming')}")
 
 
+# Page links cut their label to one line; in the map's narrow columns a lesson's name must wrap.
+_WRAP_LINKS = (
+    "<style>[data-testid='stPageLink'] * {white-space: normal !important; overflow: visible !important; "
+    "text-overflow: clip !important; max-width: 100% !important; height: auto !important;}</style>"
+)
+
+
 def render_road(cards: list[ModelCard], states: dict[str, Availability]) -> None:
+    st.html(_WRAP_LINKS)
     widths: list[float] = []
     for i in range(len(ROAD)):
         widths += [5.0] if i == len(ROAD) - 1 else [5.0, 0.6]

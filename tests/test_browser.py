@@ -196,7 +196,10 @@ def test_home_map_and_models_panel(server: str, tab: Page) -> None:
     for stop in ("One-hot", "word2vec / GloVe", "ELMo", "BERT", "GPT"):
         assert stop in body
     assert tab.page.locator('[data-testid="stDataFrame"]').count() == 1
-    assert tab.page.locator('[data-testid="stPageLink"]').count() >= 0  # lessons link once they exist
+    links = tab.page.locator('[data-testid="stPageLink"] p')
+    assert links.count() >= 6  # a "try it" link and the lessons that exist
+    clipped = links.evaluate_all("els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)")
+    assert clipped == []  # a lesson's name wraps in the map's narrow columns instead of being cut
 
 
 def test_language_choice_is_in_the_url_and_survives_navigation(server: str, tab: Page) -> None:
