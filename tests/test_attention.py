@@ -281,3 +281,12 @@ def test_page_second_visitor_gets_the_cached_summary() -> None:
     second = open_page("pages/attention.py", text="The bank by the river.")
     assert not first.exception and not second.exception
     assert chart_titles(first) == chart_titles(second)
+
+
+def test_score_bars_show_negative_scores() -> None:
+    """q·k scores can be negative: the axis must reach them (it started at 0 before)."""
+    from components.charts import build_score_bars
+
+    fig = build_score_bars([("a", 2.0), ("b", -1.5)], percent=False)
+    low, high = fig.layout.xaxis.range
+    assert low <= -1.5 and high >= 2.0
