@@ -9,6 +9,7 @@ to [SEP], to the token itself, to the previous and next token, and its entropy.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -105,34 +106,27 @@ def head_summary(
     in batches (padded on the right; each is measured on its own tokens only).
     `on_progress` hears the share done after each batch.
     """
-    for text in texts:
-        for part in text if isinstance(text, tuple) else (text,):
-            encoder._check_text(part)
     singles = [text for text in texts if isinstance(text, str)]
-    chunks: list[list[Any]] = [singles[i : i + BATCH_SIZE] for i in range(0, len(singles), BATCH_SIZE)]
-    chunks += [[text] for text in texts if isinstance(text, tuple)]
+    pairs = [text for text in texts if isinstance(text, tuple)]
+    runs = [encoder.batches(singles, attentions=True)]  # singles in batches, each pair alone
+    runs += [encoder.batches([a], [b], attentions=True) for a, b in pairs]
+    batches = -(-len(singles) // BATCH_SIZE) + len(pairs)
     causal = encoder.kind == "causal_lm"
     totals: dict[str, np.ndarray] = {}
     tokens = 0
     uniform = 0.0
-    for done, chunk in enumerate(chunks, 1):
-        firsts = [t[0] if isinstance(t, tuple) else t for t in chunk]
-        seconds = [t[1] for t in chunk] if isinstance(chunk[0], tuple) else None
-        batch = encoder.tokenize(firsts, seconds, return_special_tokens_mask=True, padding_side="right")
-        special = batch.pop("special_tokens_mask").bool().numpy()
-        lengths = batch["attention_mask"].sum(1).tolist()
-        out = encoder._forward(batch, attentions=True)
+    for done, (_, batch, special, out) in enumerate(itertools.chain(*runs), 1):
         attentions = torch.stack(out.attentions, 1)  # (batch, layers, heads, tokens, tokens)
-        for i, n in enumerate(lengths):
+        for i, n in enumerate(batch["attention_mask"].sum(1).tolist()):
             measures, flat = sentence_summary(
-                attentions[i, :, :, :n, :n].float().cpu().numpy(), special[i, :n], causal=causal
+                attentions[i, :, :, :n, :n].float().cpu().numpy(), special[i, :n].numpy(), causal=causal
             )
             for name, value in measures.items():
                 totals[name] = totals.get(name, 0) + value * n
             tokens += n
             uniform += flat * n
         if on_progress is not None:
-            on_progress(done / len(chunks))
+            on_progress(done / batches)
     return HeadSummary(
         metrics={name: value / tokens for name, value in totals.items()},
         uniform_entropy=uniform / tokens,

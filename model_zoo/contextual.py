@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -76,8 +77,19 @@ class Encoder:
 
     # -- tokenising ------------------------------------------------------------------
     def tokenize(self, text: str | list[str], text_pair: str | list[str] | None = None, **options: Any) -> Any:
-        """Tensors for the model: truncated to what it reads, padded for a batch."""
-        settings = {"return_tensors": "pt", "truncation": True, "max_length": self.max_length, "padding": True}
+        """Tensors for the model: truncated to what it reads, padded for a batch.
+
+        Padding goes on the right, whatever the tokenizer's own default: every position then
+        keeps the position id it has alone (left padding would shift a causal model's), and
+        a sequence's own tokens are its first `attention_mask.sum()`.
+        """
+        settings = {
+            "return_tensors": "pt",
+            "truncation": True,
+            "max_length": self.max_length,
+            "padding": True,
+            "padding_side": "right",
+        }
         settings.update(options)
         if not settings["truncation"]:
             del settings["max_length"]
@@ -153,19 +165,30 @@ class Encoder:
         if not word.strip():
             raise EmptyInput("word")
         rows: list[np.ndarray] = []
-        for start in range(0, len(texts), BATCH_SIZE):
-            chunk = texts[start : start + BATCH_SIZE]
-            for text in chunk:
-                self._check_text(text)
-            batch = self.tokenize(chunk)
-            states = torch.stack(self._forward(batch, attentions=False).hidden_states, 1)
-            # states: (batch, layers + 1, tokens, dim)
-            for i, text in enumerate(chunk):
-                pieces = _word_pieces(batch, i, text, word)
-                if not pieces:
-                    raise WordNotInText(word, text, start + i)
-                rows.append(states[i, :, pieces].mean(1).float().cpu().numpy())
+        for start, batch, _, out in self.batches(texts):
+            states = torch.stack(out.hidden_states, 1)  # (batch, layers + 1, tokens, dim)
+            for i in range(len(batch["input_ids"])):
+                rows.append(word_vector(states[i], batch, i, texts[start + i], word, start + i).float().cpu().numpy())
         return np.stack(rows)
+
+    def batches(
+        self, texts: Sequence[str], text_pairs: Sequence[str] | None = None, *, attentions: bool = False
+    ) -> Iterator[tuple[int, Any, torch.Tensor, Any]]:
+        """Run `texts` (with `text_pairs`) through the model BATCH_SIZE at a time.
+
+        Yields (index of the batch's first text, the tokenised batch, its special-tokens
+        mask (batch, tokens) bool, the model's output with every layer's hidden states, and
+        attentions if asked). Padding is on the right: text i's tokens are its first
+        `batch["attention_mask"][i].sum()`.
+        """
+        for start in range(0, len(texts), BATCH_SIZE):
+            chunk = list(texts[start : start + BATCH_SIZE])
+            pairs = None if text_pairs is None else list(text_pairs[start : start + BATCH_SIZE])
+            for text in chunk + (pairs or []):
+                self._check_text(text)
+            batch = self.tokenize(chunk, pairs, return_special_tokens_mask=True)
+            special = batch.pop("special_tokens_mask").bool()
+            yield start, batch, special, self._forward(batch, attentions=attentions)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
@@ -310,6 +333,17 @@ def _words(batch: Any, index: int, text: str, sequence: int = 0) -> list[str]:
         span = batch.word_to_chars(index, w, sequence_index=sequence)
         words.append(text[span.start : span.end] if span is not None else "")
     return words
+
+
+def word_vector(states: torch.Tensor, batch: Any, index: int, text: str, word: str, number: int) -> torch.Tensor:
+    """The mean of `word`'s pieces in text `index` of `batch`: states (layers, tokens, dim) -> (layers, dim).
+
+    `number` is the text's place among all the caller's texts, for the error message.
+    """
+    pieces = _word_pieces(batch, index, text, word)
+    if not pieces:
+        raise WordNotInText(word, text, number)
+    return states[:, pieces].mean(1)
 
 
 def _word_pieces(batch: Any, index: int, text: str, word: str) -> list[int]:

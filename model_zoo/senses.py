@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .contextual import BATCH_SIZE, Encoder, _word_pieces
-from .errors import WordNotInText
+from .contextual import Encoder, word_vector
+from .onehot import cosine_matrix
 from .sense_data import SENSES, SenseSet, chance_accuracy, data_version, load_senses  # noqa: F401 (re-exported)
 
 
@@ -51,18 +51,13 @@ def encode_senses(
     intra: list[np.ndarray] = []
     pool: list[tuple[int, np.ndarray]] = []  # (sentence, (layers, dim)) tokens for the baseline
     rng = np.random.default_rng(seed)
-    for start in range(0, len(sentences), BATCH_SIZE):
-        chunk = sentences[start : start + BATCH_SIZE]
-        batch = encoder.tokenize(chunk, return_special_tokens_mask=True, padding_side="right")
-        special = batch.pop("special_tokens_mask").bool()
+    for start, batch, special, out in encoder.batches(sentences):
+        states = torch.stack(out.hidden_states, 1).float()  # (batch, layers, tokens, dim)
         mask = batch["attention_mask"].bool()
-        states = torch.stack(encoder._forward(batch, attentions=False).hidden_states, 1).float()
-        # states: (batch, layers, tokens, dim)
-        for i, text in enumerate(chunk):
-            pieces = _word_pieces(batch, i, text, sense_set.word)
-            if not pieces:
-                raise WordNotInText(sense_set.word, text, start + i)
-            vectors.append(states[i, :, pieces].mean(1).cpu().numpy())
+        for i in range(len(states)):
+            vectors.append(
+                word_vector(states[i], batch, i, sentences[start + i], sense_set.word, start + i).cpu().numpy()
+            )
             words = (mask[i] & ~special[i]).nonzero().flatten()
             tokens = states[i][:, words]  # (layers, words, dim)
             unit = torch.nn.functional.normalize(tokens, dim=-1)
@@ -71,7 +66,7 @@ def encode_senses(
             for j in rng.choice(len(words), size=min(4, len(words)), replace=False):
                 pool.append((start + i, tokens[:, j].cpu().numpy()))
         if on_progress is not None:
-            on_progress(min(1.0, (start + len(chunk)) / len(sentences)))
+            on_progress(min(1.0, (start + len(states)) / len(sentences)))
     return SenseVectors(
         word=sense_set.word,
         vectors=np.stack(vectors),
@@ -118,8 +113,7 @@ def nn_sense_accuracy(vectors: np.ndarray, senses: list[str] | tuple[str, ...]) 
     each use scores the share of its equally-near neighbours that share its sense. A static
     model therefore scores exactly chance.
     """
-    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    sims = unit @ unit.T
+    sims = cosine_matrix(vectors)
     np.fill_diagonal(sims, -np.inf)
     labels = np.asarray(senses)
     best = sims.max(1, keepdims=True)
@@ -130,8 +124,7 @@ def nn_sense_accuracy(vectors: np.ndarray, senses: list[str] | tuple[str, ...]) 
 
 def self_similarity(vectors: np.ndarray) -> float:
     """Ethayarajh's SelfSim: mean cosine between the word's vectors in different sentences."""
-    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    sims = unit @ unit.T
+    sims = cosine_matrix(vectors)
     n = len(vectors)
     return float((sims.sum() - np.trace(sims)) / (n * (n - 1)))
 
@@ -160,9 +153,7 @@ def layer_measures(encoded: SenseVectors, senses: tuple[str, ...]) -> LayerMeasu
 
 def vote(vectors: np.ndarray, senses: tuple[str, ...], query: np.ndarray, k: int = 5) -> tuple[str, float]:
     """The sense the k nearest uses (cosine) of `query` (dim,) vote for, and its share of the votes."""
-    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    q = query / max(float(np.linalg.norm(query)), 1e-12)
-    nearest = np.argsort(-(unit @ q))[:k]
+    nearest = np.argsort(-cosine_rows(vectors, query[None]))[:k]
     keys, counts = np.unique(np.asarray(senses)[nearest], return_counts=True)
     return str(keys[counts.argmax()]), float(counts.max() / len(nearest))
 
