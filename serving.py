@@ -11,6 +11,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import streamlit as st
@@ -20,6 +21,8 @@ import model_zoo.senses
 from model_zoo import Availability, Model, ModelUnavailable
 from model_zoo.attention import HeadSummary, QueryKey
 from model_zoo.word2vec import EpochReport, TrainSettings
+
+T = TypeVar("T")
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -197,11 +200,30 @@ def bertviz_page(model_name: str, text: str, text_b: str | None, view: str, titl
 
 
 @st.cache_resource
-def _summaries() -> tuple[OrderedDict, threading.Lock]:
-    """Head summaries by (model, texts), shared by every session: the 300-sentence average
-    costs seconds. Not st.cache_data: the progress bar drawn while computing must not be
-    replayed on a cache hit (Streamlit refuses to replay it into another run's layout)."""
+def _slow_results() -> tuple[OrderedDict, threading.Lock]:
+    """Results that take seconds and draw a progress bar while computed (head summaries,
+    encoded sense sets), shared by every session, least recently used dropped first.
+    Not st.cache_data: the progress bar must not be replayed on a cache hit (Streamlit
+    refuses to replay it into another run's layout)."""
     return OrderedDict(), threading.Lock()
+
+
+SLOW_RESULTS = 128
+
+
+def _shared(key: tuple, compute: Callable[[], T]) -> T:
+    """`compute()` once per server for `key` (see _slow_results)."""
+    store, lock = _slow_results()
+    with lock:
+        if key in store:
+            store.move_to_end(key)
+            return store[key]
+    value = compute()
+    with lock:
+        store[key] = value
+        while len(store) > SLOW_RESULTS:
+            store.popitem(last=False)
+    return value
 
 
 def head_summary(
@@ -210,20 +232,12 @@ def head_summary(
     """Clark et al.'s measures of every head, averaged over `texts` (the whole text, up to the model's limit)."""
     from model_zoo.attention import head_summary as summarise
 
-    store, lock = _summaries()
-    key = (model_name, texts)
-    with lock:
-        if key in store:
-            store.move_to_end(key)
-            return store[key]
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.Encoder)
-    summary = summarise(model, list(texts), on_progress)
-    with lock:
-        store[key] = summary
-        while len(store) > 64:
-            store.popitem(last=False)
-    return summary
+    def compute() -> HeadSummary:
+        model = load_model(model_name)
+        assert isinstance(model, model_zoo.Encoder)
+        return summarise(model, list(texts), on_progress)
+
+    return _shared(("head summary", model_name, texts), compute)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -237,32 +251,20 @@ def query_key(model_name: str, text: str, text_b: str | None, layer: int, head: 
 
 
 # -- word senses ---------------------------------------------------------------------------
-@st.cache_resource
-def _sense_vectors_store() -> tuple[dict, threading.Lock]:
-    """Encoded sense sets by (model, word), shared by every session (and kept on disk too).
-    Not st.cache_data, for the same reason as head summaries: a progress bar is drawn."""
-    return {}, threading.Lock()
-
-
 def sense_vectors(
     model_name: str, word: str, on_progress: Callable[[float], None] | None = None
 ) -> model_zoo.senses.SenseVectors:
-    """`word`'s vector in every sentence of the shipped set, at every layer of `model_name`."""
+    """`word`'s vector in every sentence of the shipped set, at every layer of contextual
+    model `model_name` (encoded once, kept on disk across restarts)."""
     from model_zoo import senses
 
-    sense_set = senses.load_senses()[word]
-    model = load_model(model_name)
-    if isinstance(model, model_zoo.StaticModel):
-        return senses.static_sense_vectors(model.vector(word), sense_set)
-    store, lock = _sense_vectors_store()
-    with lock:
-        if (model_name, word) in store:
-            return store[model_name, word]
-    assert isinstance(model, model_zoo.Encoder)
-    encoded = senses.cached_sense_vectors(model, sense_set, model_zoo.cache_root() / "senses", on_progress)
-    with lock:
-        store[model_name, word] = encoded
-    return encoded
+    def compute() -> senses.SenseVectors:
+        model = load_model(model_name)
+        assert isinstance(model, model_zoo.Encoder)
+        folder = model_zoo.cache_root() / "senses"
+        return senses.cached_sense_vectors(model, senses.load_senses()[word], folder, on_progress)
+
+    return _shared(("sense vectors", model_name, word), compute)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -297,10 +299,8 @@ def sense_map(
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def own_sentence_vector(model_name: str, sentence: str, word: str) -> np.ndarray:
-    """The word's vector in the learner's own sentence at every layer: (layers, dim)."""
+    """The word's vector in the learner's own sentence at every layer of a contextual model: (layers, dim)."""
     model = load_model(model_name)
-    if isinstance(model, model_zoo.StaticModel):
-        return model.vector(word)[None]
     assert isinstance(model, model_zoo.Encoder)
     return model.word_vectors([sentence], word)[0]
 

@@ -91,11 +91,15 @@ def build_vector_strip(words: list[str], vectors: np.ndarray, title: str = "") -
     return fig
 
 
+def _groups(labels: list[str]) -> list[tuple[str, list[int]]]:
+    """Each distinct label in first-seen order, with the indices that carry it: one trace each."""
+    return [(label, [i for i, lab in enumerate(labels) if lab == label]) for label in dict.fromkeys(labels)]
+
+
 def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: str = "") -> go.Figure:
     """Words as labelled points in 2-D, one colour per group (a WordNet class)."""
     fig = go.Figure()
-    for group in dict.fromkeys(groups):
-        idx = [i for i, g in enumerate(groups) if g == group]
+    for group, idx in _groups(groups):
         fig.add_trace(
             go.Scatter(
                 x=xy[idx, 0],
@@ -127,8 +131,7 @@ def build_sense_map(
     All points in one place (a static model) are drawn as one point in the middle.
     """
     fig = go.Figure()
-    for label in dict.fromkeys(labels):
-        idx = [i for i, lab in enumerate(labels) if lab == label]
+    for label, idx in _groups(labels):
         fig.add_trace(
             go.Scatter(
                 x=xy[idx, 0],

@@ -143,6 +143,12 @@ class Page:
             time.sleep(0.25)
         raise TimeoutError("the app kept running")
 
+    def chart(self, title: str, timeout: float = 60_000):
+        """The plotly chart showing `title`, once it is drawn."""
+        chart = self.page.locator(".stPlotlyChart").filter(has_text=title)
+        chart.wait_for(timeout=timeout)
+        return chart
+
     def h1(self) -> str:
         return self.page.locator("h1").first.inner_text()
 
@@ -251,8 +257,7 @@ def test_clicking_an_analogy_shows_the_answer(server: str, tab: Page) -> None:
 def test_word_map_draws_its_points(server: str, tab: Page) -> None:
     tab.open(f"{server}/embeddings")
     tab.page.get_by_role("tab", name="Word map").click()
-    plot = tab.page.locator(".stPlotlyChart").filter(has_text="PCA map")
-    plot.wait_for(timeout=30_000)
+    plot = tab.chart("PCA map", timeout=30_000)
     assert plot.locator("g.textpoint").count() >= 30  # one label per word
     tab.shot("embeddings-map")
 
@@ -288,8 +293,7 @@ def test_attention_views_draw_offline_and_script_text_stays_text(server: str, ta
 def test_attention_summary_heatmap_saves_as_png(server: str, tab: Page) -> None:
     tab.open(f"{server}/attention")
     tab.page.get_by_role("tab", name="Head summary").click()
-    chart = tab.page.locator(".stPlotlyChart").filter(has_text="Attention to the previous token")
-    chart.wait_for(timeout=30_000)
+    chart = tab.chart("Attention to the previous token", timeout=30_000)
     chart.hover()
     with tab.page.expect_download(timeout=30_000) as download:
         chart.get_by_role("button", name="Download plot as a PNG").click()
@@ -322,14 +326,13 @@ def test_downloaded_attention_view_draws_offline_on_its_own(browser, tmp_path) -
 
 def test_sense_maps_draw_move_with_the_layer_and_show_sentences(server: str, tab: Page) -> None:
     tab.open(f"{server}/senses?layer=1")
-    plot = tab.page.locator(".stPlotlyChart").filter(has_text="minilm-l6 · layer 1 of 6")
-    plot.wait_for(timeout=60_000)
+    plot = tab.chart("minilm-l6 · layer 1 of 6")
     assert plot.locator(".scatterlayer .point").count() >= 70  # every use of "bank"
     tab.page.get_by_role("slider").first.focus()
     tab.page.keyboard.press("End")  # the top layer
-    tab.page.locator(".stPlotlyChart").filter(has_text="minilm-l6 · layer 6 of 6").wait_for(timeout=60_000)
+    tab.chart("minilm-l6 · layer 6 of 6")
     tab.settle()
-    moved = tab.page.locator(".stPlotlyChart").filter(has_text="minilm-l6 · layer 6 of 6")
+    moved = tab.chart("minilm-l6 · layer 6 of 6")
     moved.locator(".scatterlayer .point").first.hover(force=True)
     hover = tab.page.locator(".hoverlayer .hovertext")
     hover.first.wait_for(timeout=10_000)
