@@ -36,18 +36,19 @@ def timed(fn, repeat: int, warmup: int = 5) -> float:
     return statistics.median(samples)
 
 
-def timed_pair(a, b, repeat: int, warmup: int = 5) -> tuple[float, float]:
-    """Median wall times of a() and b() in ms, run alternately so that drift in the
-    machine's load (other processes, CPU clocks) falls on both alike."""
+def timed_alternately(*fns, repeat: int, warmup: int = 5) -> list[float]:
+    """Median wall times of each fn() in ms, run in turn so that drift in the machine's
+    load (other processes, CPU clocks, caches) falls on all of them alike."""
     for _ in range(warmup):
-        a(), b()
-    samples: tuple[list[float], list[float]] = ([], [])
+        for fn in fns:
+            fn()
+    samples: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        for fn, out in ((a, samples[0]), (b, samples[1])):
+        for fn, out in zip(fns, samples):
             start = time.perf_counter()
             fn()
             out.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples[0]), statistics.median(samples[1])
+    return [statistics.median(out) for out in samples]
 
 
 def cold_load(name: str, cache_dir: str | None = None) -> dict[str, float]:
@@ -133,31 +134,46 @@ def static_lessons() -> dict[str, float]:
 
 
 def masked_prediction() -> dict[str, dict[str, float]]:
-    """fill_mask (MLM head at the masked positions only) against transformers' fill-mask pipeline."""
+    """fill_mask against transformers' fill-mask pipeline on the same checkpoint, and how much
+    of the difference is the oneDNN kernels (the same fill_mask loaded with CONTEXTLAB_ONEDNN=0)."""
     from transformers import BertConfig, BertForPreTraining, pipeline
 
     import model_zoo
 
+    def load(source: str, onednn: bool) -> model_zoo.MaskedLM:
+        os.environ["CONTEXTLAB_ONEDNN"] = "1" if onednn else "0"
+        try:
+            model = model_zoo.load(source)
+        finally:
+            del os.environ["CONTEXTLAB_ONEDNN"]
+        assert isinstance(model, model_zoo.MaskedLM)
+        return model
+
     text = "The man went to the [MASK] to deposit his money before the flood."  # 16 tokens
     results = {}
     with tempfile.TemporaryDirectory() as folder:
-        minilm = model_zoo.load("minilm-l6-mlm")
-        assert isinstance(minilm, model_zoo.MaskedLM)
+        tokenizer = load("minilm-l6-mlm", True).tokenizer
         BertForPreTraining(BertConfig()).save_pretrained(folder)  # bert-base shape, random weights
-        minilm.tokenizer.save_pretrained(folder)
-        # The pipeline loads each checkpoint its own way (BertForMaskedLM); ours goes through load().
-        checkpoints = (
-            ("minilm-l6-mlm", minilm, minilm.model),
-            ("bert-base-shaped (random)", model_zoo.load(folder), folder),
-        )
-        for name, model, source in checkpoints:
-            assert isinstance(model, model_zoo.MaskedLM)
-            pipe = pipeline("fill-mask", model=source, tokenizer=model.tokenizer, device=-1)
-            ours, theirs = timed_pair(lambda m=model: m.fill_mask(text, 5), lambda p=pipe: p(text, top_k=5), 60)
+        tokenizer.save_pretrained(folder)
+        for name, source in (("minilm-l6-mlm", "minilm-l6-mlm"), ("bert-base-shaped (random)", folder)):
+            ours, stock = load(source, True), load(source, False)
+            # The pipeline loads the checkpoint its own way (BertForMaskedLM); minilm-l6-mlm is no
+            # checkpoint on disk, so it gets the model with fused attention and stock kernels.
+            pipe = pipeline(
+                "fill-mask", model=folder if source == folder else stock.fast_model, tokenizer=tokenizer, device=-1
+            )
+            mine, plain, theirs = timed_alternately(
+                lambda m=ours: m.fill_mask(text, 5),
+                lambda m=stock: m.fill_mask(text, 5),
+                lambda p=pipe: p(text, top_k=5),
+                repeat=60,
+            )
             results[name] = {
-                "fill_mask_ms": round(ours, 2),
+                "fill_mask_ms": round(mine, 2),
+                "fill_mask_stock_kernels_ms": round(plain, 2),
                 "pipeline_ms": round(theirs, 2),
-                "ratio": round(ours / theirs, 3),
+                "ratio": round(mine / theirs, 3),
+                "ratio_stock_kernels": round(plain / theirs, 3),
             }
     return results
 
@@ -295,7 +311,8 @@ def main() -> int:
     for name, fig in masked.items():
         print(
             f"fill_mask, {name}, 16 tokens: {fig['fill_mask_ms']:.1f} ms; transformers' fill-mask pipeline: "
-            f"{fig['pipeline_ms']:.1f} ms; ratio {fig['ratio']:.2f} [<= 0.8]"
+            f"{fig['pipeline_ms']:.1f} ms; ratio {fig['ratio']:.2f} [<= 0.8] (with PyTorch's stock MKL kernels "
+            f"instead of oneDNN: {fig['fill_mask_stock_kernels_ms']:.1f} ms, ratio {fig['ratio_stock_kernels']:.2f})"
         )
 
     results["word_senses_cold"] = wc = cold_start("/senses", '.stPlotlyChart:has-text("minilm-l6 · layer")')

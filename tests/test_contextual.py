@@ -93,6 +93,34 @@ def test_fill_mask_equals_transformers_pipeline(bert: MaskedLM, tiny_bert) -> No
             np.testing.assert_allclose([p for _, p in mine], [r["score"] for r in ref], rtol=1e-4)
 
 
+def test_mask_logits_run_the_last_layer_only_at_the_masks(bert: MaskedLM, monkeypatch) -> None:
+    """The last layer runs at the [MASK]s only (keys and values from every token) and gives
+    the full model's logits there, for a pair and for a first sequence with padding."""
+    from model_zoo import contextual
+
+    assert bert._trunk is not None
+    assert len(bert._trunk.encoder.layer) == bert.config.num_hidden_layers - 1 and bert._trunk.pooler is None
+    assert (
+        bert._trunk.encoder.layer[0].attention.self.query.weight
+        is bert.model.bert.encoder.layer[0].attention.self.query.weight
+    )
+    seen = []
+    real = contextual._layer_at
+    monkeypatch.setattr(contextual, "_layer_at", lambda *args: seen.append(args[2].tolist()) or real(*args))
+    batches = [
+        bert.tokenize("the [MASK] went to the [MASK] ."),
+        bert.tokenize("[MASK] man", "went to the [MASK]"),
+        bert.tokenize(["the [MASK] bank", "the man went to the river bank to fish and sit"]),  # first one padded
+    ]
+    for batch in batches:
+        positions = (batch["input_ids"][0] == bert.tokenizer.mask_token_id).nonzero().flatten()
+        with torch.inference_mode():
+            full = bert.model(**batch).prediction_logits[0, positions]
+        torch.testing.assert_close(bert.logits_at(batch, positions), full, atol=1e-4, rtol=1e-4)
+        assert seen.pop() == positions.tolist()
+    assert int(batches[2]["attention_mask"][0].sum()) < batches[2]["attention_mask"].shape[1]
+
+
 def test_fill_mask_needs_a_mask(bert: MaskedLM) -> None:
     with pytest.raises(model_zoo.NoMaskToken, match=r"\[MASK\]"):
         bert.fill_mask("the man went to the bank")

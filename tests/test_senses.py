@@ -172,6 +172,7 @@ def test_page_chinese_corner_with_a_chinese_model(tiny_bert) -> None:
     """Once a Chinese BERT is in the cache (here a tiny one laid out as if downloaded), 长 is compared."""
     import shutil
 
+    import serving
     from tests.conftest import fake_hub_snapshot
 
     repo = model_zoo.get_card("bert-base-chinese").hub_repo or ""
@@ -183,8 +184,10 @@ def test_page_chinese_corner_with_a_chinese_model(tiny_bert) -> None:
         assert "Cosine similarity of 长 in six sentences (bert-base-chinese, last layer)" in chart_titles(at)
         assert "No model that reads Chinese" not in all_text(at)
     finally:
-        if not existed:  # leave the cache as other tests expect it
+        if not existed:  # leave the cache, and the server's memory of it, as other tests expect them
             shutil.rmtree(snapshot.parent.parent)
+            serving.availabilities.clear()
+            serving.load_model.clear()
 
 
 def test_page_in_chinese() -> None:
