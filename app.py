@@ -7,6 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from components import warm
 from components.i18n import DEFAULT_LANG, LANGS, t
 from components.road import HOME, PLAYGROUND, Lesson, ready_lessons
 
@@ -20,22 +21,12 @@ def page(lesson: Lesson, default: bool = False) -> st.Page:
 
 @st.cache_resource(show_spinner=False)
 def start_warm_up() -> threading.Thread:
-    """Once per server: in the background, import the cache layer (and with it torch, ~3 s)
-    and let it load the default models, while the first page draws."""
-
-    def warm() -> None:
-        import serving
-
-        serving.warm_up()
-
-    thread = threading.Thread(target=warm, name="contextlab-import", daemon=True)
-    thread.start()
-    return thread
+    """Once per server, after the first page run (components/warm.py says why then)."""
+    return warm.begin()
 
 
 def run() -> None:
     st.set_page_config(page_title="ContextLab", page_icon=str(FAVICON), layout="wide")
-    start_warm_up()
     # ?lang= is kept by hand rather than bound: a bound segmented control would put its
     # label (简体中文) in the URL, and a shared link should read ?lang=zh.
     if "lang" not in st.session_state:
@@ -49,7 +40,10 @@ def run() -> None:
         t("app.nav.lessons"): [page(lesson) for lesson in ready_lessons()],
         t("app.nav.tools"): [page(PLAYGROUND)],
     }
-    st.navigation({name: pages for name, pages in sections.items() if pages}).run()
+    try:
+        st.navigation({name: pages for name, pages in sections.items() if pages}).run()
+    finally:  # also when the page stops or reruns itself
+        start_warm_up()
 
 
 run()

@@ -168,6 +168,23 @@ def test_playground_elmo_is_named_as_coming() -> None:
     assert "elmo-small" in at.warning[0].value
 
 
+def test_app_warm_up_waits_for_the_first_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's warm-up thread begins loading models only after its pause (the first page draws
+    first): serving.warm_up is not called before it, and is called once after."""
+    import time
+
+    import serving
+    from components import warm
+
+    calls: list[float] = []
+    monkeypatch.setattr(serving, "warm_up", lambda: calls.append(time.perf_counter()))
+    start = time.perf_counter()
+    thread = warm.begin(delay_s=0.5)
+    assert thread.daemon and thread.is_alive() and calls == []
+    thread.join(timeout=30)
+    assert len(calls) == 1 and calls[0] - start >= 0.5
+
+
 def test_warm_up_loads_the_default_models_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:
     import serving
 
