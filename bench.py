@@ -141,11 +141,15 @@ def masked_prediction() -> dict[str, dict[str, float]]:
     import model_zoo
 
     def load(source: str, onednn: bool) -> model_zoo.MaskedLM:
+        before = os.environ.get("CONTEXTLAB_ONEDNN")
         os.environ["CONTEXTLAB_ONEDNN"] = "1" if onednn else "0"
         try:
             model = model_zoo.load(source)
         finally:
-            del os.environ["CONTEXTLAB_ONEDNN"]
+            if before is None:
+                del os.environ["CONTEXTLAB_ONEDNN"]
+            else:
+                os.environ["CONTEXTLAB_ONEDNN"] = before
         assert isinstance(model, model_zoo.MaskedLM)
         return model
 

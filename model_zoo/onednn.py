@@ -65,10 +65,11 @@ def available() -> bool:
 
 
 def use_onednn(model: torch.nn.Module) -> int:
-    """Turn `model`'s CPU fp32 `nn.Linear` layers into `OneDNNLinear` in place; how many were.
+    """Turn `model`'s plain `nn.Linear` layers on CPU into `OneDNNLinear` in place; how many were.
 
-    Parameters are untouched (a model sharing them with another is unaffected but for speed).
-    Does nothing when turned off, when the kernel is unavailable, or for models not on CPU.
+    Other dtypes keep `F.linear` at call time. Parameters are untouched (a model sharing them
+    with another is unaffected but for speed). Does nothing when turned off, when the kernel
+    is unavailable, or for models not on CPU.
     """
     if not enabled() or not available():
         return 0
