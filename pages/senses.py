@@ -1,6 +1,5 @@
 """Lesson: the same word in many sentences, senses pulling apart layer by layer; a static vector stays one point."""
 
-import html
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -8,9 +7,9 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from components.charts import build_layer_lines, build_sense_map
 from components.frame import ensure_app_frame
 from components.i18n import t
+from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, render_light_chart
 from components.notices import render_error, render_unavailable
 from model_zoo import registry
 from model_zoo.errors import ModelUnavailable
@@ -184,16 +183,10 @@ if mine.strip():
                 st.warning(t("senses.truncated", model=m.name, n=model.max_length), icon=":material/content_cut:")
 
 
-def hover_text(sentence: str, sense: str) -> str:
-    """The sentence with the word in bold, and the sense's gloss; everything escaped first."""
-    safe = html.escape(sentence)
-    bold = re.sub(rf"(?<![\w-])({re.escape(word)})(?![\w-])", r"<b>\1</b>", safe, count=1, flags=re.I)
-    wrapped = re.sub(r"(.{1,70})(\s|$)", r"\1<br>", bold).removesuffix("<br>")
-    return f"{wrapped}<br><i>{html.escape(sense)}</i>"
-
-
-hovers = [hover_text(s, short[k]) for s, k in zip(sense_set.sentences, sense_set.senses)]
-labels = [short[k] for k in sense_set.senses]
+sense_index = [keys.index(k) for k in sense_set.senses]
+glosses = [sense_set.glosses[k] for k in sense_set.senses]
+map_labels = {"reset": t("senses.map_reset"), "png": t("senses.map_png")}
+layer_axis = t("senses.layer_axis")
 grid = st.columns(2)
 for i, m in enumerate(models):
     at = 0 if m.static else round(layer * m.depth / max(deepest, 1))
@@ -210,7 +203,8 @@ for i, m in enumerate(models):
         xy = live().sense_map(m.name, word, at, method, point, seed, neighbours, min_dist)
         if extra is not None:
             sense, share = vote(encoded(m.name).vectors[:, at], sense_set.senses, extra[at])
-            own = (xy[-1], hover_text(mine, t("senses.vote", sense=short[sense], share=f"{share:.0%}")))
+            note = t("senses.vote", sense=short[sense], share=f"{share:.0%}")
+            own = Own(float(xy[-1, 0]), float(xy[-1, 1]), mine, note)
             xy = xy[:-1]
     title = (
         t("senses.map_static", model=m.name)
@@ -218,7 +212,21 @@ for i, m in enumerate(models):
         else t("senses.map_title", model=m.name, layer=at, layers=m.depth)
     )
     with grid[i % 2]:
-        st.plotly_chart(build_sense_map(xy, labels, hovers, title, own, t("senses.yours")), key=f"map_{m.name}")
+        render_light_chart(
+            build_sense_map(
+                xy,
+                sense_index,
+                [short[k] for k in keys],
+                sense_set.sentences,
+                glosses,
+                word,
+                title,
+                own,
+                t("senses.yours"),
+                map_labels,
+            ),
+            key=f"map_{m.name}",
+        )
         if m.static:
             st.caption(t("senses.static_note", word=word))
 
@@ -260,17 +268,21 @@ for m in models:
     intra[m.name] = measures.intra_similarity
     baseline[f"{m.name} · {t('senses.baseline')}"] = measures.baseline
 accuracy[t("senses.chance")] = np.full(deepest + 1, chance)
+colors = {m.name: COLORS[i % len(COLORS)] for i, m in enumerate(models)}  # a model keeps its colour
+
+
+def lines(
+    column: Any, series: dict[str, np.ndarray], title: str, y_title: str, dashed: tuple[str, ...], key: str
+) -> None:
+    with column:
+        render_light_chart(build_layer_lines(series, title, y_title, dashed, layer_axis, map_labels, colors), key=key)
+
+
 m1, m2, m3 = st.columns(3)
-m1.plotly_chart(
-    build_layer_lines(accuracy, t("senses.acc_title"), t("senses.acc_axis"), dashed=(t("senses.chance"),)), key="acc"
-)
+lines(m1, accuracy, t("senses.acc_title"), t("senses.acc_axis"), (t("senses.chance"),), "acc")
 if self_sim:
-    m2.plotly_chart(
-        build_layer_lines({**self_sim, **baseline}, t("senses.self_title"), "cos", dashed=tuple(baseline)), key="self"
-    )
-    m3.plotly_chart(
-        build_layer_lines({**intra, **baseline}, t("senses.intra_title"), "cos", dashed=tuple(baseline)), key="intra"
-    )
+    lines(m2, {**self_sim, **baseline}, t("senses.self_title"), "cos", tuple(baseline), "self")
+    lines(m3, {**intra, **baseline}, t("senses.intra_title"), "cos", tuple(baseline), "intra")
 st.caption(t("senses.measures_note"))
 
 # A Chinese corner ------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 import pytest
 
@@ -149,6 +149,12 @@ class Page:
         chart.wait_for(timeout=timeout)
         return chart
 
+    def light_chart(self, title: str, timeout: float = 60_000):
+        """The Word senses chart (components/light_charts.js) showing `title`, once drawn."""
+        chart = self.page.locator(".light-chart[data-drawn]").filter(has_text=title)
+        chart.wait_for(timeout=timeout)
+        return chart
+
     def h1(self) -> str:
         return self.page.locator("h1").first.inner_text()
 
@@ -230,8 +236,6 @@ def test_shared_playground_link_reopens_the_same_view(server: str, tab: Page) ->
 
 
 def test_script_in_text_is_shown_not_run(server: str, tab: Page) -> None:
-    from urllib.parse import quote
-
     evil = "</script><img src=x onerror=alert(1)><script>alert(2)</script>"
     tab.open(f"{server}/playground?text={quote(evil)}")
     chips = tab.page.locator('[data-testid="token-chips"]')
@@ -271,8 +275,6 @@ def _view_frame(tab: Page, index: int):
 
 def test_attention_views_draw_offline_and_script_text_stays_text(server: str, tab: Page) -> None:
     """bertviz draws with its libraries from the page itself; a script in the sentence runs nothing."""
-    from urllib.parse import quote
-
     evil = "The bank </script><img src=x onerror=alert(1)> is closed."
     tab.open(f"{server}/attention?text={quote(evil)}")
     head = _view_frame(tab, 0)
@@ -326,17 +328,43 @@ def test_downloaded_attention_view_draws_offline_on_its_own(browser, tmp_path) -
 
 def test_sense_maps_draw_move_with_the_layer_and_show_sentences(server: str, tab: Page) -> None:
     tab.open(f"{server}/senses?layer=1")
-    plot = tab.chart("minilm-l6 · layer 1 of 6")
-    assert plot.locator(".scatterlayer .point").count() >= 70  # every use of "bank"
+    plot = tab.light_chart("minilm-l6 · layer 1 of 6")
+    points = plot.locator("circle.point")
+    shown = points.count()
+    assert shown >= 70  # every use of "bank"
+    before = [points.nth(i).get_attribute("cx") for i in range(shown)]
+    plot.locator(".legend .item").first.click()  # hide sense 1
+    assert 0 < shown - plot.locator("circle.point:visible").count() < shown
     tab.page.get_by_role("slider").first.focus()
     tab.page.keyboard.press("End")  # the top layer
-    tab.chart("minilm-l6 · layer 6 of 6")
+    tab.light_chart("minilm-l6 · layer 6 of 6")
     tab.settle()
-    moved = tab.chart("minilm-l6 · layer 6 of 6")
-    moved.locator(".scatterlayer .point").first.hover(force=True)
-    hover = tab.page.locator(".hoverlayer .hovertext")
-    hover.first.wait_for(timeout=10_000)
-    text = hover.first.text_content() or ""
-    assert "bank" in text.lower() and ("sloping land" in text or "financial institution" in text)
+    moved = tab.light_chart("minilm-l6 · layer 6 of 6")
+    points = moved.locator("circle.point")
+    assert [points.nth(i).get_attribute("cx") for i in range(shown)] != before
+    assert moved.locator(".legend .item").first.get_attribute("aria-pressed") == "false"  # still hidden
+    assert 0 < shown - moved.locator("circle.point:visible").count() < shown
+    moved.locator("circle.point:visible").last.hover()  # drawn last, so on top
+    card = moved.locator(".tip")
+    card.wait_for(state="visible", timeout=10_000)
+    assert "bank" in card.locator("b").inner_text().lower()  # the word in bold
+    assert "financial institution" in card.inner_text()  # and its gloss (sense 1, sloping land, is hidden)
+    lines = tab.light_chart("Nearest-neighbour sense accuracy")
+    lines.locator("svg.plot").hover(position={"x": 150, "y": 100})
+    assert "minilm-l6: " in lines.locator(".tip").inner_text()
+    assert tab.page.locator(".stPlotlyChart").count() == 0  # no 4.6 MB chunk before the first map
     assert tab.exceptions() == 0 and tab.blocked == []
     tab.shot("senses-top-layer")
+
+
+def test_sense_map_shows_html_in_a_sentence_as_text(server: str, tab: Page) -> None:
+    mine = "<img src=x onerror=alert(1)> by the bank"
+    tab.open(f"{server}/senses?mine={quote(mine)}")
+    plot = tab.light_chart("minilm-l6 · layer 3 of 6")
+    plot.locator("path.own").hover()
+    card = plot.locator(".tip")
+    card.wait_for(state="visible", timeout=10_000)
+    assert mine in card.inner_text() and "nearest 5 uses vote" in card.inner_text()
+    assert plot.locator("img").count() == 0
+    tab.page.wait_for_timeout(500)
+    assert tab.dialogs == [] and tab.exceptions() == 0

@@ -98,8 +98,18 @@ def test_umap_projection_is_deterministic_for_a_seed() -> None:
 
 
 # -- the page ---------------------------------------------------------------------------------------
+def light_charts(at) -> list[dict]:
+    """The page's maps and line charts (components/light_charts.py), as the browser gets them."""
+    return [json.loads(c.proto.bytes) for c in at.get("bidi_component")]
+
+
 def chart_titles(at) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    plotly = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    return [c["title"] for c in light_charts(at)] + plotly
+
+
+def chart(at, title: str) -> dict:
+    return next(c for c in light_charts(at) if c["title"] == title)
 
 
 def test_page_default_glove_is_one_point_minilm_separates() -> None:
@@ -112,9 +122,18 @@ def test_page_default_glove_is_one_point_minilm_separates() -> None:
     assert "all the points lie on top of each other" in text
     if not model_zoo.availability(model_zoo.get_card("bert-base-chinese")).ready:  # another test may fake one
         assert "No model that reads Chinese is on this machine" in text
-    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
-    hover = spec["data"][0]["text"][0]
-    assert "<b>bank</b>" in hover.lower() or "<b>Bank</b>" in hover
+    glove, minilm = chart(at, "glove-6b-50d · one vector per word"), chart(at, "minilm-l6 · layer 3 of 6")
+    assert len({(p["x"], p["y"]) for p in glove["points"]}) == 1  # every use on one spot
+    assert len({(p["x"], p["y"]) for p in minilm["points"]}) == len(minilm["points"]) >= 70
+    first = minilm["points"][0]
+    start, end = first["span"]
+    assert first["sentence"][start:end].lower() == "bank"  # the word the card puts in bold
+    assert first["note"] in load_senses()["bank"].glosses.values()  # and the sense's gloss
+    assert minilm["senses"][0].startswith("1. ") and minilm["colors"][0] != minilm["colors"][1]
+    accuracy = chart(at, "Nearest-neighbour sense accuracy")
+    lines = {line["name"]: line for line in accuracy["series"]}
+    assert lines["chance"]["dashed"] and len(lines["minilm-l6"]["values"]) == 7
+    assert lines["minilm-l6"]["values"][3] > lines["glove-6b-50d"]["values"][3]
 
 
 def test_page_layer_and_word_change_the_maps() -> None:
@@ -129,9 +148,9 @@ def test_page_own_sentence_gets_a_vote_per_layer() -> None:
     assert not at.exception
     votes = at.dataframe[0].value
     assert list(votes.iloc[0])[0] == "minilm-l6" and votes.iloc[0].iloc[-1] == "1"  # 1 = sloping land
-    assert any(
-        "your sentence" in str(trace.get("name")) for trace in json.loads(at.get("plotly_chart")[1].proto.spec)["data"]
-    )
+    own = chart(at, "minilm-l6 · layer 3 of 6")["own"]
+    assert own["sentence"].startswith("We pulled the canoe") and own["note"].startswith("nearest 5 uses vote: 1.")
+    assert chart(at, "glove-6b-50d · one vector per word")["own"] is None  # a static model places no sentence
 
 
 @pytest.mark.parametrize(
@@ -154,11 +173,13 @@ def test_page_very_long_own_sentence_is_cut_with_a_note() -> None:
     assert at.dataframe[0].value.iloc[0].iloc[0] == "minilm-l6"  # still placed and voted on
 
 
-def test_page_html_in_own_sentence_is_escaped() -> None:
-    at = open_page("pages/senses.py", mine="<img src=x onerror=alert(1)> by the bank")
+def test_page_html_in_own_sentence_travels_as_text() -> None:
+    """The map's script sets text with textContent (the browser test checks it draws as text)."""
+    mine = "<img src=x onerror=alert(1)> by the bank"
+    at = open_page("pages/senses.py", mine=mine)
     assert not at.exception
-    hovers = [t for trace in json.loads(at.get("plotly_chart")[1].proto.spec)["data"] for t in trace["text"]]
-    assert any("&lt;img" in h for h in hovers) and not any("<img" in h for h in hovers)
+    own = chart(at, "minilm-l6 · layer 3 of 6")["own"]
+    assert own["sentence"] == mine and mine[own["span"][0] : own["span"][1]] == "bank"
 
 
 def test_page_unavailable_and_coming_models_say_so() -> None:
