@@ -40,11 +40,16 @@ function extent(values, margin = 0.04) {
   return [lo - (hi - lo) * margin, hi + (hi - lo) * margin];
 }
 
-// About `count` round tick values between lo and hi (1, 2 or 5 times a power of ten apart).
+// About `count` round tick values from lo to hi, 1, 2 or 5 times a power of ten apart
+// (the step nearest to an even split, as d3's ticks choose it).
 function ticks(lo, hi, count) {
   const raw = (hi - lo) / Math.max(count, 1);
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) || raw;
+  if (!(raw > 0)) return [lo];
+  let step = 10 ** Math.floor(Math.log10(raw));
+  const error = raw / step;
+  if (error >= Math.sqrt(50)) step *= 10;
+  else if (error >= Math.sqrt(10)) step *= 5;
+  else if (error >= Math.sqrt(2)) step *= 2;
   const out = [];
   for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
   return out;
@@ -199,8 +204,9 @@ function senseMap(root, data) {
     sentence.append(p.sentence.slice(0, start), el("b", {}, p.sentence.slice(start, end)), p.sentence.slice(end));
     chart.show([sentence, el("div", { class: "note" }, p.note)], px(p.x), py(p.y));
   };
-  svg.addEventListener("pointerover", (e) => e.target.datum && show(e.target));
-  svg.addEventListener("pointerout", (e) => e.target.datum && chart.hide());
+  // A mouse shows the card while over a point; a finger shows it on tap, until the next tap.
+  svg.addEventListener("pointerover", (e) => e.pointerType !== "touch" && e.target.datum && show(e.target));
+  svg.addEventListener("pointerout", (e) => e.pointerType !== "touch" && e.target.datum && chart.hide());
 
   data.senses.forEach((sense, i) => chart.legendItem(sense, swatch(data.colors[i])));
   if (data.own) {
@@ -226,7 +232,8 @@ function senseMap(root, data) {
   );
   let drag = null;
   svg.addEventListener("pointerdown", (e) => {
-    if (e.target.datum) return show(e.target); // a tap shows the card on touch screens
+    if (e.target.datum) return show(e.target);
+    chart.hide();
     drag = { x: e.clientX, y: e.clientY, dx: view.dx, dy: view.dy };
     svg.setPointerCapture(e.pointerId);
   });
@@ -256,7 +263,7 @@ function layerLines(root, data) {
   const { svg, height } = chart;
   const pad = { left: 46, right: 10, top: 8, bottom: 34 };
   const layers = Math.max(...data.series.map((s) => s.values.length), 1) - 1;
-  const [lo, hi] = extent(data.series.flatMap((s) => s.values), 0.06);
+  const [lo, hi] = data.y_range || extent(data.series.flatMap((s) => s.values), 0.06);
   const sx = (x) => pad.left + (layers ? x / layers : 0.5) * (chart.width - pad.left - pad.right);
   const sy = (y) => pad.top + (1 - (y - lo) / (hi - lo)) * (height - pad.top - pad.bottom);
   const fmt = (v) => (Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(3));

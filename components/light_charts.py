@@ -94,8 +94,10 @@ def build_layer_lines(
     x_title: str = "layer",
     labels: dict[str, str] | None = None,
     colors: dict[str, str] | None = None,
+    y_range: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """One line per named series over layers (x = layer index); names in `dashed` drawn dashed.
+    `y_range` fixes the y axis (else it spans the values).
     `colors` fixes some series' colours (a model keeps its colour from chart to chart).
     A dashed series named "<series> · ..." takes that series' colour (a model's baseline
     beside the model); any other takes the first colour not yet used."""
@@ -117,7 +119,13 @@ def build_layer_lines(
         {"name": name, "values": [float(v) for v in values], "dashed": name in dashed, "color": color_of(name)}
         for name, values in series.items()
     ]
-    return {**_frame("lines", title, labels), "series": lines, "x_title": x_title, "y_title": y_title}
+    return {
+        **_frame("lines", title, labels),
+        "series": lines,
+        "x_title": x_title,
+        "y_title": y_title,
+        "y_range": list(y_range) if y_range else None,
+    }
 
 
 @cache

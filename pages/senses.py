@@ -272,14 +272,21 @@ colors = {m.name: COLORS[i % len(COLORS)] for i, m in enumerate(models)}  # a mo
 
 
 def lines(
-    column: Any, series: dict[str, np.ndarray], title: str, y_title: str, dashed: tuple[str, ...], key: str
+    column: Any,
+    series: dict[str, np.ndarray],
+    title: str,
+    y_title: str,
+    dashed: tuple[str, ...],
+    key: str,
+    y_range: tuple[float, float] | None = None,
 ) -> None:
     with column:
-        render_light_chart(build_layer_lines(series, title, y_title, dashed, layer_axis, map_labels, colors), key=key)
+        chart = build_layer_lines(series, title, y_title, dashed, layer_axis, map_labels, colors, y_range)
+        render_light_chart(chart, key=key)
 
 
 m1, m2, m3 = st.columns(3)
-lines(m1, accuracy, t("senses.acc_title"), t("senses.acc_axis"), (t("senses.chance"),), "acc")
+lines(m1, accuracy, t("senses.acc_title"), t("senses.acc_axis"), (t("senses.chance"),), "acc", (0.0, 1.02))
 if self_sim:
     lines(m2, {**self_sim, **baseline}, t("senses.self_title"), "cos", tuple(baseline), "self")
     lines(m3, {**intra, **baseline}, t("senses.intra_title"), "cos", tuple(baseline), "intra")

@@ -104,8 +104,8 @@ def browser():
 class Page:
     """A browser tab in which every request to anything but localhost is blocked and recorded."""
 
-    def __init__(self, browser) -> None:
-        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    def __init__(self, browser, **context) -> None:
+        self.context = browser.new_context(**{"viewport": {"width": 1400, "height": 1000}, **context})
         self.blocked: list[str] = []
         self.dialogs: list[str] = []
         self.context.route("**/*", self._route)
@@ -352,9 +352,27 @@ def test_sense_maps_draw_move_with_the_layer_and_show_sentences(server: str, tab
     lines = tab.light_chart("Nearest-neighbour sense accuracy")
     lines.locator("svg.plot").hover(position={"x": 150, "y": 100})
     assert "minilm-l6: " in lines.locator(".tip").inner_text()
+    assert lines.locator(".axes text").filter(has_text="0.8").count() == 1  # accuracy on a 0 to 1 axis
     assert tab.page.locator(".stPlotlyChart").count() == 0  # no 4.6 MB chunk before the first map
     assert tab.exceptions() == 0 and tab.blocked == []
     tab.shot("senses-top-layer")
+
+
+def test_sense_map_on_a_phone_tap_shows_the_card(server: str, browser) -> None:
+    tab = Page(browser, viewport={"width": 420, "height": 900}, is_mobile=True, has_touch=True)
+    try:
+        tab.open(f"{server}/senses?layer=5")
+        plot = tab.light_chart("minilm-l6 · layer 5 of 6")
+        plot.locator("circle.point").last.tap()
+        tab.page.wait_for_timeout(300)  # the card stays after the finger lifts
+        assert plot.locator(".tip").is_visible() and "bank" in plot.locator(".tip b").inner_text().lower()
+        box = plot.locator("svg.plot").bounding_box()
+        tab.page.touchscreen.tap(box["x"] + 2, box["y"] + 2)  # a tap on the background hides it
+        tab.page.wait_for_timeout(300)
+        assert not plot.locator(".tip").is_visible()
+        assert tab.exceptions() == 0 and tab.blocked == []
+    finally:
+        tab.close()
 
 
 def test_sense_map_shows_html_in_a_sentence_as_text(server: str, tab: Page) -> None:

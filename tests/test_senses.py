@@ -134,6 +134,7 @@ def test_page_default_glove_is_one_point_minilm_separates() -> None:
     lines = {line["name"]: line for line in accuracy["series"]}
     assert lines["chance"]["dashed"] and len(lines["minilm-l6"]["values"]) == 7
     assert lines["minilm-l6"]["values"][3] > lines["glove-6b-50d"]["values"][3]
+    assert accuracy["y_range"] == [0.0, 1.02] and chart(at, "Self-similarity of the word")["y_range"] is None
 
 
 def test_page_layer_and_word_change_the_maps() -> None:
