@@ -9,7 +9,7 @@ import streamlit as st
 
 from components.frame import ensure_app_frame
 from components.i18n import t
-from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, render_light_chart
+from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, find_word, render_light_chart
 from components.notices import render_error, render_unavailable
 from model_zoo import registry
 from model_zoo.errors import ModelUnavailable
@@ -161,8 +161,7 @@ mine = st.text_input(
 )
 own_vectors: dict[str, np.ndarray] = {}
 if mine.strip():
-    found = re.findall(rf"(?<![\w-]){re.escape(word)}(?![\w-])", mine, flags=re.I)
-    if not found:
+    if find_word(mine, word) is None:
         near = sorted(set(re.findall(rf"\b{re.escape(word)}\w*|\w+{re.escape(word)}\b", mine, flags=re.I)))
         st.info(
             t("senses.word_missing", word=word, forms=", ".join(near)) if near else t("senses.word_absent", word=word),
