@@ -87,7 +87,8 @@ def shown_model(name: str) -> Shown:
     pre = (load_precomputed(name) or {}).get(word) if here else None
     if pre is not None:
         return Shown(name, False, pre.pca.shape[1] - 1, pre)
-    model, unavailable = live().model_or_fallback(name)  # ModelUnavailable if there is no stand-in
+    with st.spinner(t("playground.loading", name=name)):
+        model, unavailable = live().model_or_fallback(name)  # ModelUnavailable if there is no stand-in
     if unavailable is not None:
         render_unavailable(unavailable)
     return shown_loaded(model)
@@ -174,7 +175,8 @@ if mine.strip():
             if m.static:
                 continue
             try:
-                own_vectors[m.name] = live().own_sentence_vector(m.name, mine, word)
+                with st.spinner(t("senses.reading", model=m.name)):  # shown only if it takes over 0.5 s
+                    own_vectors[m.name] = live().own_sentence_vector(m.name, mine, word)
             except model_zoo.ModelZooError as err:
                 render_error(err)
             model = live().load_model(m.name)
@@ -199,7 +201,8 @@ for i, m in enumerate(models):
         from model_zoo.senses import vote
 
         point = None if extra is None else tuple(float(v) for v in extra[at])
-        xy = live().sense_map(m.name, word, at, method, point, seed, neighbours, min_dist)
+        with st.spinner(t("emb.map_umap") if method == "umap" else t("emb.map_pca")):
+            xy = live().sense_map(m.name, word, at, method, point, seed, neighbours, min_dist)
         if extra is not None:
             sense, share = vote(encoded(m.name).vectors[:, at], sense_set.senses, extra[at])
             note = t("senses.vote", sense=short[sense], share=f"{share:.0%}")
