@@ -11,16 +11,19 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import streamlit as st
 
 import model_zoo
-import model_zoo.senses
-from model_zoo import Availability, Model, ModelUnavailable
-from model_zoo.attention import HeadSummary, QueryKey
-from model_zoo.word2vec import EpochReport, TrainSettings
+from model_zoo import Availability, ModelUnavailable
+
+if TYPE_CHECKING:  # importing this module must not import torch: the home page only reads availability
+    import model_zoo.senses
+    from model_zoo import Model
+    from model_zoo.attention import HeadSummary, QueryKey
+    from model_zoo.word2vec import EpochReport, TrainSettings
 
 T = TypeVar("T")
 

@@ -13,9 +13,9 @@ DELAY_S = 4.0
 
 
 def begin(delay_s: float = DELAY_S) -> threading.Thread:
-    """After `delay_s`, in a daemon thread: import the cache layer (and with it torch, ~3 s)
-    and let it load the default models (serving.warm_up). A page that needs a model sooner
-    imports and loads it itself; load_model shares a load in progress."""
+    """After `delay_s`, in a daemon thread: let the cache layer load the default models
+    (serving.warm_up; the first load imports torch, ~3 s). A page that needs a model
+    sooner loads it itself; load_model shares a load in progress."""
 
     def warm() -> None:
         time.sleep(delay_s)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+import serving
 from components.frame import ensure_app_frame
 from components.i18n import t
 from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, find_word, render_light_chart
@@ -16,8 +17,8 @@ from model_zoo.errors import ModelUnavailable
 from model_zoo.sense_data import UMAP_DEFAULTS, Precomputed, chance_accuracy, load_precomputed, load_senses
 
 # This page draws its default view from figures precomputed with the real model over the
-# shipped set (model_zoo.sense_data), without importing torch; `serving` (which does) is
-# imported only for what is not precomputed: other models, UMAP settings, your sentence.
+# shipped set (model_zoo.sense_data), without importing torch; `serving` (whose model calls
+# import it) is called only for what is not precomputed: other models, UMAP settings, your sentence.
 ensure_app_frame()
 
 SETS = load_senses()
@@ -37,13 +38,6 @@ CHINESE = (  # 长 as "length" (cháng) and as "grow" (zhǎng), from the lecture
     ("春天草长得很快。", "zhǎng"),
     ("他长大以后想当医生。", "zhǎng"),
 )
-
-
-def live() -> Any:
-    """The cache layer, imported on first need (it imports torch and the models)."""
-    import serving
-
-    return serving
 
 
 @dataclass
@@ -88,7 +82,7 @@ def shown_model(name: str) -> Shown:
     if pre is not None:
         return Shown(name, False, pre.pca.shape[1] - 1, pre)
     with st.spinner(t("playground.loading", name=name)):
-        model, unavailable = live().model_or_fallback(name)  # ModelUnavailable if there is no stand-in
+        model, unavailable = serving.model_or_fallback(name)  # ModelUnavailable if there is no stand-in
     if unavailable is not None:
         render_unavailable(unavailable)
     return shown_loaded(model)
@@ -105,7 +99,7 @@ def shown_loaded(model: Any) -> Shown:
 def encoded(name: str) -> Any:
     """The word's vectors in every sentence at every layer of `name` (encoded once, then from disk)."""
     progress = st.empty()
-    vectors = live().sense_vectors(
+    vectors = serving.sense_vectors(
         name, word, lambda share: progress.progress(share, t("senses.encoding", model=name, n=len(sense_set.sentences)))
     )
     progress.empty()
@@ -176,10 +170,10 @@ if mine.strip():
                 continue
             try:
                 with st.spinner(t("senses.reading", model=m.name)):  # shown only if it takes over 0.5 s
-                    own_vectors[m.name] = live().own_sentence_vector(m.name, mine, word)
+                    own_vectors[m.name] = serving.own_sentence_vector(m.name, mine, word)
             except model_zoo.ModelZooError as err:
                 render_error(err)
-            model = live().load_model(m.name)
+            model = serving.load_model(m.name)
             if isinstance(model, model_zoo.Encoder) and model.truncates(mine):
                 st.warning(t("senses.truncated", model=m.name, n=model.max_length), icon=":material/content_cut:")
 
@@ -202,7 +196,7 @@ for i, m in enumerate(models):
 
         point = None if extra is None else tuple(float(v) for v in extra[at])
         with st.spinner(t("emb.map_umap") if method == "umap" else t("emb.map_pca")):
-            xy = live().sense_map(m.name, word, at, method, point, seed, neighbours, min_dist)
+            xy = serving.sense_map(m.name, word, at, method, point, seed, neighbours, min_dist)
         if extra is not None:
             sense, share = vote(encoded(m.name).vectors[:, at], sense_set.senses, extra[at])
             note = t("senses.vote", sense=short[sense], share=f"{share:.0%}")
@@ -261,7 +255,7 @@ st.write(t("senses.measures_intro"))
 chance = chance_accuracy(sense_set.senses)
 accuracy, self_sim, intra, baseline = {}, {}, {}, {}
 for m in models:
-    measures = m.pre if m.pre is not None else None if m.static else live().sense_measures(m.name, word)
+    measures = m.pre if m.pre is not None else None if m.static else serving.sense_measures(m.name, word)
     if measures is None:  # static: one vector for every use scores exactly chance, at every depth
         accuracy[m.name] = np.full(deepest + 1, chance)
         continue
@@ -312,7 +306,7 @@ else:
     from components.charts import build_similarity_heatmap
     from model_zoo.onehot import cosine_matrix
 
-    model = live().load_model(reader)
+    model = serving.load_model(reader)
     assert isinstance(model, model_zoo.Encoder)
     vectors = model.word_vectors([s for s, _ in CHINESE], "长")[:, -1]
     names = [f"{s} ({p})" for s, p in CHINESE]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -23,6 +27,25 @@ def open_page(path: str, **query: str) -> AppTest:
     at = app(**query)
     at.switch_page(path)
     return at.run()
+
+
+def test_home_page_runs_without_importing_torch() -> None:
+    """The page every student opens first reads model availability only: torch (about 3 s
+    on a cold server) waits for a page that runs a model."""
+    script = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file('app.py', default_timeout=120).run()\n"
+        "assert not at.exception, at.exception\n"
+        "assert at.dataframe, 'the models panel is drawn'\n"
+        "print('torch' in sys.modules)\n"
+    )
+    env = {**os.environ, "CONTEXTLAB_WARMUP": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"
 
 
 def playground(**query: str) -> AppTest:
