@@ -79,8 +79,8 @@ def build_sense_map(
     ]
     mine = None
     if own is not None:
-        mine = {"x": own.x, "y": own.y, "sense": -1, "sentence": own.sentence, "note": own.note}
-        mine["span"] = word_span(own.sentence, word)
+        span = word_span(own.sentence, word)
+        mine = {"x": own.x, "y": own.y, "sense": -1, "sentence": own.sentence, "span": span, "note": own.note}
     return {
         **_frame("map", title, labels),
         "senses": list(sense_names),

@@ -229,5 +229,6 @@ with summary_tab:
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        progress.empty()
         render_summary(summary)
+    finally:  # a half-drawn bar must not stay above an error
+        progress.empty()
