@@ -203,29 +203,39 @@ def bertviz_page(model_name: str, text: str, text_b: str | None, view: str, titl
 
 
 @st.cache_resource
-def _slow_results() -> tuple[OrderedDict, threading.Lock]:
+def _slow_results() -> tuple[OrderedDict, threading.Lock, dict[tuple, threading.Lock]]:
     """Results that take seconds and draw a progress bar while computed (head summaries,
-    encoded sense sets), shared by every session, least recently used dropped first.
-    Not st.cache_data: the progress bar must not be replayed on a cache hit (Streamlit
-    refuses to replay it into another run's layout)."""
-    return OrderedDict(), threading.Lock()
+    encoded sense sets), shared by every session, least recently used dropped first; with
+    one lock per result being computed. Not st.cache_data: the progress bar must not be
+    replayed on a cache hit (Streamlit refuses to replay it into another run's layout)."""
+    return OrderedDict(), threading.Lock(), {}
 
 
 SLOW_RESULTS = 128
 
 
 def _shared(key: tuple, compute: Callable[[], T]) -> T:
-    """`compute()` once per server for `key` (see _slow_results)."""
-    store, lock = _slow_results()
+    """`compute()` once per server for `key` (see _slow_results). Sessions asking while it
+    runs wait for it: thirty students opening one page start one computation, not thirty."""
+    store, lock, computing = _slow_results()
     with lock:
         if key in store:
             store.move_to_end(key)
             return store[key]
-    value = compute()
-    with lock:
-        store[key] = value
-        while len(store) > SLOW_RESULTS:
-            store.popitem(last=False)
+        gate = computing.setdefault(key, threading.Lock())
+    with gate:  # one session computes; the others wait here, then find its result
+        with lock:
+            if key in store:
+                return store[key]
+        try:
+            value = compute()
+            with lock:
+                store[key] = value
+                while len(store) > SLOW_RESULTS:
+                    store.popitem(last=False)
+        finally:  # stored first: a session arriving now finds the value, or (after an error) computes
+            with lock:
+                computing.pop(key, None)
     return value
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -183,6 +184,39 @@ def test_models_are_loaded_once_and_shared(monkeypatch: pytest.MonkeyPatch) -> N
     serving.load_model.clear()
     assert calls == ["minilm-l6"]
     assert len(got) == 30 and all(model is got[0] for model in got)
+
+
+def test_slow_results_are_computed_once_for_sessions_asking_at_once() -> None:
+    """Thirty sessions opening one word's map with a model that has no precomputed figures
+    start one encoding; a failed computation is not kept, and the next session tries again."""
+    import threading
+
+    import serving
+
+    calls: list[int] = []
+
+    def slow() -> object:
+        calls.append(1)
+        threading.Event().wait(0.5)
+        return object()
+
+    key = ("test", "once", time.time())
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(serving._shared(key, slow))) for _ in range(30)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1 and len(got) == 30 and all(value is got[0] for value in got)
+    assert serving._shared(key, slow) is got[0] and len(calls) == 1
+
+    def broken() -> object:
+        raise model_zoo.ModelZooError("unreachable")
+
+    failing = ("test", "fails", time.time())
+    with pytest.raises(model_zoo.ModelZooError):
+        serving._shared(failing, broken)
+    assert serving._shared(failing, slow) is not None and len(calls) == 2
 
 
 def test_playground_elmo_is_named_as_coming() -> None:
