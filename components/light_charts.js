@@ -1,8 +1,10 @@
 // ContextLab's light charts: plain SVG drawn in the page by this script, with no chart
 // library to fetch and compile, so the Word senses lesson shows its first map quickly.
 //   kind "map":   one word's uses as points coloured by sense. Hover or tap a point for
-//                 its sentence (the word in bold) and the sense's gloss. Wheel: zoom;
-//                 drag: pan; double-click or "Reset zoom": the whole map again.
+//                 its sentence (the word in bold) and the sense's gloss. Ctrl + wheel or
+//                 a trackpad pinch: zoom (a plain wheel scrolls the page, and a finger on
+//                 a phone scrolls it too); mouse drag: pan; double-click or "Reset zoom":
+//                 the whole map again.
 //   kind "lines": one line per series over the layers; hover for every value at a layer.
 // Both: click a legend entry to hide or show it; "PNG" downloads the chart as a picture.
 // Every text from the server is set with textContent: nothing is parsed as HTML.
@@ -224,6 +226,7 @@ function senseMap(root, data) {
   svg.addEventListener(
     "wheel",
     (e) => {
+      if (!(e.ctrlKey || e.metaKey)) return; // Chrome sends a trackpad pinch as ctrl + wheel
       e.preventDefault();
       const box = svg.getBoundingClientRect();
       zoom(Math.exp(-e.deltaY * 0.002), e.clientX - box.left, e.clientY - box.top);
@@ -234,6 +237,7 @@ function senseMap(root, data) {
   svg.addEventListener("pointerdown", (e) => {
     if (e.target.datum) return show(e.target);
     chart.hide();
+    if (e.pointerType === "touch") return; // a finger scrolls the page
     drag = { x: e.clientX, y: e.clientY, dx: view.dx, dy: view.dy };
     svg.setPointerCapture(e.pointerId);
   });
