@@ -28,14 +28,7 @@ SENTENCE_16 = "The man went to the bank to deposit his money before the flood." 
 
 def timed(fn, repeat: int, warmup: int = 5) -> float:
     """Median wall time of fn() in milliseconds."""
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+    return timed_alternately(fn, repeat=repeat, warmup=warmup)[0]
 
 
 def timed_alternately(*fns, repeat: int, warmup: int = 5) -> list[float]:
