@@ -143,17 +143,15 @@ class Page:
             time.sleep(0.25)
         raise TimeoutError("the app kept running")
 
-    def chart(self, title: str, timeout: float = 60_000):
-        """The plotly chart showing `title`, once it is drawn."""
-        chart = self.page.locator(".stPlotlyChart").filter(has_text=title)
+    def chart(self, title: str, timeout: float = 60_000, kind: str = ".stPlotlyChart"):
+        """The plotly chart (or other `kind` of chart) showing `title`, once it is drawn."""
+        chart = self.page.locator(kind).filter(has_text=title)
         chart.wait_for(timeout=timeout)
         return chart
 
     def light_chart(self, title: str, timeout: float = 60_000):
         """The Word senses chart (components/light_charts.js) showing `title`, once drawn."""
-        chart = self.page.locator(".light-chart[data-drawn]").filter(has_text=title)
-        chart.wait_for(timeout=timeout)
-        return chart
+        return self.chart(title, timeout, kind=".light-chart[data-drawn]")
 
     def h1(self) -> str:
         return self.page.locator("h1").first.inner_text()
