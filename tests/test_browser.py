@@ -379,6 +379,18 @@ def test_sense_map_on_a_phone_tap_shows_the_card(server: str, browser) -> None:
         tab.page.touchscreen.tap(box["x"] + 2, box["y"] + 2)  # a tap on the background hides it
         tab.page.wait_for_timeout(300)
         assert not plot.locator(".tip").is_visible()
+        # A finger swiping up over the map scrolls the page (it does not pan the map).
+        touch = tab.context.new_cdp_session(tab.page)
+        top = "document.querySelector('[data-testid=stMain]').scrollTop"
+        before = tab.page.evaluate(top)
+        x, y = int(box["x"] + box["width"] / 2), int(box["y"] + box["height"] - 40)
+        touch.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        for step in range(1, 11):
+            touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y - 20 * step}]})
+            tab.page.wait_for_timeout(16)
+        touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        tab.page.wait_for_timeout(800)
+        assert tab.page.evaluate(top) > before + 50
         assert tab.exceptions() == 0 and tab.blocked == []
     finally:
         tab.close()
