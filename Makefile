@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test bench install install-dev browser lint clean
+.PHONY: run test test-fast bench install install-dev browser lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ browser: install-dev
 
 test: install-dev browser lint
 	$(BIN)/python -m pytest
+
+# The fast tier: tiny models and pure code, no real weights, no browser (about a minute).
+test-fast: install-dev
+	$(BIN)/python -m pytest -m "not slow and not browser"
 
 bench: install-dev browser
 	$(BIN)/python bench.py

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import streamlit as st
 
-from components import warm
+import serving
 from components.i18n import DEFAULT_LANG, LANGS, t
 from components.road import HOME, PLAYGROUND, Lesson, ready_lessons
 
@@ -17,12 +16,6 @@ FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"  # local: n
 def page(lesson: Lesson, default: bool = False) -> st.Page:
     title = t(f"lesson.{lesson.key}.title")
     return st.Page(lesson.file, title=title, icon=lesson.icon, url_path=lesson.key, default=default)
-
-
-@st.cache_resource(show_spinner=False)
-def start_warm_up() -> threading.Thread:
-    """Once per server, after the first page run (components/warm.py says why then)."""
-    return warm.begin()
 
 
 def run() -> None:
@@ -42,8 +35,8 @@ def run() -> None:
     }
     try:
         st.navigation({name: pages for name, pages in sections.items() if pages}).run()
-    finally:  # also when the page stops or reruns itself
-        start_warm_up()
+    finally:  # after the first page run, also when it stops or reruns itself; once per server
+        serving.warm_up()
 
 
 run()

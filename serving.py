@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -20,12 +20,15 @@ import model_zoo
 from model_zoo import Availability, ModelUnavailable
 
 if TYPE_CHECKING:  # importing this module must not import torch: the home page only reads availability
+    import model_zoo.architecture
+    import model_zoo.masking
     import model_zoo.senses
     from model_zoo import Model
     from model_zoo.attention import HeadSummary, QueryKey
-    from model_zoo.word2vec import EpochReport, TrainSettings
+    from model_zoo.word2vec import EpochReport, Quality, TrainSettings
 
 T = TypeVar("T")
+M = TypeVar("M")
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -35,17 +38,22 @@ def load_model(name: str) -> Model:
 
 
 WARM = ("glove-6b-50d", "minilm-l6")  # the models most pages open with
+# Seconds between the server's first page run and the warm-up. Importing torch holds Python's
+# GIL for long stretches and, with the model loads, takes both cores: begun during the first
+# run, it slows that page's script and its browser (fetching and compiling the chart code).
+WARM_DELAY_S = 4.0
+_pause = time.sleep  # the warm-up's wait (a test holds it to see that nothing loads before)
 
 
 @st.cache_resource(show_spinner=False)
-def warm_up() -> threading.Thread | None:
-    """Once per server, in the background: load the default models.
+def warm_up(delay_s: float = WARM_DELAY_S) -> threading.Thread | None:
+    """Once per server, in the background after `delay_s`: load the default models.
 
-    The first visitor's next page then finds them loaded (torch import + loads take ~7 s
-    on 2 cores). load_model is cache_resource: a page asking for a model being loaded
-    waits for this load, never starts a second. UMAP is not compiled here (12 s of CPU
-    that would slow the first page); the pages open on PCA or precomputed maps.
-    CONTEXTLAB_WARMUP=0 turns it off (the test suite does).
+    app.py calls this after the first page has run. The first visitor's next page then finds
+    the models loaded (torch import + loads take seconds on 2 cores). load_model is
+    cache_resource: a page asking for a model being loaded waits for this load, never starts a
+    second. UMAP is not compiled here (seconds of CPU that would slow the first page); the pages
+    open on PCA or precomputed maps. CONTEXTLAB_WARMUP=0 turns it off (the test suite does).
     """
     import os
 
@@ -53,6 +61,7 @@ def warm_up() -> threading.Thread | None:
         return None
 
     def work() -> None:
+        _pause(delay_s)
         for name in WARM:
             try:
                 load_model(name)
@@ -62,6 +71,17 @@ def warm_up() -> threading.Thread | None:
     thread = threading.Thread(target=work, name="contextlab-warm-up", daemon=True)
     thread.start()
     return thread
+
+
+def loaded(name: str, kind: type[M]) -> M:
+    """load_model(name), checked to be a `kind` (StaticModel, Encoder, MaskedLM, CausalLM).
+
+    A page asks serving for what a model can do; a model that cannot do it is one sentence
+    (MissingCapability), not an AssertionError deep in the cache layer."""
+    model = load_model(name)
+    if not isinstance(model, kind):
+        raise model_zoo.MissingCapability(name, kind.__name__, f"it is a {type(model).__name__}")
+    return model
 
 
 def model_or_fallback(name: str) -> tuple[Model, ModelUnavailable | None]:
@@ -96,10 +116,9 @@ def static_model(name: str) -> tuple[model_zoo.StaticModel, ModelUnavailable | N
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def analogy(model_name: str, a: str, b: str, c: str, topn: int) -> list[tuple[str, float]]:
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.StaticModel)
-    return model.analogy(a, b, c, topn)
+def analogy(model_name: str, a: str, b: str, c: str, top_k: int) -> list[tuple[str, float]]:
+    model = loaded(model_name, model_zoo.StaticModel)
+    return model.analogy(a, b, c, top_k)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -107,74 +126,109 @@ def word_map(model_name: str, words: tuple[str, ...], method: str, seed: int = 0
     """2-D positions of `words` (all in the vocabulary) by PCA or UMAP: (len(words), 2)."""
     from model_zoo.projection import project_2d
 
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.StaticModel)
+    model = loaded(model_name, model_zoo.StaticModel)
     vectors = np.stack([model.vector(w) for w in words])
     return project_2d(vectors, "umap" if method == "umap" else "pca", seed)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def neighbours(model_name: str, word: str, topn: int) -> list[tuple[str, float]]:
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.StaticModel)
-    return model.most_similar(word, topn)
+def neighbours(model_name: str, word: str, top_k: int) -> list[tuple[str, float]]:
+    model = loaded(model_name, model_zoo.StaticModel)
+    return model.most_similar(word, top_k)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def suggestions(model_name: str, word: str, n: int) -> list[str]:
+    """Vocabulary words spelled closest to `word` (a word the model does not have)."""
+    return loaded(model_name, model_zoo.StaticModel).suggestions(word, n)
 
 
 # Few entries: one encoding of a long text by a deep model holds tens of MB of states.
 @st.cache_data(max_entries=16, show_spinner=False)
 def hidden_states(model_name: str, text: str) -> model_zoo.Encoding:
     """Tokens and every layer's vectors of `text`, without attention weights."""
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.Encoder)
+    model = loaded(model_name, model_zoo.Encoder)
     return model.encode(text, attentions=False)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def pair_states(model_name: str, text_a: str, text_b: str) -> model_zoo.Encoding:
     """A sentence pair as BERT reads it ([CLS] A [SEP] B [SEP]), without attention weights."""
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.Encoder)
+    model = loaded(model_name, model_zoo.Encoder)
     return model.encode(text_a, text_b, attentions=False)
 
 
 @st.cache_data(show_spinner=False)
-def model_sizes() -> list:
-    """BERT-base, BERT-large, the original Transformer encoder and MiniLM-L6, computed from configs.
+def model_sizes() -> list[model_zoo.architecture.Size]:
+    """The BERT inputs lesson's size table, computed from configs (model_zoo.architecture.lesson_sizes)."""
+    from model_zoo.architecture import lesson_sizes
 
-    A classic in the Hugging Face cache is read from its own config; else from assets/configs.
-    """
-    from transformers import AutoConfig
-
-    from model_zoo.architecture import size_from_config, size_from_json
-    from model_zoo.registry import ASSETS, cached_file, get_card, package_file
-
-    sizes = []
-    for name in ("bert-base-uncased", "bert-large-uncased"):
-        card = get_card(name)
-        cached = cached_file(card.hub_repo or "", "config.json")
-        if cached is not None:
-            sizes.append(size_from_config(name, AutoConfig.from_pretrained(str(cached.parent))))
-        else:
-            sizes.append(size_from_json(name, ASSETS / "configs" / f"{name}.json"))
-    sizes.append(size_from_json("Transformer (2017) encoder", ASSETS / "configs" / "transformer-base-encoder.json"))
-    minilm = package_file(get_card("minilm-l6"))
-    if minilm is not None:
-        sizes.append(size_from_config("minilm-l6", AutoConfig.from_pretrained(str(minilm))))
-    return sizes
+    return lesson_sizes()
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def fill_mask(model_name: str, text: str, top_k: int) -> list[list[tuple[str, float]]]:
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.MaskedLM)
+    model = loaded(model_name, model_zoo.MaskedLM)
     return model.fill_mask(text, top_k)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def next_words(model_name: str, text: str, top_k: int) -> list[tuple[str, float]]:
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.CausalLM)
+def next_words(model_name: str, text: str, top_k: int) -> list[list[tuple[str, float]]]:
+    model = loaded(model_name, model_zoo.CausalLM)
     return model.next_words(text, top_k)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def next_sentence(model_name: str, a: str, b: str) -> float:
+    """Probability that `b` follows `a`, from the model's NSP head."""
+    model = loaded(model_name, model_zoo.MaskedLM)
+    return model.next_sentence(a, b)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def recipe_demo(model_name: str, text: str, seed: int) -> model_zoo.masking.RecipeDemo:
+    """BERT's corruption of `text` (draw `seed`) with the model's guesses and loss."""
+    from model_zoo.masking import recipe_demo as demo
+
+    model = loaded(model_name, model_zoo.MaskedLM)
+    return demo(model, text, seed)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def token_count(model_name: str, text: str, text_b: str | None = None) -> int:
+    """How many tokens the model's tokenizer makes of `text` (and `text_b`), uncut."""
+    model = loaded(model_name, model_zoo.Encoder)
+    return model.count_tokens(text, text_b)
+
+
+def over_limit(model_name: str, text: str, text_b: str | None = None) -> int | None:
+    """The model's token limit where `text` (and `text_b`) is longer than it reads, else None."""
+    model = loaded(model_name, model_zoo.Encoder)
+    return model.max_length if token_count(model_name, text, text_b) > model.max_length else None
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def multi_piece_words(model_name: str, words: tuple[str, ...]) -> list[str]:
+    """The words the model's tokenizer cuts into several pieces (em ##bed ##ding ##s)."""
+    model = loaded(model_name, model_zoo.Encoder)
+    return [w for w in words if len(model.pieces(w)) > 1]
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def input_embeddings(model_name: str, text: str, text_b: str | None) -> model_zoo.architecture.InputEmbeddings:
+    """BERT's three input embeddings of `text` (and `text_b`), term by term, from the model's weights."""
+    from model_zoo.architecture import input_embeddings as parts
+
+    model = loaded(model_name, model_zoo.Encoder)
+    encoding = hidden_states(model_name, text) if text_b is None else pair_states(model_name, text, text_b)
+    return parts(model, encoding.token_ids, encoding.segment_ids)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def word_vectors(model_name: str, texts: tuple[str, ...], word: str) -> np.ndarray:
+    """`word`'s vector in each text at every layer: (texts, layers + 1, dim)."""
+    model = loaded(model_name, model_zoo.Encoder)
+    return model.word_vectors(list(texts), word)
 
 
 # -- attention ----------------------------------------------------------------------------
@@ -184,22 +238,20 @@ VIEW_TOKENS = 48  # bertviz draws every token and every head: beyond this the vi
 @st.cache_data(max_entries=16, show_spinner=False)
 def attention_view(model_name: str, text: str, text_b: str | None) -> model_zoo.Encoding:
     """The first VIEW_TOKENS tokens of `text` (and `text_b`) with every head's attention."""
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.Encoder)
+    model = loaded(model_name, model_zoo.Encoder)
     return model.encode(text, text_b, attentions=True, max_length=VIEW_TOKENS)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def bertviz_page(model_name: str, text: str, text_b: str | None, view: str, title: str) -> str:
-    """bertviz's head or model view of `text` as a standalone page that fetches nothing."""
-    from components.attention_view import build_bertviz_html
-
+def attention_page(
+    model_name: str, text: str, text_b: str | None, view: str, title: str, _build: Callable[..., str]
+) -> str:
+    """A standalone HTML view of `text`'s attention, built once per input by `_build(view, tokens,
+    attentions, b_start, title)` (the page passes components' bertviz builder; it is not part of the key)."""
     encoding = attention_view(model_name, text, text_b)
     assert encoding.attentions is not None
     b_start = int(encoding.segment_ids.argmax()) if text_b is not None and encoding.segment_ids.any() else None
-    return build_bertviz_html(
-        "head" if view == "head" else "model", encoding.tokens, encoding.attentions, b_start, title
-    )
+    return _build(view, encoding.tokens, encoding.attentions, b_start, title)
 
 
 @st.cache_resource
@@ -246,8 +298,7 @@ def head_summary(
     from model_zoo.attention import head_summary as summarise
 
     def compute() -> HeadSummary:
-        model = load_model(model_name)
-        assert isinstance(model, model_zoo.Encoder)
+        model = loaded(model_name, model_zoo.Encoder)
         return summarise(model, list(texts), on_progress)
 
     return _shared(("head summary", model_name, texts), compute)
@@ -258,8 +309,7 @@ def query_key(model_name: str, text: str, text_b: str | None, layer: int, head: 
     """One head's queries, keys and attention, recomputed from the weights (first VIEW_TOKENS tokens)."""
     from model_zoo.attention import query_key as compute
 
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.Encoder)
+    model = loaded(model_name, model_zoo.Encoder)
     return compute(model, text, layer, head, text_b, max_length=VIEW_TOKENS)
 
 
@@ -272,8 +322,7 @@ def sense_vectors(
     from model_zoo import senses
 
     def compute() -> senses.SenseVectors:
-        model = load_model(model_name)
-        assert isinstance(model, model_zoo.Encoder)
+        model = loaded(model_name, model_zoo.Encoder)
         folder = model_zoo.cache_root() / "senses"
         return senses.cached_sense_vectors(model, senses.load_senses()[word], folder, on_progress)
 
@@ -313,8 +362,7 @@ def sense_map(
 @st.cache_data(max_entries=64, show_spinner=False)
 def own_sentence_vector(model_name: str, sentence: str, word: str) -> np.ndarray:
     """The word's vector in the learner's own sentence at every layer of a contextual model: (layers, dim)."""
-    model = load_model(model_name)
-    assert isinstance(model, model_zoo.Encoder)
+    model = loaded(model_name, model_zoo.Encoder)
     return model.word_vectors([sentence], word)[0]
 
 
@@ -332,34 +380,18 @@ class TrainedWord2Vec:
     settings: TrainSettings
     watch: str
     seconds: float
-    agreement: float  # nearest neighbour in the same WordNet class, among frequent words
-    glove_agreement: float  # the same measure for GloVe on the same words
-    chance: float  # what random vectors would score
-    quality_words: int
+    quality: Quality
 
 
 def train_word2vec(settings: TrainSettings, watch: str, on_epoch: Callable[[EpochReport], None]) -> TrainedWord2Vec:
     """Train on the shipped corpus (waiting for a free slot first) and measure the result."""
     from model_zoo import lexicon
-    from model_zoo.word2vec import class_agreement
+    from model_zoo.word2vec import quality
     from model_zoo.word2vec import train_word2vec as train
 
     with _training_gate():
         start = time.perf_counter()
         model = train(lexicon.corpus(), settings, watch=watch, on_epoch=on_epoch)
         seconds = time.perf_counter() - start
-    classes = lexicon.word_classes()
-    words = [w for w in model.kv.index_to_key[:3000] if w in classes]
-    glove = load_model("glove-6b-50d")
-    assert isinstance(glove, model_zoo.StaticModel)
-    shares = Counter(classes[w] for w in words).values()
-    return TrainedWord2Vec(
-        model=model,
-        settings=settings,
-        watch=watch,
-        seconds=seconds,
-        agreement=class_agreement(model, classes, words),
-        glove_agreement=class_agreement(glove, classes, words),
-        chance=sum((n / len(words)) ** 2 for n in shares),
-        quality_words=len(words),
-    )
+    glove = loaded("glove-6b-50d", model_zoo.StaticModel)
+    return TrainedWord2Vec(model, settings, watch, seconds, quality(model, glove, lexicon.word_classes()))

@@ -24,6 +24,27 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
     return fig
 
 
+def build_learning_curve(
+    curve: list[dict[str, float]], names: dict[str, str], baselines: dict[str, float]
+) -> go.Figure:
+    """Accuracy against tokens seen: one line per key of `names` (curve key -> label), and each
+    baseline (label -> value) as a dashed level line."""
+    x = [p["tokens"] / 1e6 for p in curve]
+    fig = go.Figure()
+    for key, label in names.items():
+        fig.add_trace(go.Scatter(x=x, y=[p[key] for p in curve], mode="lines+markers", name=label))
+    for label, value in baselines.items():
+        fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[value, value], mode="lines", name=label, line=dict(dash="dash")))
+    fig.update_layout(
+        height=300,
+        margin=dict(l=10, r=10, t=30, b=10),
+        xaxis_title="M tokens",
+        yaxis=dict(tickformat=".0%", range=[0, 1]),
+        legend=dict(orientation="h", y=-0.3),
+    )
+    return fig
+
+
 def build_matrix(
     z: np.ndarray,
     rows: list[str],

@@ -23,18 +23,15 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from model_zoo.words import find_word
+
 HERE = Path(__file__).resolve().parent
 # plotly's default colours, as on the app's other charts
 COLORS = ("#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52")
 
 
-def find_word(sentence: str, word: str) -> re.Match[str] | None:
-    """The first `word` in `sentence` as a whole word (any case; not inside banks or bank-holiday)."""
-    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", sentence, flags=re.I)
-
-
 def word_span(sentence: str, word: str) -> list[int]:
-    """[start, end) of `find_word`, the part a hover card puts in bold; [0, 0] if absent."""
+    """[start, end) of the word's first use (model_zoo.words' rule), the part a hover card puts in bold; [0, 0] if absent."""
     found = find_word(sentence, word)
     return [found.start(), found.end()] if found else [0, 0]
 

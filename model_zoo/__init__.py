@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 _WHERE = {
     "CausalLM": "contextual",
+    "Contextual": "contextual",
     "Encoder": "contextual",
     "Encoding": "contextual",
     "MaskedLM": "contextual",
@@ -37,6 +38,7 @@ _WHERE = {
 __all__ = [
     "Availability",
     "CausalLM",
+    "Contextual",
     "EmptyInput",
     "Encoder",
     "Encoding",
@@ -61,7 +63,7 @@ __all__ = [
 assert sorted(__all__) == sorted(_WHERE)
 
 if TYPE_CHECKING:
-    from .contextual import CausalLM, Encoder, Encoding, MaskedLM
+    from .contextual import CausalLM, Contextual, Encoder, Encoding, MaskedLM
     from .device import select_device
     from .errors import (
         EmptyInput,

@@ -47,6 +47,30 @@ def size_from_json(name: str, path: Path) -> Size:
     return size_from_config(name, BertConfig(**json.loads(path.read_text())))
 
 
+def lesson_sizes() -> list[Size]:
+    """BERT-base, BERT-large, the original Transformer encoder and MiniLM-L6, from their configs.
+
+    A classic in the Hugging Face cache is read from its own config; else from assets/configs.
+    """
+    from transformers import AutoConfig
+
+    from .registry import ASSETS, cached_file, get_card, package_file
+
+    sizes = []
+    for name in ("bert-base-uncased", "bert-large-uncased"):
+        card = get_card(name)
+        cached = cached_file(card.hub_repo or "", "config.json")
+        if cached is not None:
+            sizes.append(size_from_config(name, AutoConfig.from_pretrained(str(cached.parent))))
+        else:
+            sizes.append(size_from_json(name, ASSETS / "configs" / f"{name}.json"))
+    sizes.append(size_from_json("Transformer (2017) encoder", ASSETS / "configs" / "transformer-base-encoder.json"))
+    minilm = package_file(get_card("minilm-l6"))
+    if minilm is not None:
+        sizes.append(size_from_config("minilm-l6", AutoConfig.from_pretrained(str(minilm))))
+    return sizes
+
+
 @dataclass(frozen=True)
 class InputEmbeddings:
     """BERT's input: three learned vectors per token, summed, then LayerNorm (and dropout)."""

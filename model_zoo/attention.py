@@ -68,6 +68,18 @@ class HeadSummary:
             for head in range(heads)
         ]
 
+    def to_csv(self) -> str:
+        """`rows` as CSV text, a header line first."""
+        import csv
+        import io
+
+        table = self.rows()
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+        return buffer.getvalue()
+
 
 def sentence_summary(
     attentions: np.ndarray, special: np.ndarray, causal: bool = False

@@ -1,4 +1,8 @@
-"""Contextual models: BERT-family encoders, masked LMs and causal LMs, run under inference mode."""
+"""Contextual models: BERT-family encoders, masked LMs and causal LMs, run under inference mode.
+
+Shapes in every comment of model_zoo: L layers, S = L + 1 states (the embedding layer first),
+T tokens, D width, H heads, B texts in a batch, V the vocabulary.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,23 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 
 from .errors import EmptyInput, MissingCapability, NoMaskToken, WordNotInText
 from .onednn import use_onednn
+from .words import find_word, valid_text
 
 BATCH_SIZE = 32
+# The most tokens any model here reads at once, whatever its context allows (SmolLM2: 8,192): a
+# page shows at most this much, and one pasted essay must not hold the shared server for long.
+MAX_TOKENS = 512
+# The most characters handed to a tokenizer: far more than MAX_TOKENS tokens of text, and short
+# enough that no tokenizer spends long on one 100,000-character "word".
+MAX_CHARS = 32 * MAX_TOKENS
+Guess = tuple[str, float]  # a token as text, and the probability the model gives it
 
 
 @dataclass(frozen=True)
@@ -23,19 +35,38 @@ class Encoding:
     """What one forward pass over one text (or text pair) gives a learner to look at."""
 
     text: str
-    tokens: list[str]  # (tokens,) as the tokenizer spells them, specials included
-    token_ids: np.ndarray  # (tokens,) int64
-    word_ids: list[int | None]  # (tokens,) word index per token, None for [CLS]/[SEP]/...; a pair's
+    tokens: list[str]  # (T,) as the tokenizer spells them, specials included
+    token_ids: np.ndarray  # (T,) int64
+    word_ids: list[int | None]  # (T,) word index per token, None for [CLS]/[SEP]/...; a pair's
     # second text continues the numbering of the first
     words: list[str]  # word strings by word index (both texts of a pair)
-    segment_ids: np.ndarray  # (tokens,) 0 for the first text, 1 for the second
-    hidden_states: np.ndarray  # (layers + 1, tokens, dim) float32; [0] is the embedding layer
-    attentions: np.ndarray | None  # (layers, heads, tokens, tokens) float32, rows sum to 1; None if not asked
+    segment_ids: np.ndarray  # (T,) 0 for the first text, 1 for the second
+    hidden_states: np.ndarray  # (S, T, D) float32; [0] is the embedding layer
+    attentions: np.ndarray | None  # (L, H, T, T) float32, rows sum to 1; None if not asked
     truncated: bool  # the text was longer than the model reads and was cut
 
     @property
     def num_layers(self) -> int:
         return int(self.hidden_states.shape[0]) - 1
+
+
+@runtime_checkable
+class Contextual(Protocol):
+    """What every contextual model gives the pages, whatever reads its text (WordPiece, BPE,
+    characters): one vector per token at every layer. Encoders, masked LMs and causal LMs meet
+    it here; what a kind adds (fill_mask, next_words, ...) is declared on its card as capabilities."""
+
+    name: str
+    kind: str
+    max_length: int  # tokens the model reads; longer text is cut and Encoding.truncated says so
+
+    def encode(
+        self, text: str, text_pair: str | None = None, *, attentions: bool = True, max_length: int | None = None
+    ) -> Encoding: ...
+
+    def word_vectors(self, texts: list[str], word: str) -> np.ndarray: ...  # (B, S, D)
+
+    def count_tokens(self, text: str, text_pair: str | None = None) -> int: ...
 
 
 class Encoder:
@@ -58,8 +89,8 @@ class Encoder:
         self.device = device
         self.max_length = _max_length(model, tokenizer)
         # Attention weights need the eager implementation; everything else runs on a twin that
-        # shares every weight and uses PyTorch's fused attention (BERT-base, 16 tokens on CPU:
-        # 77 ms eager, 57 ms fused). On CPU its linear layers use oneDNN's product (onednn.py).
+        # shares every weight and uses PyTorch's fused attention, which is faster. On CPU its
+        # linear layers use oneDNN's product (onednn.py).
         self.fast_model = _fused_twin(self.model)
         if self.fast_model is not self.model:
             use_onednn(self.fast_model)
@@ -96,6 +127,7 @@ class Encoder:
         settings.update(options)
         if not settings["truncation"]:
             del settings["max_length"]
+        text, text_pair = _readable(text), _readable(text_pair)
         with self._tokenizer_lock:
             return self.tokenizer(text, text_pair, **settings)
 
@@ -158,6 +190,15 @@ class Encoder:
     def truncates(self, text: str, text_pair: str | None = None) -> bool:
         """Whether the text is longer than the model reads (tokenisation only, no forward pass)."""
         return _overflowed(self.tokenize(text, text_pair))
+
+    def count_tokens(self, text: str, text_pair: str | None = None) -> int:
+        """Tokens of `text` (and `text_pair`), special tokens included, before any cut."""
+        return int(self.tokenize(text, text_pair, truncation=False, padding=False)["input_ids"].shape[1])
+
+    def pieces(self, word: str) -> list[str]:
+        """The pieces the tokenizer cuts `word` into (embeddings -> em ##bed ##ding ##s)."""
+        with self._tokenizer_lock:
+            return list(self.tokenizer.tokenize(word))
 
     def word_vectors(self, texts: list[str], word: str) -> np.ndarray:
         """The vector of `word` in each text at every layer: (n_texts, layers + 1, dim).
@@ -261,8 +302,8 @@ class MaskedLM(Encoder):
         """The MLM decoder's weight, transposed and contiguous (vocab x dim -> dim x vocab), and bias.
 
         A copy, made once: the model itself is never changed. For a few positions the product
-        is a matrix-vector one, bound by reading the 30k x dim matrix; in this layout it reads
-        it 2-3x faster on CPU than nn.Linear does (6.1 ms -> 2.5 ms for MiniLM's, measured here).
+        is a matrix-vector one, bound by reading the V x D matrix, and this layout reads it
+        faster on CPU than nn.Linear's (`make bench` times fill_mask).
         """
         head = self._mlm_head()
         assert head is not None
@@ -279,7 +320,7 @@ class MaskedLM(Encoder):
             raise NoMaskToken(self.mask_token)
         return batch, positions, self.logits_at(batch, positions)
 
-    def fill_mask(self, text: str, top_k: int = 5) -> list[list[tuple[str, float]]]:
+    def fill_mask(self, text: str, top_k: int = 5) -> list[list[Guess]]:
         """For each [MASK] in order, the `top_k` (token, probability) predictions."""
         _, _, logits = self.mask_logits(text)
         probs = logits.softmax(-1)
@@ -312,14 +353,15 @@ class CausalLM(Encoder):
     kind = "causal_lm"
 
     @torch.inference_mode()
-    def next_words(self, text: str, top_k: int = 10) -> list[tuple[str, float]]:
-        """The `top_k` most likely next tokens after `text`, with probabilities."""
+    def next_words(self, text: str, top_k: int = 10) -> list[list[Guess]]:
+        """The `top_k` most likely next tokens after `text`, with probabilities: one list, for the one
+        position predicted (the shape of fill_mask's answer, which has one list per [MASK])."""
         self._check_text(text)
-        batch = self.tokenize(text, truncation=False, padding=False)
+        batch = self.tokenize(text[-MAX_CHARS:], truncation=False, padding=False)  # the end is what counts
         ids = batch["input_ids"][:, -self.max_length :].to(self.device)
         logits = self.fast_model(input_ids=ids).logits[0, -1].float()
         top = logits.softmax(-1).topk(top_k)
-        return list(zip(self.decode_each(top.indices.cpu().tolist()), top.values.cpu().tolist()))
+        return [list(zip(self.decode_each(top.indices.cpu().tolist()), top.values.cpu().tolist()))]
 
 
 # -- helpers -------------------------------------------------------------------------
@@ -384,9 +426,19 @@ def _overflowed(batch: Any) -> bool:
 
 
 def _max_length(model: Any, tokenizer: Any) -> int:
+    """Tokens the model reads at once: its own limit, and never more than MAX_TOKENS."""
     limits = [getattr(model.config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
     usable = [int(x) for x in limits if isinstance(x, int) and 0 < x < 1_000_000]
-    return min(usable) if usable else 512
+    return min([*usable, MAX_TOKENS])
+
+
+def _readable(text: Any) -> Any:
+    """Text (a string, a list of strings, or None) made valid for a tokenizer and cut at MAX_CHARS."""
+    if isinstance(text, str):
+        return valid_text(text[:MAX_CHARS])
+    if isinstance(text, list):
+        return [_readable(t) for t in text]
+    return text
 
 
 def _words(batch: Any, index: int, text: str, sequence: int = 0) -> list[str]:
@@ -413,10 +465,15 @@ def word_vector(states: torch.Tensor, batch: Any, index: int, text: str, word: s
 
 
 def _word_pieces(batch: Any, index: int, text: str, word: str) -> list[int]:
-    """Token positions of the first occurrence of `word` in sequence `index`."""
-    target = word.strip().lower()
-    word_ids = batch.word_ids(index)
-    for w, piece_word in enumerate(_words(batch, index, text)):
-        if piece_word.strip().lower() == target:
-            return [t for t, wid in enumerate(word_ids) if wid == w]
-    return []
+    """Token positions of the first use of `word` in text `index` of `batch` (model_zoo.words' rule:
+    the same use a page finds and puts in bold), by the tokens' character offsets."""
+    found = find_word(text, word)
+    if found is None:
+        return []
+    start, end = found.span()
+    positions = []
+    for position, sequence in enumerate(batch.sequence_ids(index)):
+        span = batch.token_to_chars(index, position) if sequence == 0 else None
+        if span is not None and span.start < end and span.end > start:
+            positions.append(position)
+    return positions

@@ -1,9 +1,8 @@
-"""Shipped word data: the word2vec training corpus, WordNet word classes, and text -> words."""
+"""Shipped word data: the word2vec training corpus and WordNet word classes (text -> words is model_zoo.words)."""
 
 from __future__ import annotations
 
 import gzip
-import re
 from functools import cache
 from pathlib import Path
 
@@ -12,16 +11,6 @@ CORPUS = ASSETS / "corpus" / "kjv_wordnet.txt.gz"
 EXAMPLES = ASSETS / "corpus" / "wordnet_examples.txt"
 WORD_CLASSES = ASSETS / "word_classes.tsv.gz"
 BUILD_SCRIPT = "scripts/build_assets.py"
-
-_WORD = re.compile(r"\w+(?:['’]\w+)*")
-
-
-def split_words(text: str) -> list[str]:
-    """Words of `text` in order, lower-cased; punctuation, emoji and symbols dropped.
-
-    Text without spaces between words (Chinese) stays one piece per run of letters.
-    """
-    return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
 
 
 def unique(words: list[str]) -> list[str]:

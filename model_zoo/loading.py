@@ -7,13 +7,16 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .contextual import CausalLM, Encoder, MaskedLM
 from .device import select_device
 from .errors import ModelUnavailable
-from .registry import ModelCard, _offline_forced, availability, get_card, head_file, hub_reachable, package_file
+from .registry import ModelCard, _offline_forced, availability, get_card, hub_reachable, package_file, trained_file
 from .static import StaticModel
+
+if TYPE_CHECKING:
+    import torch
 
 Model = StaticModel | Encoder  # MaskedLM and CausalLM are Encoders
 
@@ -47,8 +50,8 @@ def _load_card(card: ModelCard, device: str | None) -> Model:
         assert location is not None
         if card.kind == "static":
             return StaticModel.from_glove_package(card.name, location)
-        if card.head:
-            return _load_trained_head(card, location, device)
+        if card.trained:
+            return _load_trained(card, location, device)
         if location.suffix == ".gguf":
             return _load_gguf(card.name, location, device)
         return _load_transformers(card.name, str(location), _kind_of(location), device)
@@ -74,17 +77,7 @@ def _load_folder(path: Path, device: str | None) -> Model:
     )
 
 
-# What a trained BERT MLM head consists of; the decoder's weight is the word embeddings.
-MLM_HEAD_KEYS = (
-    "cls.predictions.transform.dense.weight",
-    "cls.predictions.transform.dense.bias",
-    "cls.predictions.transform.LayerNorm.weight",
-    "cls.predictions.transform.LayerNorm.bias",
-    "cls.predictions.bias",
-)
-
-
-def masked_lm_from_encoder(encoder_dir: Path) -> Any:
+def masked_lm_from_encoder(encoder_dir: Path, attn_implementation: str = "eager") -> Any:
     """BertForMaskedLM with an encoder's weights and a fresh head, its decoder tied to the word embeddings."""
     from transformers import BertForMaskedLM
     from transformers.utils import logging as hf_logging
@@ -94,23 +87,48 @@ def masked_lm_from_encoder(encoder_dir: Path) -> Any:
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
-        model = BertForMaskedLM.from_pretrained(str(encoder_dir), attn_implementation="eager")
+        model = BertForMaskedLM.from_pretrained(str(encoder_dir), attn_implementation=attn_implementation)
     finally:
         hf_logging.set_verbosity(verbosity)
     assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
     return model
 
 
-def _load_trained_head(card: ModelCard, encoder_dir: Path, device: str | None) -> MaskedLM:
-    """An offline encoder with the MLM head ContextLab trained for it (shipped in assets/)."""
+# The matrix a trained masked LM leaves as the encoder shipped it: its decoder reads it too.
+FROZEN = "bert.embeddings.word_embeddings.weight"
+
+
+def trained_state(model: Any) -> dict[str, torch.Tensor]:
+    """Every weight of a BertForMaskedLM but the frozen word embeddings (and the decoder tied to them)."""
+    state = model.state_dict()
+    tied = {k for k, v in state.items() if v.data_ptr() == state[FROZEN].data_ptr()}
+    return {k: v.detach().contiguous() for k, v in state.items() if k not in tied}
+
+
+def masked_lm_with_trained_weights(encoder_dir: Path, weights: Path) -> Any:
+    """The encoder's checkpoint with every weight ContextLab trained replaced from `weights` (fp16 ok)."""
+    return load_trained_weights(masked_lm_from_encoder(encoder_dir), weights)
+
+
+def load_trained_weights(model: Any, weights: Path) -> Any:
+    """Put `weights` (a file of trained_state's keys, any float dtype) into `model`; refuse a file
+    made for another model, naming what is missing or extra."""
     from safetensors.torch import load_file
+
+    shipped = load_file(str(weights))
+    expected = trained_state(model)
+    if set(shipped) != set(expected):
+        missing, extra = sorted(set(expected) - set(shipped)), sorted(set(shipped) - set(expected))
+        raise ValueError(f"{weights} does not fit this model: missing {missing[:5]}, unexpected {extra[:5]}")
+    model.load_state_dict({k: v.to(expected[k].dtype) for k, v in shipped.items()}, strict=False)
+    return model
+
+
+def _load_trained(card: ModelCard, encoder_dir: Path, device: str | None) -> MaskedLM:
+    """An offline encoder further pre-trained by ContextLab as a masked LM (weights shipped in assets/)."""
     from transformers import AutoTokenizer
 
-    model = masked_lm_from_encoder(encoder_dir)
-    head = load_file(str(head_file(card)))
-    if set(head) != set(MLM_HEAD_KEYS):
-        raise ValueError(f"{head_file(card)} is not a BERT MLM head: it holds {sorted(head)}")
-    model.load_state_dict(head, strict=False)  # the encoder stays as the package shipped it
+    model = masked_lm_with_trained_weights(encoder_dir, trained_file(card))
     return MaskedLM(card.name, model, AutoTokenizer.from_pretrained(str(encoder_dir)), select_device(device))
 
 
@@ -125,6 +143,10 @@ def _kind_of(path: Path) -> str:
     return "encoder"
 
 
+# A transformers checkpoint's kind -> the class that serves it; any other kind has no loader here.
+_CLASSES: dict[str, type[Encoder]] = {"encoder": Encoder, "masked_lm": MaskedLM, "causal_lm": CausalLM}
+
+
 def _load_transformers(name: str, source: str, kind: str, device: str | None, card: ModelCard | None = None) -> Encoder:
     """The one path every transformers checkpoint takes, local folder or Hub repository."""
     from transformers import (
@@ -135,7 +157,9 @@ def _load_transformers(name: str, source: str, kind: str, device: str | None, ca
         AutoTokenizer,
     )
 
-    auto: Any = {"masked_lm": AutoModelForPreTraining, "causal_lm": AutoModelForCausalLM}.get(kind, AutoModel)
+    if kind not in _CLASSES:
+        raise ValueError(f"{name}: no transformers loader for a model of kind {kind!r} (known: {sorted(_CLASSES)})")
+    auto: Any = {"encoder": AutoModel, "masked_lm": AutoModelForPreTraining, "causal_lm": AutoModelForCausalLM}[kind]
     # Eager attention: the fused kernels (SDPA, flash) do not return attention weights.
     kwargs = {"attn_implementation": "eager"}
     try:
@@ -145,7 +169,7 @@ def _load_transformers(name: str, source: str, kind: str, device: str | None, ca
             raise
         # Some masked LMs (DistilBERT, RoBERTa) register only a ForMaskedLM class.
         model, tokenizer = _from_pretrained(AutoModelForMaskedLM, AutoTokenizer, source, kwargs, card)
-    cls = {"masked_lm": MaskedLM, "causal_lm": CausalLM}.get(kind, Encoder)
+    cls = _CLASSES[kind]
     if tokenizer.pad_token is None:  # GPT-2 style tokenizers: batching needs a pad token
         tokenizer.pad_token = tokenizer.eos_token
     return cls(name, model, tokenizer, select_device(device))

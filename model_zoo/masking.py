@@ -1,10 +1,14 @@
-"""BERT's pre-training corruption: pick 15% of the tokens; of those 80% [MASK], 10% random, 10% kept."""
+"""BERT's pre-training corruption (pick 15% of the tokens; of those 80% [MASK], 10% random, 10% kept), and a demo of it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from .contextual import MaskedLM
 
 
 @dataclass(frozen=True)
@@ -38,3 +42,53 @@ def bert_masking(
     action[to_random] = 2
     labels = torch.where(picked, input_ids, torch.full_like(input_ids, -100))
     return Masked(corrupted, picked, labels, action)
+
+
+@dataclass(frozen=True)
+class RecipeDemo:
+    """BERT's corruption of one sentence, and what the model answers at each picked position.
+
+    P is the number of picked positions; T the sentence's tokens, [CLS] and [SEP] included.
+    """
+
+    tokens: list[str]  # (T,) the corrupted input, as the model reads it
+    positions: list[int]  # (P,) picked positions
+    originals: list[str]  # (P,) the token that was there
+    actions: list[int]  # (P,) 1 -> [MASK], 2 -> random token, 3 kept as is
+    shown: list[str]  # (P,) what the model saw there
+    guesses: list[str]  # (P,) the model's most likely token
+    p_original: list[float]  # (P,) the probability it gives the original token
+
+    @property
+    def loss(self) -> float:
+        """BERT's MLM loss on this sentence: the mean of -log p(original) over the picked positions."""
+        return float(-torch.tensor(self.p_original).clamp_min(1e-12).log().mean())
+
+
+def recipe_demo(model: MaskedLM, text: str, seed: int) -> RecipeDemo:
+    """Corrupt `text` as BERT's pre-training would (draw `seed`) and read the model's guesses.
+
+    A short sentence may draw no token at 15%: the next draws are tried, up to 50.
+    """
+    model._check_text(text)
+    batch = model.tokenize(text, return_special_tokens_mask=True)
+    special = batch.pop("special_tokens_mask").bool()
+    ids = batch["input_ids"]
+    mask_id, vocab = model.tokenizer.mask_token_id, model.config.vocab_size
+    for attempt in range(50):
+        corrupted = bert_masking(ids, special, mask_id, vocab, torch.Generator().manual_seed(seed * 1000 + attempt))
+        if corrupted.picked.any():
+            break
+    positions = corrupted.picked[0].nonzero().flatten()  # (P,)
+    batch["input_ids"] = corrupted.input_ids
+    probs = model.logits_at(batch, positions).softmax(-1)  # (P, vocab)
+    originals = ids[0, positions]
+    return RecipeDemo(
+        tokens=model.token_strings(corrupted.input_ids[0].tolist()),
+        positions=positions.tolist(),
+        originals=model.token_strings(originals.tolist()),
+        actions=corrupted.action[0, positions].tolist(),
+        shown=model.token_strings(corrupted.input_ids[0, positions].tolist()),
+        guesses=model.decode_each(probs.argmax(-1).tolist()),
+        p_original=probs[torch.arange(len(positions)), originals].tolist(),
+    )

@@ -2,9 +2,8 @@
 
 PyTorch's CPU build runs `nn.Linear` through MKL's sgemm. For the few-token inputs this app
 sees (a sentence of 16 tokens: a 16 x 768 by 768 x 3072 product), oneDNN's kernel, which
-the same build ships, is markedly faster on the machines measured here (AMD EPYC, AVX-512):
-BERT-base's 12 layers at 16 tokens took 70 ms through MKL and 49 ms through oneDNN, with the
-same fp32 weights (no copy, no repacking) and the same results to within 5e-6.
+the same build ships, is markedly faster on AVX-512 machines (`make bench` prints both), with
+the same fp32 weights (no copy, no repacking) and the same results to within 5e-6.
 
 `OneDNNLinear` is `nn.Linear` with that product; it falls back to `F.linear` wherever the
 fast path does not apply (autograd on, another dtype or device). `use_onednn(model)` turns

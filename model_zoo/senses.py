@@ -158,6 +158,11 @@ def vote(vectors: np.ndarray, senses: tuple[str, ...], query: np.ndarray, k: int
     return str(keys[counts.argmax()]), float(counts.max() / len(nearest))
 
 
+def votes_by_layer(vectors: np.ndarray, senses: tuple[str, ...], query: np.ndarray, k: int = 5) -> list[str]:
+    """The sense `vote` gives the learner's use at every layer: vectors (uses, S, D), query (S, D) -> (S,)."""
+    return [vote(vectors[:, layer], senses, query[layer], k)[0] for layer in range(query.shape[0])]
+
+
 def cached_sense_vectors(
     encoder: Encoder,
     sense_set: SenseSet,

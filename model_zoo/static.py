@@ -64,14 +64,14 @@ class StaticModel:
         """The word's vector, shape (dim,)."""
         return self.kv.get_vector(self._require(word)).copy()
 
-    def most_similar(self, word: str, topn: int = 10) -> list[tuple[str, float]]:
-        """The `topn` nearest words by cosine similarity, the word itself excluded."""
-        return [(w, float(s)) for w, s in self.kv.most_similar(self._require(word), topn=topn)]
+    def most_similar(self, word: str, top_k: int = 10) -> list[tuple[str, float]]:
+        """The `top_k` nearest words by cosine similarity, the word itself excluded."""
+        return [(w, float(s)) for w, s in self.kv.most_similar(self._require(word), topn=top_k)]
 
-    def analogy(self, a: str, b: str, c: str, topn: int = 5) -> list[tuple[str, float]]:
+    def analogy(self, a: str, b: str, c: str, top_k: int = 5) -> list[tuple[str, float]]:
         """a is to b as c is to ?: nearest words to b - a + c, the three query words excluded."""
         keys = [self._require(w) for w in (a, b, c)]
-        result = self.kv.most_similar(positive=[keys[1], keys[2]], negative=[keys[0]], topn=topn)
+        result = self.kv.most_similar(positive=[keys[1], keys[2]], negative=[keys[0]], topn=top_k)
         return [(w, float(s)) for w, s in result]
 
     def similarity(self, w1: str, w2: str) -> float:

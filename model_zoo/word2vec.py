@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -97,3 +98,25 @@ def class_agreement(model: StaticModel, classes: dict[str, str], words: Sequence
     np.fill_diagonal(sims, -np.inf)
     nearest = sims.argmax(1)
     return float(np.mean([classes[kept[i]] == classes[kept[j]] for i, j in enumerate(nearest)]))
+
+
+@dataclass(frozen=True)
+class Quality:
+    """How good trained vectors are, against GloVe and chance, on the corpus's frequent words."""
+
+    agreement: float  # nearest neighbour in the same WordNet class, among frequent words
+    glove_agreement: float  # the same measure for GloVe on the same words
+    chance: float  # what random vectors would score: the odds that two words share a class
+    words: int  # frequent corpus words that WordNet classifies
+
+
+def quality(model: StaticModel, glove: StaticModel, classes: dict[str, str], frequent: int = 3000) -> Quality:
+    """class_agreement of `model` and of `glove` on `model`'s `frequent` most frequent classified words."""
+    words = [w for w in model.kv.index_to_key[:frequent] if w in classes]
+    shares = Counter(classes[w] for w in words).values()
+    return Quality(
+        agreement=class_agreement(model, classes, words),
+        glove_agreement=class_agreement(glove, classes, words),
+        chance=sum((n / len(words)) ** 2 for n in shares),
+        words=len(words),
+    )

@@ -1,14 +1,12 @@
 """Lesson: where each token looks. bertviz's head and model views, one head's q·k worked out
 from the weights, and every head's habits (Clark et al. 2019) as heatmaps."""
 
-import csv
-import io
-
 import numpy as np
 import streamlit as st
 
 import model_zoo
 import serving
+from components.attention_view import build_bertviz_html
 from components.charts import build_matrix, build_score_bars, build_vector_strip
 from components.frame import ensure_app_frame
 from components.i18n import t
@@ -16,11 +14,12 @@ from components.notices import render_error, select_model
 from components.tokens import readable, render_tokens
 from model_zoo import lexicon
 from model_zoo.attention import METRICS, HeadSummary
+from model_zoo.registry import ATTENTIONS
 
 ensure_app_frame()
 
 # Every model with self-attention; a head ContextLab trained on an encoder adds nothing here.
-MODELS = [c.name for c in model_zoo.list_models() if c.kind in ("encoder", "masked_lm", "causal_lm") and not c.head]
+MODELS = [c.name for c in model_zoo.list_models() if ATTENTIONS in c.capabilities]
 EXAMPLES = (  # (sentence, second sentence or "")
     ("The animal didn't cross the street because it was too tired.", ""),
     ("The man went to the bank to deposit his money.", ""),
@@ -69,7 +68,7 @@ if encoding.truncated:
             "attn.view_truncated",
             n=serving.VIEW_TOKENS,
             max=model.max_length,
-            total=len(model.tokenize(text, pair, truncation=False)["input_ids"][0]),
+            total=serving.token_count(model.name, text, pair),
         ),
         icon=":material/content_cut:",
     )
@@ -83,7 +82,9 @@ head_tab, model_tab, qk_tab, summary_tab = st.tabs(
 def render_bertviz(view: str) -> None:
     """bertviz's view in an iframe that fetches nothing, and the same page to download."""
     title = t("attn.file_title", view=t(f"attn.tab_{view}"), model=model.name)
-    page = serving.bertviz_page(model.name, text, pair, view, title)
+    page = serving.attention_page(
+        model.name, text, pair, "head" if view == "head" else "model", title, _build=build_bertviz_html
+    )
     st.caption(t(f"attn.{view}_help"))
     st.iframe(page, height="content")
     st.download_button(
@@ -194,14 +195,9 @@ def render_summary(summary: HeadSummary) -> None:
         + " "
         + t("attn.summary_entropy", uniform=f"{summary.uniform_entropy:.2f}")
     )
-    table = summary.rows()
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(table[0]))
-    writer.writeheader()
-    writer.writerows(table)
     st.download_button(
         t("attn.download_csv"),
-        buffer.getvalue(),
+        summary.to_csv(),
         file_name=f"contextlab-head-summary-{model.name}.csv",
         mime="text/csv",
         icon=":material/download:",

@@ -10,12 +10,11 @@ from components.frame import ensure_app_frame
 from components.i18n import t
 from components.notices import render_error, select_model
 from components.tokens import render_tokens
-from model_zoo.architecture import input_embeddings
 
 ensure_app_frame()
 
 MAX_ROWS = 24  # token rows an embedding strip can show legibly
-ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and not c.head]
+ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT"]
 
 st.title(t("lesson.bert_inputs.title"))
 st.write(t("inputs.intro"))
@@ -46,7 +45,7 @@ render_tokens(encoding.tokens, encoding.word_ids)
 if encoding.truncated:
     st.warning(t("inputs.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
 unk = model.tokenizer.unk_token
-split = [w for w in encoding.words if len(model.tokenizer.tokenize(w)) > 1]
+split = serving.multi_piece_words(model.name, tuple(encoding.words))
 if split:
     st.caption(t("inputs.split", words=", ".join(split[:8])))
 if unk in encoding.tokens:
@@ -69,7 +68,7 @@ st.dataframe(
 
 st.header(t("inputs.sum_title"))
 st.write(t("inputs.sum_intro"))
-parts = input_embeddings(model, encoding.token_ids, encoding.segment_ids)
+parts = serving.input_embeddings(model.name, text_a, text_b if text_b.strip() else None)
 rows = encoding.tokens[:MAX_ROWS]
 if len(encoding.tokens) > MAX_ROWS:
     st.caption(t("inputs.rows_capped", shown=MAX_ROWS, total=len(encoding.tokens)))

@@ -10,9 +10,11 @@ from components.frame import ensure_app_frame
 from components.i18n import t
 from components.notices import render_error, with_fallback
 from components.road import PLAYGROUND
-from model_zoo.lexicon import BUILD_SCRIPT, split_words, unique, word_classes
+from model_zoo.lexicon import BUILD_SCRIPT, unique, word_classes
 from model_zoo.onehot import cosine_matrix
+from model_zoo.registry import VECTORS
 from model_zoo.word2vec import EpochReport, TrainSettings
+from model_zoo.words import split_words
 
 ensure_app_frame()
 
@@ -32,7 +34,7 @@ STICK = (  # "Let's stick to" is the Illustrated BERT's example; the others are 
     "Stick the label on the jar.",
     "The old man walked with a stick.",
 )
-STATIC_MODELS = [c.name for c in model_zoo.list_models() if c.kind == "static"]
+STATIC_MODELS = [c.name for c in model_zoo.list_models() if VECTORS in c.capabilities]
 
 st.title(t("lesson.embeddings.title"))
 st.write(t("emb.intro"))
@@ -54,7 +56,7 @@ def words_in(text: str, limit: int) -> tuple[list[str], list[str]]:
 
 def report_missing(missing: list[str]) -> None:
     if missing:
-        hints = [f"{w} → {', '.join(model.suggestions(w, 3)) or '-'}" for w in missing[:5]]
+        hints = [f"{w} → {', '.join(serving.suggestions(model.name, w, 3)) or '-'}" for w in missing[:5]]
         st.info(t("emb.missing", words="; ".join(hints), n=len(missing)), icon=":material/info:")
 
 
@@ -186,10 +188,10 @@ with tabs[3]:
         st.markdown(
             t(
                 "emb.quality",
-                ours=f"{trained.agreement:.0%}",
-                glove=f"{trained.glove_agreement:.0%}",
-                chance=f"{trained.chance:.0%}",
-                n=trained.quality_words,
+                ours=f"{trained.quality.agreement:.0%}",
+                glove=f"{trained.quality.glove_agreement:.0%}",
+                chance=f"{trained.quality.chance:.0%}",
+                n=trained.quality.words,
                 script=BUILD_SCRIPT,
             )
         )

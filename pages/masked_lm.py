@@ -3,16 +3,16 @@
 import math
 
 import streamlit as st
-import torch
 
 import model_zoo
 import serving
-from components.charts import build_score_bars
+from components.charts import build_learning_curve, build_score_bars
 from components.frame import ensure_app_frame
 from components.i18n import t
 from components.notices import render_error, select_model
-from model_zoo.masking import bert_masking
-from model_zoo.registry import head_metrics
+from model_zoo.lexicon import unique
+from model_zoo.registry import FILL_MASK, trained_metrics
+from model_zoo.words import find_word, words_in
 
 ensure_app_frame()
 
@@ -24,7 +24,7 @@ EXAMPLES = (  # from the lesson notes, and one for a Chinese model
     "It is safest to deposit your [MASK] in the [MASK].",
     "巴黎是法国的首[MASK]。",
 )
-MASKED_LMS = [c.name for c in model_zoo.list_models() if c.kind == "masked_lm"]
+MASKED_LMS = [c.name for c in model_zoo.list_models() if FILL_MASK in c.capabilities]
 
 st.title(t("lesson.masked_lm.title"))
 st.write(t("mlm.intro"))
@@ -33,21 +33,39 @@ model = select_model(
 )
 assert isinstance(model, model_zoo.MaskedLM)
 card = model_zoo.get_card(model.name)
-if card.head:
-    m = head_metrics(card)
+if card.trained:
+    m = trained_metrics(card)
     st.info(
         t(
-            "mlm.trained_head",
-            top1=f"{m['top1']:.1%}",
-            top5=f"{m['top5']:.1%}",
-            base1=f"{m['unigram_top1']:.1%}",
-            base5=f"{m['unigram_top5']:.1%}",
-            tokens=f"{m['eval_tokens']:,}",
+            "mlm.trained",
+            tokens=f"{m['tokens_seen'] / 1e6:.1f}M",
+            corpus=", ".join(m["corpus_sources"]),
+            hours=f"{m['train_seconds'] / 3600:.1f}",
+            device=m["device"],
             script=m["script"],
-            minutes=f"{int(m['train_seconds']) / 60:.0f}",
+            top1=f"{m['held_top1']:.0%}",
+            top5=f"{m['held_top5']:.0%}",
+            base1=f"{m['unigram_top1']:.0%}",
+            base5=f"{m['unigram_top5']:.0%}",
+            items=m["cloze_items"],
+            c1=f"{m['cloze_top1']:.0%}",
+            c5=f"{m['cloze_top5']:.0%}",
         ),
         icon=":material/model_training:",
     )
+    with st.expander(t("mlm.curve_title")):
+        curve = build_learning_curve(
+            m["curve"],
+            {
+                "held_top1": t("mlm.curve_held1"),
+                "held_top5": t("mlm.curve_held5"),
+                "cloze_top1": t("mlm.curve_cloze1"),
+                "cloze_top5": t("mlm.curve_cloze5"),
+            },
+            {t("mlm.curve_unigram5"): m["unigram_top5"]},
+        )
+        st.plotly_chart(curve, key="learning_curve")
+        st.caption(t("mlm.curve_caption"))
 
 # 1. Fill in the blanks ----------------------------------------------------------------------
 st.header(t("mlm.fill_title"))
@@ -65,17 +83,19 @@ text = st.text_area(t("mlm.text"), key="text", bind="query-params", max_chars=50
 
 
 def mask_word() -> None:
-    """Hide the first occurrence of the chosen word (read now, not when the button was drawn)."""
-    word = st.session_state.mask_pick
-    words = st.session_state.text.split()
-    for i, w in enumerate(words):
-        if w.strip(".,;:!?") == word:
-            words[i] = w.replace(word, "[MASK]", 1)  # keeps the punctuation around it
-            break
-    st.session_state.text = " ".join(words)
+    """Hide the first use of the chosen word (read now, not when the button was drawn)."""
+    text = st.session_state.text
+    found = find_word(without_masks(text), st.session_state.mask_pick)
+    if found is not None:
+        st.session_state.text = text[: found.start()] + "[MASK]" + text[found.end() :]
 
 
-words = [w.strip(".,;:!?") for w in text.split() if w.strip(".,;:!?") and "[MASK]" not in w]
+def without_masks(text: str) -> str:
+    """`text` with each [MASK] blanked out, same length: the words a learner could still hide."""
+    return text.replace("[MASK]", " " * len("[MASK]"))
+
+
+words = unique(words_in(without_masks(text)))
 if words:
     pick, go = st.columns([3, 1], vertical_alignment="bottom")
     pick.selectbox(t("mlm.pick_word"), words, key="mask_pick")
@@ -88,8 +108,8 @@ try:
         st.info(t("mlm.too_many", n=masks, max=MAX_MASKS), icon=":material/info:")
     else:
         predictions = serving.fill_mask(model.name, text, top_k)
-        if model.truncates(text):  # checked by tokenising only: fill_mask made the one forward pass
-            st.warning(t("mlm.truncated", n=model.max_length), icon=":material/content_cut:")
+        if (limit := serving.over_limit(model.name, text)) is not None:  # tokenising only
+            st.warning(t("mlm.truncated", n=limit), icon=":material/content_cut:")
         columns = st.columns(min(len(predictions), 3))
         for i, preds in enumerate(predictions):
             columns[i % len(columns)].plotly_chart(
@@ -106,39 +126,25 @@ st.session_state.setdefault("recipe_seed", 0)
 if st.button(t("mlm.resample"), icon=":material/casino:", key="resample"):
     st.session_state.recipe_seed += 1
 clean = st.text_input(t("mlm.recipe_text"), value=t("mlm.recipe_default"), key="recipe_text", max_chars=2000)
-if clean.strip():
-    batch = model.tokenize(clean, return_special_tokens_mask=True)
-    special = batch.pop("special_tokens_mask").bool()
-    ids = batch["input_ids"]
-    for attempt in range(50):  # a short sentence may draw no token at 15%: draw again
-        generator = torch.Generator().manual_seed(st.session_state.recipe_seed * 1000 + attempt)
-        corrupted = bert_masking(ids, special, model.tokenizer.mask_token_id, len(model.tokenizer), generator)
-        if corrupted.picked.any():
-            break
-    positions = corrupted.picked[0].nonzero().flatten()
-    batch["input_ids"] = corrupted.input_ids
-    probs = model.logits_at(batch, positions).softmax(-1)
-    originals = ids[0, positions]
-    shown_in = model.token_strings(corrupted.input_ids[0, positions].tolist())
-    original_tokens = model.token_strings(originals.tolist())
-    best = model.decode_each(probs.argmax(-1).tolist())
-    p_true = probs[torch.arange(len(positions)), originals]
+try:
+    demo = serving.recipe_demo(model.name, clean, st.session_state.recipe_seed)
     actions = {1: t("mlm.action_mask"), 2: t("mlm.action_random"), 3: t("mlm.action_keep")}
-    st.code(" ".join(model.token_strings(corrupted.input_ids[0].tolist())), language=None, wrap_lines=True)
+    st.code(" ".join(demo.tokens), language=None, wrap_lines=True)
     st.table(
         {
-            t("mlm.col_position"): positions.tolist(),
-            t("mlm.col_original"): original_tokens,
-            t("mlm.col_action"): [actions[int(a)] for a in corrupted.action[0, positions]],
-            t("mlm.col_input"): shown_in,
-            t("mlm.col_guess"): best,
-            t("mlm.col_p_true"): [f"{p:.1%}" for p in p_true.tolist()],
+            t("mlm.col_position"): demo.positions,
+            t("mlm.col_original"): demo.originals,
+            t("mlm.col_action"): [actions[a] for a in demo.actions],
+            t("mlm.col_input"): demo.shown,
+            t("mlm.col_guess"): demo.guesses,
+            t("mlm.col_p_true"): [f"{p:.1%}" for p in demo.p_original],
         }
     )
-    loss = float(-p_true.clamp_min(1e-12).log().mean())
-    st.metric(t("mlm.loss"), f"{loss:.2f}", help=t("mlm.loss_help", ppl=f"{math.exp(loss):.1f}"))
-else:
+    st.metric(t("mlm.loss"), f"{demo.loss:.2f}", help=t("mlm.loss_help", ppl=f"{math.exp(demo.loss):.1f}"))
+except model_zoo.EmptyInput:
     st.info(t("mlm.recipe_empty"), icon=":material/info:")
+except model_zoo.ModelZooError as err:
+    render_error(err)
 
 # 3. Next-sentence prediction -------------------------------------------------------------------
 st.header(t("mlm.nsp_title"))
@@ -150,7 +156,7 @@ sentence_b = b_col.text_input(
 )
 if model.has_nsp:
     try:
-        st.metric(t("mlm.isnext"), f"{model.next_sentence(sentence_a, sentence_b):.1%}")
+        st.metric(t("mlm.isnext"), f"{serving.next_sentence(model.name, sentence_a, sentence_b):.1%}")
     except model_zoo.ModelZooError as err:
         render_error(err)
 else:

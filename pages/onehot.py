@@ -8,8 +8,9 @@ from components.charts import build_matrix, build_similarity_heatmap
 from components.frame import ensure_app_frame
 from components.i18n import t
 from components.notices import with_fallback
-from model_zoo.lexicon import split_words, unique, word_classes
+from model_zoo.lexicon import unique, word_classes
 from model_zoo.onehot import bytes_per_vector, cosine_matrix, one_hot
+from model_zoo.words import split_words
 
 ensure_app_frame()
 

@@ -11,6 +11,7 @@ from components.models_panel import STATUS_ICON
 from components.notices import render_error, with_fallback
 from components.tokens import render_tokens
 from model_zoo.onehot import cosine_matrix
+from model_zoo.words import words_in
 
 ensure_app_frame()  # before anything is drawn
 
@@ -49,14 +50,13 @@ st.caption(
 
 try:
     if isinstance(model, model_zoo.StaticModel):
-        words = [w for w in text.replace("[MASK]", " ").split() if w.strip(".,;:!?\"'()")]
+        words = words_in(text.replace("[MASK]", " "))
         if not words:
             raise model_zoo.EmptyInput()
         if len(words) > MAX_WORDS:
             st.caption(t("playground.capped", shown=MAX_WORDS, total=len(words)))
         rows = {}
         for word in words[:MAX_WORDS]:
-            word = word.strip(".,;:!?\"'()")
             try:
                 rows[word] = ", ".join(w for w, _ in serving.neighbours(model.name, word, 5))
             except model_zoo.WordNotInVocabulary as err:
@@ -77,7 +77,8 @@ try:
             else:
                 st.info(t("playground.no_mask", mask=model.mask_token))
         if isinstance(model, model_zoo.CausalLM):
-            st.plotly_chart(build_score_bars(serving.next_words(model.name, text, 10), t("playground.next_title")))
+            (guesses,) = serving.next_words(model.name, text, 10)
+            st.plotly_chart(build_score_bars(guesses, t("playground.next_title")))
         layers = encoding.num_layers
         layer = st.slider(t("playground.layer"), 0, layers, layers, key="layer", help=t("playground.layer_help"))
         sim = cosine_matrix(encoding.hidden_states[layer])

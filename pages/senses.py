@@ -1,6 +1,5 @@
 """Lesson: the same word in many sentences, senses pulling apart layer by layer; a static vector stays one point."""
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,11 +9,13 @@ import streamlit as st
 import serving
 from components.frame import ensure_app_frame
 from components.i18n import t
-from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, find_word, render_light_chart
+from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, render_light_chart
 from components.notices import render_error, render_unavailable
 from model_zoo import registry
 from model_zoo.errors import ModelUnavailable
-from model_zoo.sense_data import UMAP_DEFAULTS, Precomputed, chance_accuracy, load_precomputed, load_senses
+from model_zoo.registry import HIDDEN_STATES, VECTORS
+from model_zoo.sense_data import UMAP_DEFAULTS, Precomputed, SenseSet, chance_accuracy, load_precomputed, load_senses
+from model_zoo.words import find_word, forms_of
 
 # This page draws its default view from figures precomputed with the real model over the
 # shipped set (model_zoo.sense_data), without importing torch; `serving` (whose model calls
@@ -25,9 +26,7 @@ SETS = load_senses()
 FIRST = ("bank", "stick")  # the lesson's own examples lead
 WORDS = list(FIRST) + sorted(w for w in SETS if w not in FIRST)
 CARDS = {c.name: c for c in registry.list_models()}
-MODELS = [
-    n for n, c in CARDS.items() if c.kind in ("static", "encoder", "causal_lm", "masked_lm", "elmo") and not c.head
-]
+MODELS = [n for n, c in CARDS.items() if {VECTORS, HIDDEN_STATES} & set(c.capabilities)]
 DEFAULT_MODELS = ["glove-6b-50d", "minilm-l6"]
 CHINESE_MODELS = ("bert-base-chinese", "bert-base-multilingual-cased")
 CHINESE = (  # 长 as "length" (cháng) and as "grow" (zhǎng), from the lecture notes
@@ -50,267 +49,314 @@ class Shown:
     pre: Precomputed | None  # figures precomputed for this word, if any
 
 
-st.title(t("lesson.senses.title"))
-st.write(t("senses.intro"))
+@dataclass(frozen=True)
+class View:
+    """How the maps are drawn: the layer (of the deepest model), the projection and UMAP's settings."""
 
-c1, c2 = st.columns([1, 2])
-word = c1.selectbox(t("senses.word"), WORDS, key="word", bind="query-params")
-chosen = c2.multiselect(t("senses.models"), MODELS, default=DEFAULT_MODELS, key="models", bind="query-params")
-sense_set = SETS[word]
-keys = sense_set.sense_keys
-short = {k: f"{i + 1}. {sense_set.glosses[k].split(';')[0][:48]}" for i, k in enumerate(keys)}
-if len(keys) < 2:
-    st.info(t("senses.single_sense", word=word), icon=":material/info:")
-st.caption(
-    t(
-        "senses.data_note",
-        n=len(sense_set.sentences),
-        senses=len(keys),
-        words=len(SETS),
-        total=sum(len(s.sentences) for s in SETS.values()),
+    layer: int
+    deepest: int
+    method: str  # "pca" or "umap"
+    neighbours: int
+    min_dist: float
+    seed: int
+
+    @property
+    def default_umap(self) -> bool:
+        return (self.neighbours, self.min_dist, self.seed) == (
+            UMAP_DEFAULTS.n_neighbors,
+            UMAP_DEFAULTS.min_dist,
+            UMAP_DEFAULTS.seed,
+        )
+
+    def layer_of(self, m: Shown) -> int:
+        """The slider's layer on `m`'s own depth (a 6-layer and a 12-layer model side by side)."""
+        return 0 if m.static else round(self.layer * m.depth / max(self.deepest, 1))
+
+
+def sense_labels(sense_set: SenseSet) -> dict[str, str]:
+    """Sense key -> "1. sloping land (especially the slope beside...": the legend's short names."""
+    return {k: f"{i + 1}. {sense_set.glosses[k].split(';')[0][:48]}" for i, k in enumerate(sense_set.sense_keys)}
+
+
+def describe_data(word: str, sense_set: SenseSet) -> None:
+    if len(sense_set.sense_keys) < 2:
+        st.info(t("senses.single_sense", word=word), icon=":material/info:")
+    st.caption(
+        t(
+            "senses.data_note",
+            n=len(sense_set.sentences),
+            senses=len(sense_set.sense_keys),
+            words=len(SETS),
+            total=sum(len(s.sentences) for s in SETS.values()),
+        )
     )
-)
 
 
-def shown_model(name: str) -> Shown:
+def encoded(name: str, sense_set: SenseSet) -> Any:
+    """The word's vectors in every sentence at every layer of `name` (encoded once, then from disk)."""
+    progress = st.empty()
+    n = len(sense_set.sentences)
+    vectors = serving.sense_vectors(
+        name, sense_set.word, lambda share: progress.progress(share, t("senses.encoding", model=name, n=n))
+    )
+    progress.empty()
+    return vectors
+
+
+def shown_model(name: str, sense_set: SenseSet) -> Shown:
     """How `name` appears: from precomputed figures if it can, else loaded (or its fallback)."""
     card = CARDS[name]
     here = registry.availability(card).ready
-    if here and card.kind == "static":
+    if here and VECTORS in card.capabilities:
         return Shown(name, True, 0, None)  # one vector per word: nothing to load for the picture
-    pre = (load_precomputed(name) or {}).get(word) if here else None
+    pre = (load_precomputed(name) or {}).get(sense_set.word) if here else None
     if pre is not None:
         return Shown(name, False, pre.pca.shape[1] - 1, pre)
     with st.spinner(t("playground.loading", name=name)):
         model, unavailable = serving.model_or_fallback(name)  # ModelUnavailable if there is no stand-in
     if unavailable is not None:
         render_unavailable(unavailable)
-    return shown_loaded(model)
-
-
-def shown_loaded(model: Any) -> Shown:
-    import model_zoo
-
-    if isinstance(model, model_zoo.StaticModel):
+    if VECTORS in CARDS[model.name].capabilities:
         return Shown(model.name, True, 0, None)
-    return Shown(model.name, False, encoded(model.name).vectors.shape[1] - 1, None)
+    return Shown(model.name, False, encoded(model.name, sense_set).vectors.shape[1] - 1, None)
 
 
-def encoded(name: str) -> Any:
-    """The word's vectors in every sentence at every layer of `name` (encoded once, then from disk)."""
-    progress = st.empty()
-    vectors = serving.sense_vectors(
-        name, word, lambda share: progress.progress(share, t("senses.encoding", model=name, n=len(sense_set.sentences)))
-    )
-    progress.empty()
-    return vectors
+def shown_models(chosen: list[str], sense_set: SenseSet) -> list[Shown]:
+    """The chosen models, each once (two may fall back to the same stand-in); stops the page if none."""
+    models: list[Shown] = []
+    for name in chosen:
+        try:
+            shown = shown_model(name, sense_set)
+        except ModelUnavailable as err:  # a model with no stand-in
+            render_unavailable(err)
+            continue
+        if shown.name not in [m.name for m in models]:
+            models.append(shown)
+    if not models:
+        st.info(t("senses.no_model"), icon=":material/info:")
+        st.stop()
+    return models
 
 
-models: list[Shown] = []
-for name in chosen:
-    try:
-        shown = shown_model(name)
-    except ModelUnavailable as err:  # a model with no stand-in
-        render_unavailable(err)
-        continue
-    if shown.name not in [m.name for m in models]:
-        models.append(shown)
-if not models:
-    st.info(t("senses.no_model"), icon=":material/info:")
-    st.stop()
-
-deepest = max(m.depth for m in models)
-if deepest > 0:
-    layer = st.slider(
-        t("senses.layer"), 0, deepest, deepest // 2, key="layer", bind="query-params", help=t("senses.layer_help")
-    )
-else:
+def choose_view(models: list[Shown]) -> View:
+    deepest = max(m.depth for m in models)
     layer = 0
-method = st.radio(
-    t("senses.method"),
-    ["pca", "umap"],
-    format_func=lambda m: m.upper(),
-    horizontal=True,
-    key="method",
-    bind="query-params",
-)
-with st.expander(t("senses.advanced")):
-    a1, a2, a3 = st.columns(3)
-    neighbours = a1.slider(t("senses.neighbours"), 2, 50, UMAP_DEFAULTS.n_neighbors, key="neighbours")
-    min_dist = a2.slider(t("senses.min_dist"), 0.0, 0.99, UMAP_DEFAULTS.min_dist, key="min_dist")
-    seed = int(a3.number_input(t("senses.seed"), 0, 9999, UMAP_DEFAULTS.seed, key="seed"))
-    st.caption(t("senses.umap_note"))
-default_umap = (neighbours, min_dist, seed) == (
-    UMAP_DEFAULTS.n_neighbors,
-    UMAP_DEFAULTS.min_dist,
-    UMAP_DEFAULTS.seed,
-)
+    if deepest > 0:
+        layer = st.slider(
+            t("senses.layer"), 0, deepest, deepest // 2, key="layer", bind="query-params", help=t("senses.layer_help")
+        )
+    method = st.radio(
+        t("senses.method"),
+        ["pca", "umap"],
+        format_func=lambda m: m.upper(),
+        horizontal=True,
+        key="method",
+        bind="query-params",
+    )
+    with st.expander(t("senses.advanced")):
+        a1, a2, a3 = st.columns(3)
+        neighbours = a1.slider(t("senses.neighbours"), 2, 50, UMAP_DEFAULTS.n_neighbors, key="neighbours")
+        min_dist = a2.slider(t("senses.min_dist"), 0.0, 0.99, UMAP_DEFAULTS.min_dist, key="min_dist")
+        seed = int(a3.number_input(t("senses.seed"), 0, 9999, UMAP_DEFAULTS.seed, key="seed"))
+        st.caption(t("senses.umap_note"))
+    return View(layer, deepest, method, neighbours, min_dist, seed)
 
-# The learner's own sentence ------------------------------------------------------------------------
-mine = st.text_input(
-    t("senses.mine"),
-    key="mine",
-    bind="query-params",
-    max_chars=2000,
-    placeholder=t("senses.mine_placeholder", word=word),
-)
-own_vectors: dict[str, np.ndarray] = {}
-if mine.strip():
+
+def read_own_sentence(word: str, models: list[Shown]) -> tuple[str, dict[str, np.ndarray]]:
+    """The learner's sentence and, where it uses the word, its vector at every layer of each contextual model."""
+    mine = st.text_input(
+        t("senses.mine"),
+        key="mine",
+        bind="query-params",
+        max_chars=2000,
+        placeholder=t("senses.mine_placeholder", word=word),
+    )
+    own_vectors: dict[str, np.ndarray] = {}
+    if not mine.strip():
+        return mine, own_vectors
     if find_word(mine, word) is None:
-        near = sorted(set(re.findall(rf"\b{re.escape(word)}\w*|\w+{re.escape(word)}\b", mine, flags=re.I)))
+        near = forms_of(mine, word)
         st.info(
             t("senses.word_missing", word=word, forms=", ".join(near)) if near else t("senses.word_absent", word=word),
             icon=":material/info:",
         )
-    else:
-        import model_zoo
+        return mine, own_vectors
+    import model_zoo
 
-        for m in models:
-            if m.static:
-                continue
-            try:
-                with st.spinner(t("senses.reading", model=m.name)):  # shown only if it takes over 0.5 s
-                    own_vectors[m.name] = serving.own_sentence_vector(m.name, mine, word)
-            except model_zoo.ModelZooError as err:
-                render_error(err)
-            model = serving.load_model(m.name)
-            if isinstance(model, model_zoo.Encoder) and model.truncates(mine):
-                st.warning(t("senses.truncated", model=m.name, n=model.max_length), icon=":material/content_cut:")
+    for m in models:
+        if m.static:
+            continue
+        try:
+            with st.spinner(t("senses.reading", model=m.name)):  # shown only if it takes over 0.5 s
+                own_vectors[m.name] = serving.own_sentence_vector(m.name, mine, word)
+        except model_zoo.ModelZooError as err:
+            render_error(err)
+        if (limit := serving.over_limit(m.name, mine)) is not None:
+            st.warning(t("senses.truncated", model=m.name, n=limit), icon=":material/content_cut:")
+    return mine, own_vectors
 
 
-sense_index = [keys.index(k) for k in sense_set.senses]
-glosses = [sense_set.glosses[k] for k in sense_set.senses]
-map_labels = {"reset": t("senses.map_reset"), "png": t("senses.map_png")}
-layer_axis = t("senses.layer_axis")
-grid = st.columns(2)
-for i, m in enumerate(models):
-    at = 0 if m.static else round(layer * m.depth / max(deepest, 1))
-    extra = own_vectors.get(m.name)
-    own = None
-    if m.static:  # one vector for every use: one point (a projection would only show rounding noise)
-        xy = np.zeros((len(sense_set.sentences), 2))
-    elif m.pre is not None and extra is None and (method == "pca" or default_umap):
-        xy = (m.pre.pca if method == "pca" else m.pre.umap)[:, at]
-    else:
-        from model_zoo.senses import vote
+def render_maps(
+    sense_set: SenseSet, models: list[Shown], view: View, mine: str, own_vectors: dict[str, np.ndarray]
+) -> None:
+    """One map per model: every use of the word at the view's layer, coloured by sense; the learner's as a star."""
+    word, labels = sense_set.word, sense_labels(sense_set)
+    sense_index = [sense_set.sense_keys.index(k) for k in sense_set.senses]
+    glosses = [sense_set.glosses[k] for k in sense_set.senses]
+    grid = st.columns(2)
+    for i, m in enumerate(models):
+        at = view.layer_of(m)
+        extra = own_vectors.get(m.name)
+        own = None
+        if m.static:  # one vector for every use: one point (a projection would only show rounding noise)
+            xy = np.zeros((len(sense_set.sentences), 2))
+        elif m.pre is not None and extra is None and (view.method == "pca" or view.default_umap):
+            xy = (m.pre.pca if view.method == "pca" else m.pre.umap)[:, at]
+        else:
+            from model_zoo.senses import vote
 
-        point = None if extra is None else tuple(float(v) for v in extra[at])
-        with st.spinner(t("emb.map_umap") if method == "umap" else t("emb.map_pca")):
-            xy = serving.sense_map(m.name, word, at, method, point, seed, neighbours, min_dist)
-        if extra is not None:
-            sense, share = vote(encoded(m.name).vectors[:, at], sense_set.senses, extra[at])
-            note = t("senses.vote", sense=short[sense], share=f"{share:.0%}")
-            own = Own(float(xy[-1, 0]), float(xy[-1, 1]), mine, note)
-            xy = xy[:-1]
-    title = (
-        t("senses.map_static", model=m.name)
-        if m.static
-        else t("senses.map_title", model=m.name, layer=at, layers=m.depth)
-    )
-    with grid[i % 2]:
-        render_light_chart(
-            build_sense_map(
+            point = None if extra is None else tuple(float(v) for v in extra[at])
+            with st.spinner(t("emb.map_umap") if view.method == "umap" else t("emb.map_pca")):
+                xy = serving.sense_map(m.name, word, at, view.method, point, view.seed, view.neighbours, view.min_dist)
+            if extra is not None:
+                sense, share = vote(encoded(m.name, sense_set).vectors[:, at], sense_set.senses, extra[at])
+                note = t("senses.vote", sense=labels[sense], share=f"{share:.0%}")
+                own = Own(float(xy[-1, 0]), float(xy[-1, 1]), mine, note)
+                xy = xy[:-1]
+        title = (
+            t("senses.map_static", model=m.name)
+            if m.static
+            else t("senses.map_title", model=m.name, layer=at, layers=m.depth)
+        )
+        with grid[i % 2]:
+            chart = build_sense_map(
                 xy,
                 sense_index,
-                [short[k] for k in keys],
+                [labels[k] for k in sense_set.sense_keys],
                 sense_set.sentences,
                 glosses,
                 word,
                 title,
                 own,
                 t("senses.yours"),
-                map_labels,
-            ),
-            key=f"map_{m.name}",
-        )
-        if m.static:
-            st.caption(t("senses.static_note", word=word))
+                map_labels(),
+            )
+            render_light_chart(chart, key=f"map_{m.name}")
+            if m.static:
+                st.caption(t("senses.static_note", word=word))
 
-if own_vectors:
-    from model_zoo.senses import vote
 
-    st.subheader(t("senses.votes_title"))
+def render_votes(sense_set: SenseSet, models: list[Shown], own_vectors: dict[str, np.ndarray]) -> None:
+    """What the learner's use votes for at every layer of each model: a row per model."""
+    from model_zoo.senses import votes_by_layer
+
+    labels = sense_labels(sense_set)
     table = {}
     for m in models:
         if m.name in own_vectors:
-            vectors = encoded(m.name).vectors
-            table[m.name] = [
-                short[vote(vectors[:, k], sense_set.senses, own_vectors[m.name][k])[0]].split(".")[0]
-                for k in range(m.depth + 1)
-            ]
-    if table:
-        width = max(len(v) for v in table.values())
-        st.dataframe(
-            {
-                t("senses.col_model"): list(table),
-                **{str(k): [v[k] if k < len(v) else "" for v in table.values()] for k in range(width)},
-            },
-            hide_index=True,
-        )
-        st.caption(t("senses.votes_note", senses="; ".join(short.values())))
-
-# Per-layer measures ----------------------------------------------------------------------------------
-st.header(t("senses.measures_title"))
-st.write(t("senses.measures_intro"))
-chance = chance_accuracy(sense_set.senses)
-accuracy, self_sim, intra, baseline = {}, {}, {}, {}
-for m in models:
-    measures = m.pre if m.pre is not None else None if m.static else serving.sense_measures(m.name, word)
-    if measures is None:  # static: one vector for every use scores exactly chance, at every depth
-        accuracy[m.name] = np.full(deepest + 1, chance)
-        continue
-    accuracy[m.name] = measures.accuracy
-    self_sim[m.name] = measures.self_similarity
-    intra[m.name] = measures.intra_similarity
-    baseline[f"{m.name} · {t('senses.baseline')}"] = measures.baseline
-accuracy[t("senses.chance")] = np.full(deepest + 1, chance)
-colors = {m.name: COLORS[i % len(COLORS)] for i, m in enumerate(models)}  # a model keeps its colour
-
-
-def lines(
-    column: Any,
-    series: dict[str, np.ndarray],
-    title: str,
-    y_title: str,
-    dashed: tuple[str, ...],
-    key: str,
-    y_range: tuple[float, float] | None = None,
-) -> None:
-    with column:
-        chart = build_layer_lines(series, title, y_title, dashed, layer_axis, map_labels, colors, y_range)
-        render_light_chart(chart, key=key)
-
-
-m1, m2, m3 = st.columns(3)
-lines(m1, accuracy, t("senses.acc_title"), t("senses.acc_axis"), (t("senses.chance"),), "acc", (0.0, 1.02))
-if self_sim:
-    lines(m2, {**self_sim, **baseline}, t("senses.self_title"), "cos", tuple(baseline), "self")
-    lines(m3, {**intra, **baseline}, t("senses.intra_title"), "cos", tuple(baseline), "intra")
-st.caption(t("senses.measures_note"))
-
-# A Chinese corner ------------------------------------------------------------------------------------
-st.header(t("senses.zh_title"))
-st.write(t("senses.zh_intro"))
-reader = next((name for name in CHINESE_MODELS if registry.availability(CARDS[name]).ready), None)
-if reader is None:
-    st.info(
-        t(
-            "senses.zh_missing",
-            models=" / ".join(CHINESE_MODELS),
-            command=f"python -m model_zoo prefetch {CHINESE_MODELS[0]}",
-        ),
-        icon=":material/cloud_off:",
+            uses = encoded(m.name, sense_set).vectors
+            votes = votes_by_layer(uses, sense_set.senses, own_vectors[m.name][: m.depth + 1])
+            table[m.name] = [labels[sense].split(".")[0] for sense in votes]
+    if not table:
+        return
+    st.subheader(t("senses.votes_title"))
+    width = max(len(v) for v in table.values())
+    st.dataframe(
+        {
+            t("senses.col_model"): list(table),
+            **{str(k): [v[k] if k < len(v) else "" for v in table.values()] for k in range(width)},
+        },
+        hide_index=True,
     )
-else:
-    import model_zoo
+    st.caption(t("senses.votes_note", senses="; ".join(labels.values())))
+
+
+def render_measures(sense_set: SenseSet, models: list[Shown], deepest: int) -> None:
+    """Per-layer sense accuracy against chance, self- and intra-sentence similarity against the baseline."""
+    st.header(t("senses.measures_title"))
+    st.write(t("senses.measures_intro"))
+    chance = chance_accuracy(sense_set.senses)
+    accuracy, self_sim, intra, baseline = {}, {}, {}, {}
+    for m in models:
+        measures = m.pre if m.pre is not None else None if m.static else serving.sense_measures(m.name, sense_set.word)
+        if measures is None:  # static: one vector for every use scores exactly chance, at every depth
+            accuracy[m.name] = np.full(deepest + 1, chance)
+            continue
+        accuracy[m.name] = measures.accuracy
+        self_sim[m.name] = measures.self_similarity
+        intra[m.name] = measures.intra_similarity
+        baseline[f"{m.name} · {t('senses.baseline')}"] = measures.baseline
+    accuracy[t("senses.chance")] = np.full(deepest + 1, chance)
+    colors = {m.name: COLORS[i % len(COLORS)] for i, m in enumerate(models)}  # a model keeps its colour
+
+    def lines(
+        column: Any,
+        series: dict[str, np.ndarray],
+        title: str,
+        y_title: str,
+        dashed: tuple[str, ...],
+        key: str,
+        y_range: tuple[float, float] | None = None,
+    ) -> None:
+        with column:
+            axis = t("senses.layer_axis")
+            chart = build_layer_lines(series, title, y_title, dashed, axis, map_labels(), colors, y_range)
+            render_light_chart(chart, key=key)
+
+    m1, m2, m3 = st.columns(3)
+    lines(m1, accuracy, t("senses.acc_title"), t("senses.acc_axis"), (t("senses.chance"),), "acc", (0.0, 1.02))
+    if self_sim:
+        lines(m2, {**self_sim, **baseline}, t("senses.self_title"), "cos", tuple(baseline), "self")
+        lines(m3, {**intra, **baseline}, t("senses.intra_title"), "cos", tuple(baseline), "intra")
+    st.caption(t("senses.measures_note"))
+
+
+def render_chinese_corner() -> None:
+    """长 as "length" and as "grow", once a model that reads Chinese is on this machine."""
+    st.header(t("senses.zh_title"))
+    st.write(t("senses.zh_intro"))
+    reader = next((name for name in CHINESE_MODELS if registry.availability(CARDS[name]).ready), None)
+    if reader is None:
+        st.info(
+            t(
+                "senses.zh_missing",
+                models=" / ".join(CHINESE_MODELS),
+                command=f"python -m model_zoo prefetch {CHINESE_MODELS[0]}",
+            ),
+            icon=":material/cloud_off:",
+        )
+        return
     from components.charts import build_similarity_heatmap
     from model_zoo.onehot import cosine_matrix
 
-    model = serving.load_model(reader)
-    assert isinstance(model, model_zoo.Encoder)
-    vectors = model.word_vectors([s for s, _ in CHINESE], "长")[:, -1]
+    vectors = serving.word_vectors(reader, tuple(s for s, _ in CHINESE), "长")[:, -1]
     names = [f"{s} ({p})" for s, p in CHINESE]
     st.plotly_chart(
         build_similarity_heatmap(names, cosine_matrix(vectors), t("senses.zh_map", model=reader), number=False),
         key="zh",
     )
+
+
+def map_labels() -> dict[str, str]:
+    """The charts' buttons, in the learner's language."""
+    return {"reset": t("senses.map_reset"), "png": t("senses.map_png")}
+
+
+def run() -> None:
+    st.title(t("lesson.senses.title"))
+    st.write(t("senses.intro"))
+    c1, c2 = st.columns([1, 2])
+    word = c1.selectbox(t("senses.word"), WORDS, key="word", bind="query-params")
+    chosen = c2.multiselect(t("senses.models"), MODELS, default=DEFAULT_MODELS, key="models", bind="query-params")
+    sense_set = SETS[word]
+    describe_data(word, sense_set)
+    models = shown_models(chosen, sense_set)
+    view = choose_view(models)
+    mine, own_vectors = read_own_sentence(word, models)
+    render_maps(sense_set, models, view, mine, own_vectors)
+    render_votes(sense_set, models, own_vectors)
+    render_measures(sense_set, models, view.deepest)
+    render_chinese_corner()
+
+
+run()

@@ -84,7 +84,7 @@ def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return save_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
 
 
-def fake_hub_snapshot(repo: str, files_from: Path, names: list[str] | None = None) -> Path:
+def _fake_hub_snapshot(repo: str, files_from: Path, names: list[str] | None = None) -> Path:
     """Lay `files_from` out in the test HF cache as if `repo` had been downloaded."""
     import shutil
 
@@ -99,6 +99,28 @@ def fake_hub_snapshot(repo: str, files_from: Path, names: list[str] | None = Non
         if item.is_file() and (names is None or item.name in names):
             shutil.copy2(item, snapshot / item.name)
     return snapshot
+
+
+@pytest.fixture
+def fake_hub():
+    """`fake_hub(repo, folder)` lays a checkpoint out in the test HF cache as if `repo` had been
+    prefetched; at the end of the test the cache, and the server's memory of it, are as before."""
+    import shutil
+
+    made: list[Path] = []
+
+    def lay_out(repo: str, files_from: Path, names: list[str] | None = None) -> Path:
+        snapshot = _fake_hub_snapshot(repo, files_from, names)
+        made.append(snapshot.parent.parent)
+        return snapshot
+
+    yield lay_out
+    for repo_dir in made:
+        shutil.rmtree(repo_dir, ignore_errors=True)
+    import serving
+
+    serving.availabilities.clear()
+    serving.load_model.clear()
 
 
 @pytest.fixture(scope="session")
@@ -116,7 +138,62 @@ def offline_models():
     return get
 
 
+@pytest.fixture(scope="session")
+def offline_tokenizer():
+    """BERT's uncased WordPiece tokenizer, as minilm-l6 ships it (no weights loaded)."""
+    from transformers import AutoTokenizer
+
+    from model_zoo.registry import get_card, package_file
+
+    return AutoTokenizer.from_pretrained(str(package_file(get_card("minilm-l6"))))
+
+
+@pytest.fixture(autouse=True)
+def fast_tier_loads_no_real_weights(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test not marked slow (or browser) must not load the offline pack's weights: the fast
+    tier (`pytest -m "not slow and not browser"`) runs in about a minute on tiny models only.
+    Tokenizers and configs may be read; loading an offline-pack model fails the test and says why."""
+    if request.node.get_closest_marker("slow") or request.node.get_closest_marker("browser"):
+        return
+    from model_zoo import loading
+
+    load_card = loading._load_card
+
+    def refuse_the_pack(card, device=None):  # noqa: ANN001, ANN202
+        if card.package is not None:
+            raise AssertionError(f"this test loads the real weights of {card.name}: mark it @pytest.mark.slow")
+        return load_card(card, device)  # a classic from a fake cache of tiny weights is fine
+
+    monkeypatch.setattr(loading, "_load_card", refuse_the_pack)
+
+
 # -- Streamlit AppTest: every test runs the app as a served app would -----------------------
+TIMEOUT = 180  # model pages load real weights on first use
+
+
+def app(**query: str):
+    """The whole app (app.py) with `query` in the URL, not yet run."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at
+
+
+def open_page(path: str, **query: str):
+    """Run the app on page `path` (pages/....py) with `query` in the URL."""
+    at = app(**query)
+    at.switch_page(path)
+    return at.run()
+
+
+def all_text(at) -> str:  # noqa: ANN001
+    """Every title, paragraph, caption, subheader, info and warning of a page run, as one string."""
+    parts = [e.value for kind in ("title", "markdown", "caption", "subheader", "info", "warning") for e in at.get(kind)]
+    return "\n".join(str(p) for p in parts)
+
+
 @pytest.fixture(autouse=True)
 def served_like_a_running_server(monkeypatch: pytest.MonkeyPatch) -> None:
     """AppTest re-arms Streamlit's legacy pages-folder mode before every run, which a real

@@ -5,29 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import model_zoo
-from tests.conftest import ROOT
-
-TIMEOUT = 180  # model pages load real weights on first use
-
-
-def app(**query: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    for key, value in query.items():
-        at.query_params[key] = value
-    return at
-
-
-def open_page(path: str, **query: str) -> AppTest:
-    """Run the app on page `path` (pages/....py) with `query` in the URL."""
-    at = app(**query)
-    at.switch_page(path)
-    return at.run()
+from tests.conftest import ROOT, all_text, app, open_page
 
 
 def test_home_page_runs_without_importing_torch() -> None:
@@ -51,11 +36,6 @@ def test_home_page_runs_without_importing_torch() -> None:
 
 def playground(**query: str) -> AppTest:
     return open_page("pages/playground.py", **query)
-
-
-def all_text(at: AppTest) -> str:
-    parts = [e.value for kind in ("title", "markdown", "caption", "subheader", "info", "warning") for e in at.get(kind)]
-    return "\n".join(str(p) for p in parts)
 
 
 def test_home_shows_the_road_and_every_model() -> None:
@@ -101,6 +81,7 @@ def test_language_switch_changes_the_page() -> None:
     assert "需要下载" in " ".join(at.dataframe[0].value["状态"])
 
 
+@pytest.mark.slow
 def test_playground_default_encodes_with_minilm() -> None:
     at = playground()
     assert not at.exception
@@ -110,6 +91,7 @@ def test_playground_default_encodes_with_minilm() -> None:
     assert at.slider(key="layer").value == 6  # MiniLM's last layer
 
 
+@pytest.mark.slow
 def test_playground_static_model_shows_real_neighbours() -> None:
     at = playground(model="glove-6b-50d", text="bank qwertyuiop")
     assert not at.exception
@@ -118,6 +100,7 @@ def test_playground_static_model_shows_real_neighbours() -> None:
     assert rows["qwertyuiop"].startswith("⚠")
 
 
+@pytest.mark.slow
 def test_playground_unreachable_classic_says_so_and_uses_the_offline_model() -> None:
     at = playground(model="bert-base-uncased")
     assert not at.exception
@@ -127,18 +110,21 @@ def test_playground_unreachable_classic_says_so_and_uses_the_offline_model() -> 
     assert at.subheader[0].value == "13 tokens"  # and the page still works, on MiniLM
 
 
+@pytest.mark.slow
 def test_playground_causal_lm_predicts_the_next_token() -> None:
     at = playground(model="smollm2-135m", text="I deposited the cheque at the")
     assert not at.exception
     assert len(at.get("plotly_chart")) == 2  # next-token bars and the similarity map
 
 
+@pytest.mark.slow
 def test_playground_empty_text_gets_a_message() -> None:
     at = playground(text="   ")
     assert not at.exception
     assert "empty" in at.info[0].value
 
 
+@pytest.mark.slow
 def test_playground_escapes_html_in_tokens() -> None:
     at = playground(text="<script>alert(1)</script> <img src=x onerror=alert(2)>")
     assert not at.exception
@@ -147,13 +133,21 @@ def test_playground_escapes_html_in_tokens() -> None:
     assert "&lt;" in chips
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["minilm-l6", "glove-6b-50d", "smollm2-135m"])
 def test_playground_odd_unicode_gets_a_result(model: str) -> None:
     at = playground(model=model, text="café 🙂 银行\u200b naïve ﬁnance \u202eevil")
     assert not at.exception
-    assert at.subheader  # tokens or neighbours were drawn
+    if model == "glove-6b-50d":  # one row a word (an emoji is none), each with its neighbours or why not
+        rows = at.table[0].value
+        assert rows.iloc[:, 0].tolist() == ["café", "银", "行", "naïve", "ﬁnance", "evil"]
+        assert "⚠" in rows.iloc[4, 1]  # the ligature ﬁ is in no vocabulary: said so, with spellings
+    else:
+        tokens = int(at.subheader[0].value.split()[0])
+        assert tokens >= 8  # every word read, none dropped: café, 银, 行, naïve, ﬁnance, evil, specials
 
 
+@pytest.mark.slow
 def test_playground_long_text_is_truncated_with_a_note() -> None:
     at = playground(text="a " * 990)  # 990 one-letter words: past 512 tokens, within 2,000 characters
     assert not at.exception
@@ -162,23 +156,26 @@ def test_playground_long_text_is_truncated_with_a_note() -> None:
 
 def test_models_are_loaded_once_and_shared(monkeypatch: pytest.MonkeyPatch) -> None:
     """Thirty sessions asking at once for one model get one copy, loaded once."""
-    import threading
-
     import serving
 
+    entered, release = threading.Event(), threading.Event()
     calls: list[str] = []
 
-    def slow_load(name: str) -> object:
+    def held_load(name: str) -> object:
         calls.append(name)
-        threading.Event().wait(0.5)
+        entered.set()
+        assert release.wait(timeout=60)
         return object()
 
-    monkeypatch.setattr(serving.model_zoo, "load", slow_load)
+    monkeypatch.setattr(serving.model_zoo, "load", held_load)
     serving.load_model.clear()
     got: list[object] = []
     threads = [threading.Thread(target=lambda: got.append(serving.load_model("minilm-l6"))) for _ in range(30)]
     for thread in threads:
         thread.start()
+    assert entered.wait(timeout=60)
+    assert all(thread.is_alive() for thread in threads) and got == []  # all thirty wait on the one load
+    release.set()
     for thread in threads:
         thread.join()
     serving.load_model.clear()
@@ -189,26 +186,29 @@ def test_models_are_loaded_once_and_shared(monkeypatch: pytest.MonkeyPatch) -> N
 def test_slow_results_are_computed_once_for_sessions_asking_at_once() -> None:
     """Thirty sessions opening one word's map with a model that has no precomputed figures
     start one encoding; a failed computation is not kept, and the next session tries again."""
-    import threading
-
     import serving
 
+    entered, release = threading.Event(), threading.Event()
     calls: list[int] = []
 
-    def slow() -> object:
+    def held() -> object:
         calls.append(1)
-        threading.Event().wait(0.5)
+        entered.set()
+        assert release.wait(timeout=60)
         return object()
 
     key = ("test", "once", time.time())
     got: list[object] = []
-    threads = [threading.Thread(target=lambda: got.append(serving._shared(key, slow))) for _ in range(30)]
+    threads = [threading.Thread(target=lambda: got.append(serving._shared(key, held))) for _ in range(30)]
     for thread in threads:
         thread.start()
+    assert entered.wait(timeout=60)
+    assert all(thread.is_alive() for thread in threads) and got == []
+    release.set()
     for thread in threads:
         thread.join()
     assert len(calls) == 1 and len(got) == 30 and all(value is got[0] for value in got)
-    assert serving._shared(key, slow) is got[0] and len(calls) == 1
+    assert serving._shared(key, held) is got[0] and len(calls) == 1
 
     def broken() -> object:
         raise model_zoo.ModelZooError("unreachable")
@@ -216,45 +216,42 @@ def test_slow_results_are_computed_once_for_sessions_asking_at_once() -> None:
     failing = ("test", "fails", time.time())
     with pytest.raises(model_zoo.ModelZooError):
         serving._shared(failing, broken)
-    assert serving._shared(failing, slow) is not None and len(calls) == 2
+    assert serving._shared(failing, held) is not None and len(calls) == 2
 
 
+@pytest.mark.slow
 def test_playground_elmo_is_named_as_coming() -> None:
     at = playground(model="elmo-small")
     assert not at.exception
     assert "elmo-small" in at.warning[0].value
 
 
-def test_app_warm_up_waits_for_the_first_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The app's warm-up thread begins loading models only after its pause (the first page draws
-    first): serving.warm_up is not called before it, and is called once after."""
-    import time
-
-    import serving
-    from components import warm
-
-    calls: list[float] = []
-    monkeypatch.setattr(serving, "warm_up", lambda: calls.append(time.perf_counter()))
-    start = time.perf_counter()
-    thread = warm.begin(delay_s=0.5)
-    assert thread.daemon and thread.is_alive() and calls == []
-    thread.join(timeout=30)
-    assert len(calls) == 1 and calls[0] - start >= 0.5
-
-
-def test_warm_up_loads_the_default_models_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warm_up_waits_then_loads_the_default_models_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm-up loads nothing before its pause (the first page draws first), then the
+    default models, once per server; CONTEXTLAB_WARMUP=0 turns it off."""
     import serving
 
     loaded: list[str] = []
+    paused: list[float] = []
+    pausing, resume = threading.Event(), threading.Event()
+
+    def pause(seconds: float) -> None:
+        paused.append(seconds)
+        pausing.set()
+        assert resume.wait(timeout=60)
+
     monkeypatch.setattr(serving, "load_model", loaded.append)
+    monkeypatch.setattr(serving, "_pause", pause)
     monkeypatch.setenv("CONTEXTLAB_WARMUP", "1")
     serving.warm_up.clear()
-    thread = serving.warm_up()
+    thread = serving.warm_up(delay_s=0.5)
     assert thread is not None and thread.daemon
+    assert pausing.wait(timeout=30) and paused == [0.5] and loaded == []  # pausing: nothing loaded yet
+    resume.set()
     thread.join(timeout=300)
-    assert not thread.is_alive()
     assert loaded == list(serving.WARM)
-    assert serving.warm_up() is thread  # once per server
+    assert serving.warm_up(delay_s=0.5) is thread  # once per server
     serving.warm_up.clear()
     monkeypatch.setenv("CONTEXTLAB_WARMUP", "0")
     assert serving.warm_up() is None
+    serving.warm_up.clear()

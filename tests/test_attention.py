@@ -13,7 +13,7 @@ import pytest
 import model_zoo
 from components.attention_view import PATCHES, VENDOR, build_bertviz_html, script_json
 from model_zoo.attention import METRICS, head_summary, query_key, sentence_summary
-from tests.test_app import all_text, open_page
+from tests.conftest import all_text, open_page
 
 ATTACK = "</script><img src=x onerror=alert(1)>"
 
@@ -109,6 +109,9 @@ def test_head_summary_averages_sentences_by_tokens(fixture: str, request) -> Non
         if metric != "entropy":
             assert (both.metrics[metric] >= 0).all() and (both.metrics[metric] <= 1).all()
     assert len(both.rows()) == 8 and set(both.rows()[0]) == {"layer", "head", *METRICS}
+    lines = both.to_csv().splitlines()  # what the page's CSV download holds
+    assert len(lines) == 9 and lines[0].split(",") == ["layer", "head", *METRICS]
+    assert lines[-1].startswith("1,3,")
 
 
 def test_head_summary_of_a_sentence_pair(tiny_bert) -> None:
@@ -127,6 +130,7 @@ def test_empty_text_is_refused(tiny_bert) -> None:
         head_summary(model, [""])
 
 
+@pytest.mark.slow
 def test_real_minilm_has_positional_heads(offline_models) -> None:
     """Clark et al. found heads that attend to the previous token; all-MiniLM-L6-v2 has one too."""
     from model_zoo import lexicon
@@ -204,6 +208,7 @@ def views(at) -> list[dict]:
     return [_params(frame.proto.srcdoc) for frame in at.get("iframe")]
 
 
+@pytest.mark.slow
 def test_page_default_shows_every_view() -> None:
     at = open_page("pages/attention.py")
     assert not at.exception
@@ -222,6 +227,7 @@ def test_page_default_shows_every_view() -> None:
     assert "Entropy 0 means" in text
 
 
+@pytest.mark.slow
 def test_page_changed_input_sentence_pair_and_examples() -> None:
     at = open_page("pages/attention.py", text="The man went to the store.", text_b="He bought a gallon of milk.")
     assert not at.exception
@@ -237,6 +243,7 @@ def test_page_changed_input_sentence_pair_and_examples() -> None:
     assert "Measured on 300 sentence(s)" in all_text(at)
 
 
+@pytest.mark.slow
 def test_page_causal_model_explains_the_mask() -> None:
     at = open_page("pages/attention.py", model="smollm2-135m")
     assert not at.exception
@@ -247,6 +254,7 @@ def test_page_causal_model_explains_the_mask() -> None:
     assert "Attention to [SEP]" not in titles and "Attention to the previous token" in titles
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -260,6 +268,7 @@ def test_page_bad_input_gets_a_message(text: str, expected: str) -> None:
     assert expected in all_text(at)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", [ATTACK, "I 🏦 the 银行 — naïve café", "\u200b\u0301"])
 def test_page_odd_text_draws_without_error(text: str) -> None:
     at = open_page("pages/attention.py", text=text)
@@ -268,6 +277,7 @@ def test_page_odd_text_draws_without_error(text: str) -> None:
     assert views(at)[0]["attention"][0]["left_text"][0] == "[CLS]"
 
 
+@pytest.mark.slow
 def test_page_in_chinese() -> None:
     at = open_page("pages/attention.py", lang="zh")
     assert not at.exception
@@ -275,6 +285,7 @@ def test_page_in_chinese() -> None:
     assert "注意力头统计" in [tab.label for tab in at.tabs]
 
 
+@pytest.mark.slow
 def test_page_second_visitor_gets_the_cached_summary() -> None:
     """A summary computed for one session (with its progress bar) is reused by the next one."""
     first = open_page("pages/attention.py", text="The bank by the river.")

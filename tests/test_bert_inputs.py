@@ -8,9 +8,10 @@ import pytest
 import model_zoo
 from model_zoo.architecture import input_embeddings, size_from_config, size_from_json
 from model_zoo.registry import ASSETS
-from tests.test_app import open_page
+from tests.conftest import open_page
 
 
+@pytest.mark.slow
 def test_embedding_sum_is_what_the_first_layer_reads(offline_models) -> None:
     minilm = offline_models("minilm-l6")
     enc = minilm.encode("My dog loves word embeddings.", "He plays fetch.")
@@ -22,6 +23,7 @@ def test_embedding_sum_is_what_the_first_layer_reads(offline_models) -> None:
     np.testing.assert_allclose(parts.token[dog], input_embeddings(minilm, again.token_ids, again.segment_ids).token[1])
 
 
+@pytest.mark.slow
 def test_sizes_are_computed_from_configs(offline_models) -> None:
     base = size_from_json("bert-base-uncased", ASSETS / "configs" / "bert-base-uncased.json")
     large = size_from_json("bert-large-uncased", ASSETS / "configs" / "bert-large-uncased.json")
@@ -35,6 +37,7 @@ def page(**query: str):
     return open_page("pages/bert_inputs.py", **query)
 
 
+@pytest.mark.slow
 def test_bert_inputs_default_pair() -> None:
     at = page()
     assert not at.exception
@@ -54,6 +57,7 @@ def test_bert_inputs_default_pair() -> None:
     assert list(sizes["Parameters"])[:2] == ["109.5M", "335.1M"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("a", "b", "check"),
     [
@@ -73,8 +77,9 @@ def test_bert_inputs_odd_text(a: str, b: str, check) -> None:
     assert check(at)
 
 
+@pytest.mark.slow
 def test_bert_inputs_unreachable_chinese_bert() -> None:
     at = page(model="bert-base-chinese")
     assert not at.exception
     assert "bert-base-chinese" in at.warning[0].value and "minilm" in at.warning[0].value
-    assert isinstance(model_zoo.get_card("bert-base-chinese").fallback, str)
+    assert model_zoo.get_card("bert-base-chinese").fallback == "minilm-l6-mlm"

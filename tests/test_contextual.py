@@ -156,7 +156,7 @@ def test_empty_text_is_refused(bert: MaskedLM) -> None:
 
 def test_causal_lm_next_words_are_its_softmax(gpt: CausalLM) -> None:
     text = "I deposited the cheque at the"
-    preds = gpt.next_words(text, top_k=5)
+    (preds,) = gpt.next_words(text, top_k=5)  # one position predicted, as fill_mask gives one per [MASK]
     probs = [p for _, p in preds]
     assert probs == sorted(probs, reverse=True) and sum(probs) <= 1.0 + 1e-6
     ids = gpt.tokenizer(text, return_tensors="pt")["input_ids"]
@@ -211,3 +211,60 @@ def test_fused_twin_shares_weights_and_agrees_with_eager(fixture: str, request) 
     fused = model.encode(text, attentions=False)
     assert eager.attentions is not None and fused.attentions is None
     np.testing.assert_allclose(eager.hidden_states, fused.hidden_states, atol=1e-5)
+
+
+@pytest.mark.parametrize("fixture", ["tiny_bert", "tiny_gpt2"])
+def test_every_transformer_meets_the_contextual_contract(fixture: str, request) -> None:
+    model = model_zoo.load(request.getfixturevalue(fixture))
+    assert isinstance(model, model_zoo.Contextual)
+    encoding = model.encode("the man went to the bank")
+    assert encoding.hidden_states.shape[:2] == (model.config.num_hidden_layers + 1, len(encoding.tokens))
+    assert model.count_tokens("the man went to the bank") == len(encoding.tokens)
+    assert model.word_vectors(["the man went to the bank"], "bank").shape[1:] == encoding.hidden_states.shape[::2]
+
+
+def test_a_page_asking_a_model_for_what_it_cannot_do_gets_one_sentence(tiny_gpt2, monkeypatch) -> None:
+    import serving
+
+    gpt = model_zoo.load(tiny_gpt2)
+    monkeypatch.setattr(serving, "load_model", lambda name: gpt)
+    assert serving.loaded("tiny", model_zoo.CausalLM) is gpt
+    with pytest.raises(model_zoo.MissingCapability, match="tiny cannot do MaskedLM: it is a CausalLM"):
+        serving.loaded("tiny", model_zoo.MaskedLM)
+
+
+def test_a_checkpoint_of_an_unknown_kind_is_refused(tiny_bert) -> None:
+    from model_zoo.loading import _load_transformers
+
+    with pytest.raises(ValueError, match="no transformers loader for a model of kind 'elmo'"):
+        _load_transformers("x", str(tiny_bert), "elmo", "cpu")
+
+
+@pytest.mark.parametrize("fixture", ["tiny_bert", "tiny_gpt2"])
+def test_broken_text_gets_an_answer_not_a_tokenizer_error(fixture: str, request) -> None:
+    """A lone surrogate (a broken copy-paste) or a NUL reaches no tokenizer as such."""
+    model = model_zoo.load(request.getfixturevalue(fixture))
+    text = "the bank \ud83d and\x00 the river\x07 bank"
+    encoding = model.encode(text)
+    assert encoding.hidden_states.shape[1] == len(encoding.tokens) >= 5
+    assert model.word_vectors([text], "river").shape[0] == 1
+
+
+def test_no_model_reads_more_than_the_page_limit(tiny_gpt2) -> None:
+    """A causal LM's context (8,192 tokens for SmolLM2) is not a page's limit: one pasted essay
+    must not hold the shared server, so every model reads at most MAX_TOKENS tokens."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from model_zoo.contextual import MAX_CHARS, MAX_TOKENS, CausalLM
+
+    gpt = model_zoo.load(tiny_gpt2)
+    config = GPT2Config(vocab_size=gpt.config.vocab_size, n_embd=32, n_layer=1, n_head=4, n_positions=8192)
+    config._attn_implementation = "eager"  # attention weights, as the Attention page asks for them
+    long_context = GPT2LMHeadModel(config)
+    model = CausalLM("long", long_context, gpt.tokenizer, torch.device("cpu"))
+    assert model.max_length == MAX_TOKENS
+    text = "1 " * 5000
+    encoding = model.encode(text, attentions=True)
+    assert encoding.truncated and len(encoding.tokens) == MAX_TOKENS
+    assert len(model.next_words(text, top_k=3)[0]) == 3
+    assert model.count_tokens("x" * (10 * MAX_CHARS)) <= MAX_CHARS  # the tokenizer saw at most MAX_CHARS characters

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
 from model_zoo import lexicon
 from model_zoo.onehot import cosine_matrix, one_hot
 from model_zoo.projection import pca_2d, project_2d
-from tests.test_app import open_page as page
+from model_zoo.words import split_words
+from tests.conftest import open_page as page
 
 
 def markdown(at) -> str:
@@ -24,9 +27,17 @@ def test_one_hot_vectors_are_orthogonal() -> None:
 
 
 def test_split_words_handles_odd_text() -> None:
-    assert lexicon.split_words("Let’s stick to <b>it</b>! 🙂 42") == ["let's", "stick", "to", "b", "it", "b", "42"]
-    assert lexicon.split_words("银行 bank") == ["银行", "bank"]
-    assert lexicon.split_words("🙂 ... !!") == []
+    assert split_words("Let’s stick to <b>it</b>! 🙂 42") == ["let's", "stick", "to", "b", "it", "b", "42"]
+    assert split_words("银行 bank") == ["银", "行", "bank"]  # a Chinese character is a word, as BERT reads it
+    assert split_words("🙂 ... !!") == []
+    assert split_words("A bank-holiday, twenty-one snake_case -dash-") == [
+        "a",
+        "bank-holiday",
+        "twenty-one",
+        "snake",
+        "case",
+        "dash",
+    ]
 
 
 def test_shipped_corpus_and_word_classes() -> None:
@@ -64,8 +75,11 @@ def test_word2vec_training_reports_each_epoch() -> None:
         assert all(-1.0 <= s <= 1.0 + 1e-6 for _, s in report.neighbours)
     assert reports[-1].neighbours == model.most_similar("water", 8)
     classes = lexicon.word_classes()
-    score = class_agreement(model, classes, [w for w in model.kv.index_to_key[:500] if w in classes])
-    assert 0.0 <= score <= 1.0
+    frequent = [w for w in model.kv.index_to_key[:500] if w in classes]
+    score = class_agreement(model, classes, frequent)
+    counts = Counter(classes[w] for w in frequent)
+    chance = sum((n / len(frequent)) ** 2 for n in counts.values())  # a random neighbour's odds
+    assert score > chance  # two epochs on 30k sentences already beat random vectors
 
 
 # -- One-hot page ----------------------------------------------------------------------------
@@ -77,12 +91,14 @@ def test_onehot_default_shows_orthogonal_words_and_classes() -> None:
     assert "**noun.animal**: dog, cat, bird, queen" in markdown(at)
 
 
+@pytest.mark.slow
 def test_onehot_with_glove_shows_dog_near_cat() -> None:
     at = page("pages/onehot.py", glove="true")
     assert not at.exception
     assert "cos(dog, cat) = **0.92** and cos(dog, car) = **0.46**" in markdown(at)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("   ", "No words found"), ("🙂 ✨ !!", "No words found"), ("银行 🙂", None), ("42 1999 <b>x</b>", None)],
@@ -104,6 +120,7 @@ def test_onehot_ten_thousand_words_are_counted_and_capped() -> None:
 
 
 # -- Word embeddings page ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_embeddings_default_solves_king_analogy() -> None:
     at = page("pages/embeddings.py")
     assert not at.exception
@@ -112,6 +129,7 @@ def test_embeddings_default_solves_king_analogy() -> None:
     assert all(set(tbl.iloc[:, 1]) == {"1.000"} for tbl in polysemy[:2])  # bank, stick: one vector
 
 
+@pytest.mark.slow
 def test_embeddings_example_button_sets_the_analogy() -> None:
     at = page("pages/embeddings.py")
     at.button(key="ex_stockholm").click().run()
@@ -121,6 +139,7 @@ def test_embeddings_example_button_sets_the_analogy() -> None:
     assert "**was** is to **is**" in markdown(at)
 
 
+@pytest.mark.slow
 def test_embeddings_missing_word_suggests_spellings() -> None:
     at = page("pages/embeddings.py", word="bankk", words="king qqqzzz")
     assert not at.exception
@@ -129,6 +148,7 @@ def test_embeddings_missing_word_suggests_spellings() -> None:
     assert "qqqzzz" in infos
 
 
+@pytest.mark.slow
 def test_embeddings_map_caps_a_huge_word_list() -> None:
     glove_words = "the of and to in for is on that by with he it at as from his said was".split()
     at = page("pages/embeddings.py", map=" ".join(glove_words * 1 + [f"{i}" for i in range(400)]))
@@ -136,6 +156,7 @@ def test_embeddings_map_caps_a_huge_word_list() -> None:
     assert any("first 200" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_embeddings_unreachable_word2vec_falls_back_to_glove() -> None:
     at = page("pages/embeddings.py", model="word2vec-google-news-300")
     assert not at.exception
@@ -143,6 +164,7 @@ def test_embeddings_unreachable_word2vec_falls_back_to_glove() -> None:
     assert "**queen**" in markdown(at)
 
 
+@pytest.mark.slow
 def test_embeddings_live_training_shows_progress_and_quality() -> None:
     at = page("pages/embeddings.py")
     at.slider(key="w2v_epochs").set_value(1)

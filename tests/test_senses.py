@@ -21,7 +21,7 @@ from model_zoo.senses import (
     static_sense_vectors,
     vote,
 )
-from tests.test_app import all_text, open_page
+from tests.conftest import all_text, open_page
 
 
 # -- the data ---------------------------------------------------------------------------------------
@@ -62,6 +62,7 @@ def test_vote_is_the_majority_of_the_nearest() -> None:
 
 
 # -- real models ------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("word", ["bank", "stick", "mouse"])
 def test_minilm_separates_senses_glove_cannot(offline_models, word: str) -> None:
     s = load_senses()[word]
@@ -112,6 +113,7 @@ def chart(at, title: str) -> dict:
     return next(c for c in light_charts(at) if c["title"] == title)
 
 
+@pytest.mark.slow
 def test_page_default_glove_is_one_point_minilm_separates() -> None:
     at = open_page("pages/senses.py")
     assert not at.exception
@@ -137,6 +139,7 @@ def test_page_default_glove_is_one_point_minilm_separates() -> None:
     assert accuracy["y_range"] == [0.0, 1.02] and chart(at, "Self-similarity of the word")["y_range"] is None
 
 
+@pytest.mark.slow
 def test_page_layer_and_word_change_the_maps() -> None:
     at = open_page("pages/senses.py", word="stick", layer="6")
     assert not at.exception
@@ -144,6 +147,7 @@ def test_page_layer_and_word_change_the_maps() -> None:
     assert "3 WordNet senses" in all_text(at)
 
 
+@pytest.mark.slow
 def test_page_own_sentence_gets_a_vote_per_layer() -> None:
     at = open_page("pages/senses.py", mine="We pulled the canoe up onto the muddy bank of the stream.")
     assert not at.exception
@@ -154,6 +158,7 @@ def test_page_own_sentence_gets_a_vote_per_layer() -> None:
     assert chart(at, "glove-6b-50d · one vector per word")["own"] is None  # a static model places no sentence
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mine, expected",
     [
@@ -167,6 +172,7 @@ def test_page_sentence_without_the_word_gets_a_message(mine: str, expected: str)
     assert expected in all_text(at)
 
 
+@pytest.mark.slow
 def test_page_very_long_own_sentence_is_cut_with_a_note() -> None:
     at = open_page("pages/senses.py", mine="The bank was closed " + "é 🏦 " * 450)  # > 512 tokens in 2000 characters
     assert not at.exception
@@ -174,6 +180,7 @@ def test_page_very_long_own_sentence_is_cut_with_a_note() -> None:
     assert at.dataframe[0].value.iloc[0].iloc[0] == "minilm-l6"  # still placed and voted on
 
 
+@pytest.mark.slow
 def test_page_html_in_own_sentence_travels_as_text() -> None:
     """The map's script sets text with textContent (the browser test checks it draws as text)."""
     mine = "<img src=x onerror=alert(1)> by the bank"
@@ -183,6 +190,7 @@ def test_page_html_in_own_sentence_travels_as_text() -> None:
     assert own["sentence"] == mine and mine[own["span"][0] : own["span"][1]] == "bank"
 
 
+@pytest.mark.slow
 def test_page_unavailable_and_coming_models_say_so() -> None:
     at = open_page("pages/senses.py", models=["bert-base-uncased", "elmo-small"])
     assert not at.exception
@@ -190,28 +198,17 @@ def test_page_unavailable_and_coming_models_say_so() -> None:
     assert "bert-base-uncased" in warnings and "elmo-small" in warnings
 
 
-def test_page_chinese_corner_with_a_chinese_model(tiny_bert) -> None:
+@pytest.mark.slow
+def test_page_chinese_corner_with_a_chinese_model(tiny_bert, fake_hub) -> None:
     """Once a Chinese BERT is in the cache (here a tiny one laid out as if downloaded), 长 is compared."""
-    import shutil
-
-    import serving
-    from tests.conftest import fake_hub_snapshot
-
-    repo = model_zoo.get_card("bert-base-chinese").hub_repo or ""
-    existed = model_zoo.availability(model_zoo.get_card("bert-base-chinese")).ready
-    snapshot = fake_hub_snapshot(repo, tiny_bert)
-    try:
-        at = open_page("pages/senses.py")
-        assert not at.exception
-        assert "Cosine similarity of 长 in six sentences (bert-base-chinese, last layer)" in chart_titles(at)
-        assert "No model that reads Chinese" not in all_text(at)
-    finally:
-        if not existed:  # leave the cache, and the server's memory of it, as other tests expect them
-            shutil.rmtree(snapshot.parent.parent)
-            serving.availabilities.clear()
-            serving.load_model.clear()
+    fake_hub(model_zoo.get_card("bert-base-chinese").hub_repo or "", tiny_bert)
+    at = open_page("pages/senses.py")
+    assert not at.exception
+    assert "Cosine similarity of 长 in six sentences (bert-base-chinese, last layer)" in chart_titles(at)
+    assert "No model that reads Chinese" not in all_text(at)
 
 
+@pytest.mark.slow
 def test_page_in_chinese() -> None:
     at = open_page("pages/senses.py", lang="zh")
     assert not at.exception
@@ -219,6 +216,7 @@ def test_page_in_chinese() -> None:
 
 
 # -- precomputed figures ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_precomputed_figures_are_what_the_model_gives(offline_models) -> None:
     """The shipped figures for minilm-l6 equal a fresh computation on the shipped data."""
     from model_zoo.projection import pca_2d
@@ -247,6 +245,7 @@ def test_precomputed_figures_from_other_data_are_ignored(monkeypatch: pytest.Mon
         sense_data.load_precomputed.cache_clear()
 
 
+@pytest.mark.slow
 def test_default_view_needs_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """The first picture comes from the precomputed figures: neither default model is loaded for it.
 
@@ -269,3 +268,14 @@ def test_default_view_needs_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not {"minilm-l6", "glove-6b-50d"} & set(loaded)
     at.text_input(key="mine").set_value("The boat drifted toward the bank.").run()
     assert "minilm-l6" in loaded  # your own sentence needs the model itself
+
+
+def test_votes_by_layer_reads_each_layer_on_its_own() -> None:
+    from model_zoo.senses import votes_by_layer
+
+    # Three uses of each sense; at layer 0 the learner's use sits among the river uses, at layer 1
+    # among the money uses.
+    river, money = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    uses = np.stack([np.stack([river, river])] * 3 + [np.stack([money, money])] * 3)  # (6, S=2, D=2)
+    senses = ("river",) * 3 + ("money",) * 3
+    assert votes_by_layer(uses, senses, np.stack([river, money]), k=3) == ["river", "money"]

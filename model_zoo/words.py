@@ -1,0 +1,63 @@
+"""One rule for "a word" in text, used by every page and every model reader.
+
+A word is a run of letters or digits, which an apostrophe or a hyphen inside may join:
+"don't", "bank-holiday" and "twenty-one" are one word each. So "bank" is not in "bank-holiday"
+or "banks", but it is in "bank's": a possessive 's (or ’s) is not part of the word it follows.
+A Chinese character is a word of its own, as BERT's tokenizer reads it (长 in 长度).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# CJK ideographs, the ranges BERT's tokenizer splits one by one (_is_chinese_char).
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a700-\U0002ebef\U0002f800-\U0002fa1f"
+_LETTERS = rf"[^\W_{_HAN}]"
+_WORD = re.compile(rf"[{_HAN}]|{_LETTERS}+(?:['’-]{_LETTERS}+)*")
+_POSSESSIVE = ("'s", "’s")
+
+
+def words_in(text: str) -> list[str]:
+    """The words of `text` in order, as written (case and inner punctuation kept)."""
+    return _WORD.findall(text)
+
+
+def split_words(text: str) -> list[str]:
+    """The words of `text` in order, lower-cased, with ’ written as '."""
+    return [w.lower().replace("’", "'") for w in words_in(text)]
+
+
+def find_word(text: str, word: str) -> re.Match[str] | None:
+    """The first use of `word` (any case) in `text` as a whole word; its span is the word alone.
+
+    Returns None for an empty `word` and where `text` uses only other forms (banks, bank-holiday).
+    """
+    target = word.strip().lower()
+    if not target:
+        return None
+    for found in _WORD.finditer(text):
+        written = found.group().lower()
+        if written == target or (written.endswith(_POSSESSIVE) and written[:-2] == target):
+            return re.compile(re.escape(found.group()[: len(target)]), re.I).match(text, found.start())
+    return None
+
+
+def forms_of(text: str, word: str) -> list[str]:
+    """Other words of `text` built on `word` (banks, riverbank, bank-holiday), each once, sorted."""
+    target = word.strip().lower()
+    if not target:
+        return []
+    return sorted({w for w in words_in(text) if target in w.lower() and w.lower() != target})
+
+
+def valid_text(text: str) -> str:
+    """`text` as a tokenizer can take it, the same length (offsets still point at the same places):
+    a lone surrogate (a broken copy-paste, or a JavaScript client) becomes U+FFFD, and a NUL or other
+    control character a space; tabs and line breaks stay."""
+    if text.isprintable():
+        return text
+    return "".join(
+        "\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else " " if c not in "\t\n\r" and unicodedata.category(c) == "Cc" else c
+        for c in text
+    )
