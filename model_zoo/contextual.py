@@ -187,10 +187,6 @@ class Encoder:
             truncated=_overflowed(batch),
         )
 
-    def truncates(self, text: str, text_pair: str | None = None) -> bool:
-        """Whether the text is longer than the model reads (tokenisation only, no forward pass)."""
-        return _overflowed(self.tokenize(text, text_pair))
-
     def count_tokens(self, text: str, text_pair: str | None = None) -> int:
         """Tokens of `text` (and `text_pair`), special tokens included, before any cut."""
         return int(self.tokenize(text, text_pair, truncation=False, padding=False)["input_ids"].shape[1])
