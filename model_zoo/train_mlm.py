@@ -233,6 +233,7 @@ class Trainer:
         self.steps_total = math.ceil(c.total_tokens / tokens_per_step)
         self.step, self.tokens, self.seconds, self.epoch, self.position = 0, 0, 0.0, 0, 0
         self.generator = torch.Generator().manual_seed(c.seed)
+        self._order_of: tuple[int, list[list[int]]] = (-1, [])
         if state:
             self.model.load_state_dict(state["model"], strict=False)
             self.optimizer.load_state_dict(state["optimizer"])
@@ -261,10 +262,11 @@ class Trainer:
         return train, held, unigram
 
     def _order(self, epoch: int) -> list[list[int]]:
-        if getattr(self, "_order_epoch", None) != epoch:
-            self._order_cache = batches([len(s) for s in self.train_seqs], self.config.batch, self.config.seed, epoch)
-            self._order_epoch = epoch
-        return self._order_cache
+        """The epoch's batches, drawn once per epoch (not at every step)."""
+        if self._order_of[0] != epoch:
+            lengths = [len(s) for s in self.train_seqs]
+            self._order_of = (epoch, batches(lengths, self.config.batch, self.config.seed, epoch))
+        return self._order_of[1]
 
     def save(self) -> None:
         state = {
