@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run test test-fast bench install install-dev browser lint clean
+.PHONY: run serve nginx test test-fast bench bench-load install install-dev browser lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ install-dev: $(VENV)/.installed-dev
 run: install
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
+# For a class: WORKERS app processes behind nginx on PORT, each browser kept on one worker
+# (scripts/serve.py; needs Debian's nginx-light). WORKERS=1 is `make run`.
+WORKERS ?= 1
+serve: install
+	$(BIN)/python scripts/serve.py --workers $(WORKERS) --port $(PORT)
+
 # The browser for the browser tests: Debian's chromium where apt is usable, else
 # Playwright's own download (needs internet).
 browser: install-dev
@@ -40,7 +46,18 @@ browser: install-dev
 		$(BIN)/playwright install chromium; \
 	fi
 
-test: install-dev browser lint
+# nginx for `make serve WORKERS=2` and its test: Debian's nginx-light where apt is usable.
+nginx:
+	@if command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; then \
+		echo "nginx: $$(command -v nginx || echo /usr/sbin/nginx)"; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light) >/dev/null; \
+		echo "nginx: installed Debian nginx-light"; \
+	else \
+		echo "nginx: not installed (make serve WORKERS>1 and its test need it)"; \
+	fi
+
+test: install-dev browser nginx lint
 	$(BIN)/python -m pytest
 
 # The fast tier: tiny models and pure code, no real weights, no browser (about a minute).
@@ -50,10 +67,18 @@ test-fast: install-dev
 bench: install-dev browser
 	$(BIN)/python bench.py
 
+# A class on one server: 1 and 30 sessions typing fresh sentences (scripts/bench_load.py),
+# through `make serve WORKERS=$(WORKERS)` on port $(PORT). Run it alone on the machine.
+bench-load: install-dev nginx
+	$(BIN)/python scripts/serve.py --workers $(WORKERS) --port $(PORT) & \
+	trap "kill $$! 2>/dev/null" EXIT; \
+	timeout 300 sh -c "until curl -sf http://127.0.0.1:$(PORT)/_stcore/health >/dev/null; do sleep 1; done"; \
+	$(BIN)/python scripts/bench_load.py --url http://127.0.0.1:$(PORT) --json bench-load.json
+
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy model_zoo
 
 clean:
-	rm -rf $(VENV) .pytest_cache bench.json artifacts
+	rm -rf $(VENV) .pytest_cache bench.json bench-load.json artifacts

@@ -6,12 +6,13 @@ server share one copy). model_zoo stays free of Streamlit; pages call these help
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
 import streamlit as st
@@ -29,12 +30,25 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
 
 T = TypeVar("T")
 M = TypeVar("M")
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def load_model(name: str) -> Model:
     """The loaded model `name`, shared by every session; raises ModelUnavailable."""
-    return model_zoo.load(name)
+    model = model_zoo.load(name)
+    _freeze_startup_objects()
+    return model
+
+
+def _freeze_startup_objects() -> None:
+    """Move what is alive now (torch, transformers, plotly, the models: millions of objects that
+    live as long as the server) out of the garbage collector's way. Python's collector then walks
+    only what page runs create; Streamlit's own full collection after every run is off
+    (.streamlit/config.toml), since walking all of it took most of a rerun's time."""
+    gc.collect()
+    gc.freeze()
 
 
 WARM = ("glove-6b-50d", "minilm-l6")  # the models most pages open with
@@ -169,7 +183,98 @@ def model_sizes() -> list[model_zoo.architecture.Size]:
 @st.cache_data(max_entries=256, show_spinner=False)
 def fill_mask(model_name: str, text: str, top_k: int) -> list[list[tuple[str, float]]]:
     model = loaded(model_name, model_zoo.MaskedLM)
-    return model.fill_mask(text, top_k)
+    model.check_masked(text)  # a learner's own mistake stays theirs: it never joins a batch
+    return _fill_mask_batcher(model_name)((text, top_k))
+
+
+@st.cache_resource(show_spinner=False)
+def _fill_mask_batcher(model_name: str) -> MicroBatcher[tuple[str, int], list[list[tuple[str, float]]]]:
+    model = loaded(model_name, model_zoo.MaskedLM)
+
+    def run(items: list[tuple[str, int]]) -> list[list[list[tuple[str, float]]]]:
+        if len(items) == 1:  # alone: the single-sentence path, which spares part of the last layer
+            return [model.fill_mask(*items[0])]
+        top_k = max(k for _, k in items)
+        filled = model.fill_masks([text for text, _ in items], top_k)
+        return [[guesses[:k] for guesses in each] for each, (_, k) in zip(filled, items)]
+
+    return MicroBatcher(run)
+
+
+class MicroBatcher(Generic[K, V]):
+    """Requests from many sessions that arrive together share one forward pass.
+
+    A class types at the same moment: thirty single-sentence forward passes, each in its own
+    script thread, fight over the GIL and the cores, while one pass over thirty sentences costs
+    a few single ones. The first caller to find no batch running leads: it waits `wait_s` for
+    others to join (a bounded wait: alone, a learner pays only that), runs `run` on up to
+    `max_batch` items and hands each caller its own result. Callers arriving meanwhile queue for
+    the next batch; no extra thread is started (the leaders are the callers' own threads).
+    """
+
+    def __init__(self, run: Callable[[list[K]], list[V]], max_batch: int = 32, wait_s: float = 0.003) -> None:
+        self._run, self.max_batch, self.wait_s = run, max_batch, wait_s
+        self._cond = threading.Condition()
+        self._queue: list[_Slot[K, V]] = []
+        self._running = False
+        self.batches: list[int] = []  # sizes of the last batches run (for tests and make bench)
+
+    def __call__(self, item: K) -> V:
+        slot: _Slot[K, V] = _Slot(item)
+        with self._cond:
+            self._queue.append(slot)
+            while not slot.done and (self._running or self._queue[0] is not slot):
+                self._cond.wait()
+            if slot.done:
+                return slot.result()
+            self._running = True  # this caller leads the next batch
+        time.sleep(self.wait_s)
+        with self._cond:
+            batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
+        try:
+            self._answer(batch)
+        finally:
+            with self._cond:
+                for s in batch:
+                    s.done = True
+                self.batches = [*self.batches[-99:], len(batch)]
+                self._running = False
+                self._cond.notify_all()
+        return slot.result()
+
+    def _answer(self, batch: list[_Slot[K, V]]) -> None:
+        """Run the batch; if a learner's input fails it (a ModelZooError), each item alone, so
+        that only that learner sees the message and the others still get their answers."""
+        try:
+            for s, value in zip(batch, self._run([s.item for s in batch]), strict=True):
+                s.value = value
+            return
+        except model_zoo.ModelZooError as err:
+            if len(batch) == 1:
+                batch[0].error = err
+                return
+        except BaseException as err:  # every caller of a failed batch sees why
+            for s in batch:
+                s.error = err
+            return
+        for s in batch:
+            try:
+                s.value = self._run([s.item])[0]
+            except BaseException as err:
+                s.error = err
+
+
+@dataclass
+class _Slot(Generic[K, V]):
+    item: K
+    done: bool = False
+    value: V | None = None
+    error: BaseException | None = None
+
+    def result(self) -> V:
+        if self.error is not None:
+            raise self.error
+        return self.value  # type: ignore[return-value]
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -362,8 +467,23 @@ def sense_map(
 @st.cache_data(max_entries=64, show_spinner=False)
 def own_sentence_vector(model_name: str, sentence: str, word: str) -> np.ndarray:
     """The word's vector in the learner's own sentence at every layer of a contextual model: (layers, dim)."""
+    return _word_vector_batcher(model_name)((sentence, word))
+
+
+@st.cache_resource(show_spinner=False)
+def _word_vector_batcher(model_name: str) -> MicroBatcher[tuple[str, str], np.ndarray]:
+    """Own sentences sent together (a class on Word senses) are read in one pass per word."""
     model = loaded(model_name, model_zoo.Encoder)
-    return model.word_vectors([sentence], word)[0]
+
+    def run(items: list[tuple[str, str]]) -> list[np.ndarray]:
+        out: dict[int, np.ndarray] = {}
+        for word in dict.fromkeys(w for _, w in items):
+            where = [i for i, (_, w) in enumerate(items) if w == word]
+            for i, vectors in zip(where, model.word_vectors([items[i][0] for i in where], word), strict=True):
+                out[i] = vectors
+        return [out[i] for i in range(len(items))]
+
+    return MicroBatcher(run)
 
 
 @st.cache_resource

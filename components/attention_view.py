@@ -27,6 +27,7 @@ NAME_MODULES = (
     'define("d3", [], function () { return window.d3; });\ndefine("jquery", [], function () { return window.jQuery; });'
 )
 _CDN_TAG = re.compile(r"<script\s+src=\"https?://[^\"]*\"\s*>\s*</script>")
+_ROOT_ID = re.compile(r'"root_div_id":\s*"([^"]+)"')
 _REQUIRE_CONFIG = re.compile(r"require\.config\(\{.*?\}\);", re.S)
 DECIMALS = 2  # attention weights in the page: the view draws them as line opacity; 2 decimals halve the page
 
@@ -80,7 +81,11 @@ def _template(view: View) -> list[str]:
 
 def script_json(value: object) -> str:
     """JSON that is safe inside a <script> element: no <, > or & can close it or open a tag."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _script_safe(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _script_safe(text: str) -> str:
+    """JSON text with <, >, & and the JS line separators escaped (valid JSON, same value)."""
     for char, escape in (
         ("<", "\\u003c"),
         (">", "\\u003e"),
@@ -119,13 +124,18 @@ def build_bertviz_html(
     end = page.rindex(original[-1]) + len(original[-1])
     # The script is bertviz's code joined by the parameters' JSON: its length tells where the first copy ends.
     filled = (end - start - sum(map(len, original))) // (len(original) - 1)
-    params = json.loads(page[start + len(original[0]) : start + len(original[0]) + filled])
+    params = page[start + len(original[0]) : start + len(original[0]) + filled]
     parts = _template(view)
-    old_id = params.pop("root_div_id")  # a random uuid: the id is made from the content instead
-    params["root_div_id"] = "bertviz-" + hashlib.sha1(script_json([view, params]).encode()).hexdigest()[:16]
-    markup = _CDN_TAG.sub("", page[:start]).replace(old_id, params["root_div_id"])
+    # The JSON is used as bertviz wrote it (parsing and writing it again took most of a rerun):
+    # only its random root_div_id is replaced by one made from the content, and made script-safe.
+    found = _ROOT_ID.search(params)
+    if found is None:
+        raise RuntimeError("bertviz's parameters have changed: no root_div_id")
+    old_id = found.group(1)  # a random uuid, which no token can guess
+    new_id = "bertviz-" + hashlib.sha1((view + params.replace(old_id, "")).encode()).hexdigest()[:16]
+    markup = _CDN_TAG.sub("", page[:start]).replace(old_id, new_id)
     # The parameters once, where the code reads them; the comment keeps naming the marker.
-    code = parts[0] + script_json(params) + "PYTHON_PARAMS".join(parts[1:])
+    code = parts[0] + _script_safe(params.replace(old_id, new_id)) + "PYTHON_PARAMS".join(parts[1:])
     script = _REQUIRE_CONFIG.sub("", code) + page[end:]
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'

@@ -1,27 +1,44 @@
-"""Pure figure builders: plain data in, plotly figures out."""
+"""Pure figure builders: plain data in, plotly figures out.
+
+Plotly reads a subset of HTML in every text it draws (titles, tick labels, point labels: <a href>,
+<b>, <br>), so every text given to a builder passes through `_text` and shows as written."""
 
 from __future__ import annotations
+
+import html
 
 import numpy as np
 import plotly.graph_objects as go
 
 
+def _text(text: str) -> str:
+    """Plain text as plotly draws it literally (&, < and > as entities, which plotly decodes)."""
+    return html.escape(text, quote=False)
+
+
+def _texts(texts: list[str]) -> list[str]:
+    return [_text(s) for s in texts]
+
+
 def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: bool = True) -> go.Figure:
-    """Horizontal bars of (label, score), the highest on top: probabilities or cosine similarities."""
-    labels = [repr(label) if label.strip() != label else label for label, _ in pairs]
+    """Horizontal bars of (label, score), the highest on top: probabilities or cosine similarities.
+
+    Built from one plain spec (not go.Bar + update_layout, whose per-property validation took
+    twice as long): the Masked LM page draws these on every sentence a class types."""
+    labels = _texts([repr(label) if label.strip() != label else label for label, _ in pairs])
     scores = [s for _, s in pairs]
     text = [f"{s:.1%}" if percent else f"{s:.3f}" for s in scores]
-    fig = go.Figure(go.Bar(x=scores[::-1], y=labels[::-1], orientation="h", text=text[::-1]))
-    fig.update_layout(
-        title=title,
-        height=max(220, 34 * len(pairs) + 80),
-        margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(
-            tickformat=".0%" if percent else ".2f",
-            range=[min(scores + [0.0]) * 1.15, max(scores + [0.01]) * 1.15],  # scores such as q·k can be negative
-        ),
-    )
-    return fig
+    bars = {"type": "bar", "x": scores[::-1], "y": labels[::-1], "orientation": "h", "text": text[::-1]}
+    layout = {
+        "title": {"text": _text(title)},
+        "height": max(220, 34 * len(pairs) + 80),
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "xaxis": {
+            "tickformat": ".0%" if percent else ".2f",
+            "range": [min(scores + [0.0]) * 1.15, max(scores + [0.01]) * 1.15],  # scores such as q·k can be negative
+        },
+    }
+    return go.Figure({"data": [bars], "layout": layout})
 
 
 def build_learning_curve(
@@ -60,8 +77,8 @@ def build_matrix(
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=cols,
-            y=rows,
+            x=_texts(cols),
+            y=_texts(rows),
             zmin=zmin,
             zmax=zmax,
             colorscale=colorscale,
@@ -70,7 +87,7 @@ def build_matrix(
         )
     )
     fig.update_layout(
-        title=title,
+        title=_text(title),
         height=height or max(260, 26 * len(rows) + 140),
         margin=dict(l=10, r=10, t=40, b=10),
         yaxis=dict(autorange="reversed", type="category"),
@@ -126,13 +143,13 @@ def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: s
                 x=xy[idx, 0],
                 y=xy[idx, 1],
                 mode="markers+text",
-                name=group,
-                text=[words[i] for i in idx],
+                name=_text(group),
+                text=[_text(words[i]) for i in idx],
                 textposition="top center",
-                hovertemplate="%{text}<br>" + group + "<extra></extra>",
+                hovertemplate="%{text}<br>" + _text(group) + "<extra></extra>",
             )
         )
-    fig.update_layout(title=title, height=620, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h"))
+    fig.update_layout(title=_text(title), height=620, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h"))
     fig.update_xaxes(showticklabels=False, zeroline=False)
     fig.update_yaxes(showticklabels=False, zeroline=False)
     return fig

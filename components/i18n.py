@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import string
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -37,14 +39,65 @@ def current_lang() -> str:
     return lang if lang in LANGS else DEFAULT_LANG
 
 
-def translate(key: str, lang: str, **kwargs: Any) -> str:
-    """`key` in `lang`, falling back to English; a key missing everywhere is a bug (KeyError)."""
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+class Markdown(str):
+    """Markdown that is safe as it is (what `t` returns): filled into another string unescaped."""
+
+
+_AUTOLINK = re.compile(r"(?i)(?<=https)(?=://)|(?<=http)(?=://)|(?<=www)(?=\.)|(?<=@)")
+_WORD_JOINER = "\u2060"  # invisible, and not a character a URL or e-mail address is made of
+
+
+def md_escape(text: str) -> str:
+    """`text` as Markdown that shows exactly `text`: every ASCII punctuation mark backslash-escaped
+    (CommonMark allows it for all of them), so no link, image, emphasis, HTML, LaTeX ($) or
+    Streamlit directive (:red[...], :material/icon:) can form; line breaks become spaces.
+    GitHub's autolinks (http://..., www...., a@b.c) are found in the text after escapes are
+    read, so an invisible word joiner goes after "http", "www" and "@", where it breaks them."""
+    text = _AUTOLINK.sub(_WORD_JOINER, text)
+    return "".join("\\" + ch if ch in _PUNCTUATION else " " if ch in "\r\n" else ch for ch in text)
+
+
+def _fill(template: str, kwargs: dict[str, Any], escape: bool) -> str:
+    """`template` with its {placeholders} filled. With `escape`, each value is shown as text: escaped
+    for Markdown, or, inside a `code span` of the template, with backticks (which would close it)
+    turned into quotes, since escapes are not read inside code."""
+    out: list[str] = []
+    in_code = False
+    for literal, field, spec, conversion in string.Formatter().parse(template):
+        out.append(literal)
+        in_code ^= literal.count("`") % 2 == 1
+        if field is None:
+            continue
+        value = kwargs[field]
+        value = repr(value) if conversion == "r" else str(value) if conversion == "s" else value
+        text = format(value, spec or "")
+        if escape and isinstance(value, str) and not isinstance(value, Markdown):  # numbers are safe
+            text = text.replace("`", "'") if in_code else md_escape(text)
+        out.append(text)
+    return "".join(out)
+
+
+def translate(key: str, lang: str, *, plain: bool = False, **kwargs: Any) -> str:
+    """`key` in `lang`, falling back to English; a key missing everywhere is a bug (KeyError).
+    The values filled in are escaped for Markdown unless `plain` (see `t_plain`)."""
     text = strings(lang).get(key)
     if text is None:
         text = strings(DEFAULT_LANG)[key]
-    return text.format(**kwargs) if kwargs else text
+    return _fill(text, kwargs, escape=not plain) if kwargs else text
 
 
-def t(key: str, **kwargs: Any) -> str:
-    """The UI string `key` in the learner's language, with {placeholders} filled in."""
-    return translate(key, current_lang(), **kwargs)
+def t(key: str, **kwargs: Any) -> Markdown:
+    """The UI string `key` in the learner's language, as Markdown, with {placeholders} filled in.
+    Whatever is filled in (a learner's word, a model's answer) is shown as text, never as
+    Markdown: every st.write/markdown/info/caption/button label reads its string as Markdown.
+    Another `t` result filled in stays as it is."""
+    return Markdown(translate(key, current_lang(), **kwargs))
+
+
+def t_plain(key: str, **kwargs: Any) -> str:
+    """`t` for places that show a string as plain text, not Markdown: chart titles (escaped for
+    plotly by the chart builders), table column names, input placeholders, file titles."""
+    return translate(key, current_lang(), plain=True, **kwargs)

@@ -9,7 +9,7 @@ import streamlit as st
 
 from model_zoo import ModelUnavailable, ModelZooError
 
-from .i18n import t
+from .i18n import md_escape, t
 
 M = TypeVar("M")
 
@@ -27,10 +27,12 @@ def error_message(err: ModelZooError) -> str:
     """The learner-facing sentence for a model_zoo error, in the learner's language."""
     params = {k: ", ".join(v) if isinstance(v, list) else v for k, v in vars(err).items()}
     key = f"error.{type(err).__name__}"
+    if getattr(err, "suggestions", None) == []:  # "Closest spellings: ." says nothing
+        key += "_no_suggestion"
     try:
         return t(key, **params)
-    except KeyError:  # an error without a translation yet: model_zoo's English sentence
-        return str(err)
+    except KeyError:  # an error without a translation yet: model_zoo's English sentence, as text
+        return md_escape(str(err))
 
 
 def render_error(err: ModelZooError) -> None:

@@ -319,12 +319,47 @@ class MaskedLM(Encoder):
     def fill_mask(self, text: str, top_k: int = 5) -> list[list[Guess]]:
         """For each [MASK] in order, the `top_k` (token, probability) predictions."""
         _, _, logits = self.mask_logits(text)
+        return self._guesses(logits, top_k)
+
+    def _guesses(self, logits: torch.Tensor, top_k: int) -> list[list[Guess]]:
         probs = logits.softmax(-1)
         top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
         return [
             list(zip(self.decode_each(indices.tolist()), values.tolist()))
             for values, indices in zip(top.values.cpu(), top.indices.cpu())
         ]
+
+    def check_masked(self, text: str) -> None:
+        """Raise what fill_mask would (EmptyInput, NoMaskToken) without running the model."""
+        self._check_text(text)
+        ids = self.tokenize(text, padding=False, return_tensors=None)["input_ids"]
+        if self.tokenizer.mask_token_id not in ids:
+            raise NoMaskToken(self.mask_token)
+
+    @torch.inference_mode()
+    def fill_masks(self, texts: list[str], top_k: int = 5) -> list[list[list[Guess]]]:
+        """fill_mask for several texts in one forward pass: what a server does with the sentences
+        that learners send at the same moment. Each text must pass `check_masked`."""
+        for text in texts:
+            self.check_masked(text)
+        batch = self.tokenize(texts)
+        rows, positions = (batch["input_ids"] == self.tokenizer.mask_token_id).nonzero(as_tuple=True)
+        inputs = {k: v.to(self.device) for k, v in batch.items()}
+        rows_d, positions_d = rows.to(self.device), positions.to(self.device)
+        head = self._mlm_head()
+        if head is None:
+            logits = self.fast_model(**inputs).logits[rows_d, positions_d].float()
+        else:
+            states = self.fast_base(**inputs).last_hidden_state[rows_d, positions_d]
+            weight_t, bias = self._decoder
+            logits = torch.addmm(bias, head.transform(states), weight_t).float()
+        guesses = self._guesses(logits, top_k)
+        counts = torch.bincount(rows, minlength=len(texts)).tolist()
+        out, start = [], 0
+        for n in counts:
+            out.append(guesses[start : start + n])
+            start += n
+        return out
 
     @property
     def has_nsp(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -242,10 +243,17 @@ def trained_file(card: ModelCard) -> Path:
 
 
 def trained_metrics(card: ModelCard) -> dict[str, Any]:
-    """How those weights were trained and how well they do, as the training script measured."""
+    """How those weights were trained and how well they do, as the training script measured.
+    (Read once per version of the file: the Masked LM page shows it on every run.)"""
+    path = trained_file(card).parent / "metrics.json"
+    return dict(_read_json(path, path.stat().st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=8)
+def _read_json(path: Path, version: int) -> dict[str, Any]:
     import json
 
-    return dict(json.loads((trained_file(card).parent / "metrics.json").read_text()))
+    return dict(json.loads(path.read_text()))
 
 
 def cached_file(repo: str, filename: str) -> Path | None:

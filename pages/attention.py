@@ -9,7 +9,7 @@ import serving
 from components.attention_view import build_bertviz_html
 from components.charts import build_matrix, build_score_bars, build_vector_strip
 from components.frame import ensure_app_frame
-from components.i18n import t
+from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.tokens import readable, render_tokens
 from model_zoo import lexicon
@@ -74,14 +74,16 @@ if encoding.truncated:
     )
 layers, heads = encoding.attentions.shape[:2] if encoding.attentions is not None else (0, 0)
 
+# Lazy tabs: only the open one runs (each is a model pass or a 100 kB view of its own); a class
+# typing sentences would otherwise pay for all four on every rerun.
 head_tab, model_tab, qk_tab, summary_tab = st.tabs(
-    [t("attn.tab_head"), t("attn.tab_model"), t("attn.tab_qk"), t("attn.tab_summary")]
+    [t("attn.tab_head"), t("attn.tab_model"), t("attn.tab_qk"), t("attn.tab_summary")], key="view", on_change="rerun"
 )
 
 
 def render_bertviz(view: str) -> None:
     """bertviz's view in an iframe that fetches nothing, and the same page to download."""
-    title = t("attn.file_title", view=t(f"attn.tab_{view}"), model=model.name)
+    title = t_plain("attn.file_title", view=t_plain(f"attn.tab_{view}"), model=model.name)
     page = serving.attention_page(
         model.name, text, pair, "head" if view == "head" else "model", title, _build=build_bertviz_html
     )
@@ -97,71 +99,74 @@ def render_bertviz(view: str) -> None:
     )
 
 
-with head_tab:
-    render_bertviz("head")
-with model_tab:
-    render_bertviz("model")
+if head_tab.open:
+    with head_tab:
+        render_bertviz("head")
+if model_tab.open:
+    with model_tab:
+        render_bertviz("model")
 
 # Query · key for one head ---------------------------------------------------------------------
-with qk_tab:
-    st.write(t("attn.qk_intro"))
-    st.latex(
-        r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right),\quad q_i = W_Q h_i,\ k_j = W_K h_j"
-    )
-    c1, c2, c3 = st.columns(3)
-    layer = c1.slider(t("attn.layer"), 1, layers, min(3, layers), key="layer", bind="query-params") - 1
-    head = c2.slider(t("attn.head"), 1, heads, 1, key="head", bind="query-params") - 1
-    labels = [f"{i}: {readable(tok)}" for i, tok in enumerate(encoding.tokens)]
-    # A left-to-right model's last token sees the whole sentence; in BERT every token does.
-    words = [i for i, w in enumerate(encoding.word_ids) if w is not None] or [0]
-    default_query = len(labels) - 1 if causal else words[0]
-    query = c3.selectbox(
-        t("attn.query"), range(len(labels)), index=default_query, format_func=lambda i: labels[i], key="query"
-    )
-    query = min(query or 0, len(labels) - 1)  # a choice kept from a longer text
-    try:
-        qk = serving.query_key(model.name, text, pair, layer, head)
-    except model_zoo.ModelZooError as err:
-        render_error(err)
-    else:
-        scores = qk.scores[query]
-        visible = np.isfinite(scores)
-        shown = [labels[j] for j in range(len(labels)) if visible[j]]
-        left, right = st.columns(2)
-        left.plotly_chart(
-            build_score_bars(list(zip(shown, scores[visible].tolist())), t("attn.scores_title"), percent=False),
-            key="qk_scores",
+if qk_tab.open:
+    with qk_tab:
+        st.write(t("attn.qk_intro"))
+        st.latex(
+            r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right),\quad q_i = W_Q h_i,\ k_j = W_K h_j"
         )
-        right.plotly_chart(
-            build_score_bars(list(zip(shown, qk.weights[query][visible].tolist())), t("attn.weights_title")),
-            key="qk_weights",
+        c1, c2, c3 = st.columns(3)
+        layer = c1.slider(t("attn.layer"), 1, layers, min(3, layers), key="layer", bind="query-params") - 1
+        head = c2.slider(t("attn.head"), 1, heads, 1, key="head", bind="query-params") - 1
+        labels = [f"{i}: {readable(tok)}" for i, tok in enumerate(encoding.tokens)]
+        # A left-to-right model's last token sees the whole sentence; in BERT every token does.
+        words = [i for i, w in enumerate(encoding.word_ids) if w is not None] or [0]
+        default_query = len(labels) - 1 if causal else words[0]
+        query = c3.selectbox(
+            t("attn.query"), range(len(labels)), index=default_query, format_func=lambda i: labels[i], key="query"
         )
-        st.caption(
-            t("attn.qk_check", d=qk.queries.shape[1], scaling=f"{qk.scaling:.4f}", diff=f"{qk.max_difference:.1e}")
-            + (" " + t("attn.qk_causal") if qk.causal else "")
-        )
-        st.plotly_chart(
-            build_vector_strip(
-                [f"q · {labels[query]}"] + [f"k · {s}" for s in shown],
-                np.vstack([qk.queries[query], qk.keys[visible]]),
-                t("attn.vectors_title"),
-            ),
-            key="qk_vectors",
-        )
-        st.plotly_chart(
-            build_matrix(
-                qk.weights,
-                labels,
-                labels,
-                t("attn.matrix_title", layer=layer + 1, head=head + 1),
-                zmin=0,
-                zmax=1,
-                colorscale="Blues",
-                hover="%{y} → %{x}<br>%{z:.3f}",
-            ),
-            key="qk_matrix",
-            config=PNG,
-        )
+        query = min(query or 0, len(labels) - 1)  # a choice kept from a longer text
+        try:
+            qk = serving.query_key(model.name, text, pair, layer, head)
+        except model_zoo.ModelZooError as err:
+            render_error(err)
+        else:
+            scores = qk.scores[query]
+            visible = np.isfinite(scores)
+            shown = [labels[j] for j in range(len(labels)) if visible[j]]
+            left, right = st.columns(2)
+            left.plotly_chart(
+                build_score_bars(list(zip(shown, scores[visible].tolist())), t("attn.scores_title"), percent=False),
+                key="qk_scores",
+            )
+            right.plotly_chart(
+                build_score_bars(list(zip(shown, qk.weights[query][visible].tolist())), t("attn.weights_title")),
+                key="qk_weights",
+            )
+            st.caption(
+                t("attn.qk_check", d=qk.queries.shape[1], scaling=f"{qk.scaling:.4f}", diff=f"{qk.max_difference:.1e}")
+                + (" " + t("attn.qk_causal") if qk.causal else "")
+            )
+            st.plotly_chart(
+                build_vector_strip(
+                    [f"q · {labels[query]}"] + [f"k · {s}" for s in shown],
+                    np.vstack([qk.queries[query], qk.keys[visible]]),
+                    t("attn.vectors_title"),
+                ),
+                key="qk_vectors",
+            )
+            st.plotly_chart(
+                build_matrix(
+                    qk.weights,
+                    labels,
+                    labels,
+                    t_plain("attn.matrix_title", layer=layer + 1, head=head + 1),
+                    zmin=0,
+                    zmax=1,
+                    colorscale="Blues",
+                    hover="%{y} → %{x}<br>%{z:.3f}",
+                ),
+                key="qk_matrix",
+                config=PNG,
+            )
 
 # Head summary ----------------------------------------------------------------------------------
 SOURCES = ("yours", "examples")
@@ -206,25 +211,26 @@ def render_summary(summary: HeadSummary) -> None:
     st.caption(t("attn.png_hint"))
 
 
-with summary_tab:
-    st.write(t("attn.summary_intro"))
-    source = st.radio(
-        t("attn.summary_source"),
-        SOURCES,
-        format_func=lambda s: t(f"attn.source_{s}", n=len(lexicon.examples())),
-        horizontal=True,
-        key="summary_source",
-        bind="query-params",
-    )
-    texts: tuple = ((text, pair) if pair else text,) if source == "yours" else tuple(lexicon.examples())
-    progress = st.empty()
-    try:
-        summary = serving.head_summary(
-            model.name, texts, lambda share: progress.progress(share, t("attn.summary_running", n=len(texts)))
+if summary_tab.open:
+    with summary_tab:
+        st.write(t("attn.summary_intro"))
+        source = st.radio(
+            t("attn.summary_source"),
+            SOURCES,
+            format_func=lambda s: t(f"attn.source_{s}", n=len(lexicon.examples())),
+            horizontal=True,
+            key="summary_source",
+            bind="query-params",
         )
-    except model_zoo.ModelZooError as err:
-        render_error(err)
-    else:
-        render_summary(summary)
-    finally:  # a half-drawn bar must not stay above an error
-        progress.empty()
+        texts: tuple = ((text, pair) if pair else text,) if source == "yours" else tuple(lexicon.examples())
+        progress = st.empty()
+        try:
+            summary = serving.head_summary(
+                model.name, texts, lambda share: progress.progress(share, t("attn.summary_running", n=len(texts)))
+            )
+        except model_zoo.ModelZooError as err:
+            render_error(err)
+        else:
+            render_summary(summary)
+        finally:  # a half-drawn bar must not stay above an error
+            progress.empty()

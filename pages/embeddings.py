@@ -7,7 +7,7 @@ import model_zoo
 import serving
 from components.charts import build_score_bars, build_vector_strip, build_word_map
 from components.frame import ensure_app_frame
-from components.i18n import t
+from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, with_fallback
 from components.road import PLAYGROUND
 from model_zoo.lexicon import BUILD_SCRIPT, unique, word_classes
@@ -74,7 +74,7 @@ with tabs[0]:
     report_missing(missing)
     if strip:
         vectors = np.stack([model.vector(w) for w in strip])
-        st.plotly_chart(build_vector_strip(strip, vectors, t("emb.strip_title", name=model.name)), key="strip")
+        st.plotly_chart(build_vector_strip(strip, vectors, t_plain("emb.strip_title", name=model.name)), key="strip")
         st.caption(t("emb.strip_note"))
     else:
         st.info(t("emb.no_words"), icon=":material/info:")
@@ -82,7 +82,7 @@ with tabs[0]:
     word = st.text_input(t("emb.word"), value="stick", key="word", bind="query-params")
     try:
         pairs = serving.neighbours(model.name, word, 10)
-        st.plotly_chart(build_score_bars(pairs, t("emb.neighbours_of", word=word), percent=False), key="nn")
+        st.plotly_chart(build_score_bars(pairs, t_plain("emb.neighbours_of", word=word), percent=False), key="nn")
     except model_zoo.ModelZooError as err:
         render_error(err)
 
@@ -106,7 +106,9 @@ with tabs[1]:
     try:
         answers = serving.analogy(model.name, a, b, c, 5)
         st.markdown(t("emb.answer", a=a, b=b, c=c, d=answers[0][0], score=f"{answers[0][1]:.3f}"))
-        st.plotly_chart(build_score_bars(answers, t("emb.answers_title", b=b, a=a, c=c), percent=False), key="analogy")
+        st.plotly_chart(
+            build_score_bars(answers, t_plain("emb.answers_title", b=b, a=a, c=c), percent=False), key="analogy"
+        )
         st.caption(t("emb.analogy_note"))
     except model_zoo.ModelZooError as err:
         render_error(err)
@@ -137,7 +139,8 @@ with tabs[2]:
         classes = word_classes()
         groups = [classes.get(w, "—") for w in on_map]
         st.plotly_chart(
-            build_word_map(on_map, xy, groups, t("emb.map_title", method=method.upper(), n=len(on_map))), key="map_fig"
+            build_word_map(on_map, xy, groups, t_plain("emb.map_title", method=method.upper(), n=len(on_map))),
+            key="map_fig",
         )
         st.caption(t("emb.map_note"))
 
@@ -164,7 +167,7 @@ with tabs[3]:
             live.table(
                 {
                     t("emb.epoch_col"): [report.epoch] * len(report.neighbours),
-                    t("emb.nearest_col", word=watch): [w for w, _ in report.neighbours],
+                    t("emb.nearest_col", word=watch): [md_escape(w) for w, _ in report.neighbours],
                     t("emb.cos_col"): [f"{s:.3f}" for _, s in report.neighbours],
                 }
             )
@@ -199,7 +202,7 @@ with tabs[3]:
         try:
             st.plotly_chart(
                 build_score_bars(
-                    trained.model.most_similar(probe, 10), t("emb.neighbours_trained", word=probe), percent=False
+                    trained.model.most_similar(probe, 10), t_plain("emb.neighbours_trained", word=probe), percent=False
                 ),
                 key="w2v_nn",
             )
@@ -219,7 +222,7 @@ with tabs[4]:
         st.table({t("emb.sentence"): list(sentences), t("emb.cos_first"): [f"{s:.3f}" for s in sims]})
         st.plotly_chart(
             build_vector_strip(
-                [f"{i + 1}" for i in range(len(sentences))], vectors, t("emb.polysemy_strip", word=target)
+                [f"{i + 1}" for i in range(len(sentences))], vectors, t_plain("emb.polysemy_strip", word=target)
             ),
             key=f"poly_{target}",
         )

@@ -8,7 +8,7 @@ import model_zoo
 import serving
 from components.charts import build_learning_curve, build_score_bars
 from components.frame import ensure_app_frame
-from components.i18n import t
+from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, select_model
 from model_zoo.lexicon import unique
 from model_zoo.registry import FILL_MASK, trained_metrics
@@ -68,18 +68,14 @@ if card.trained:
         st.caption(t("mlm.curve_caption"))
 
 # 1. Fill in the blanks ----------------------------------------------------------------------
+# A fragment: typing a sentence, picking a word or moving top-k reruns this section only, not the
+# label, the learning curve, the recipe and NSP above and below (a class types here all lesson).
 st.header(t("mlm.fill_title"))
 st.session_state.setdefault("text", EXAMPLES[0])
 
 
 def use_example(example: str) -> None:
     st.session_state.text = example
-
-
-cols = st.columns(len(EXAMPLES))
-for i, (col, example) in enumerate(zip(cols, EXAMPLES)):
-    col.button(example, key=f"ex{i}", on_click=use_example, args=(example,), width="stretch")
-text = st.text_area(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
 
 
 def mask_word() -> None:
@@ -95,29 +91,38 @@ def without_masks(text: str) -> str:
     return text.replace("[MASK]", " " * len("[MASK]"))
 
 
-words = unique(words_in(without_masks(text)))
-if words:
-    pick, go = st.columns([3, 1], vertical_alignment="bottom")
-    pick.selectbox(t("mlm.pick_word"), words, key="mask_pick")
-    go.button(t("mlm.mask_it"), on_click=mask_word, icon=":material/visibility_off:", width="stretch")
-top_k = st.slider(t("mlm.top_k"), 3, 15, 8, key="top_k")
+@st.fragment
+def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
+    cols = st.columns(len(EXAMPLES))
+    for i, (col, example) in enumerate(zip(cols, EXAMPLES)):
+        col.button(example, key=f"ex{i}", on_click=use_example, args=(example,), width="stretch")
+    text = st.text_area(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
+    words = unique(words_in(without_masks(text)))
+    if words:
+        pick, go = st.columns([3, 1], vertical_alignment="bottom")
+        pick.selectbox(t("mlm.pick_word"), words, key="mask_pick")
+        go.button(t("mlm.mask_it"), on_click=mask_word, icon=":material/visibility_off:", width="stretch")
+    top_k = st.slider(t("mlm.top_k"), 3, 15, 8, key="top_k")
 
-masks = text.count(model.mask_token)
-try:
-    if masks > MAX_MASKS:
-        st.info(t("mlm.too_many", n=masks, max=MAX_MASKS), icon=":material/info:")
-    else:
+    masks = text.count(model.mask_token)
+    try:
+        if masks > MAX_MASKS:
+            st.info(t("mlm.too_many", n=masks, max=MAX_MASKS), icon=":material/info:")
+            return
         predictions = serving.fill_mask(model.name, text, top_k)
         if (limit := serving.over_limit(model.name, text)) is not None:  # tokenising only
             st.warning(t("mlm.truncated", n=limit), icon=":material/content_cut:")
         columns = st.columns(min(len(predictions), 3))
         for i, preds in enumerate(predictions):
             columns[i % len(columns)].plotly_chart(
-                build_score_bars(preds, t("mlm.mask_title", i=i + 1)), key=f"mask{i}"
+                build_score_bars(preds, t_plain("mlm.mask_title", i=i + 1)), key=f"mask{i}"
             )
         st.caption(t("mlm.fill_note"))
-except model_zoo.ModelZooError as err:
-    render_error(err)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+
+
+fill_in_the_blanks(model)
 
 # 2. The pre-training recipe -------------------------------------------------------------------
 st.header(t("mlm.recipe_title"))
@@ -133,10 +138,10 @@ try:
     st.table(
         {
             t("mlm.col_position"): demo.positions,
-            t("mlm.col_original"): demo.originals,
+            t("mlm.col_original"): [md_escape(token) for token in demo.originals],
             t("mlm.col_action"): [actions[a] for a in demo.actions],
-            t("mlm.col_input"): demo.shown,
-            t("mlm.col_guess"): demo.guesses,
+            t("mlm.col_input"): [md_escape(token) for token in demo.shown],
+            t("mlm.col_guess"): [md_escape(token) for token in demo.guesses],
             t("mlm.col_p_true"): [f"{p:.1%}" for p in demo.p_original],
         }
     )

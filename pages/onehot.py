@@ -6,7 +6,7 @@ import streamlit as st
 import serving
 from components.charts import build_matrix, build_similarity_heatmap
 from components.frame import ensure_app_frame
-from components.i18n import t
+from components.i18n import md_escape, t
 from components.notices import with_fallback
 from model_zoo.lexicon import unique, word_classes
 from model_zoo.onehot import bytes_per_vector, cosine_matrix, one_hot
@@ -98,7 +98,7 @@ st.plotly_chart(
     key="class_matrix",
 )
 shared = {c: [w for w, wc in zip(shown, word_class) if wc == c] for c in class_names if c != none}
-groups = [f"**{c}**: {', '.join(ws)}" for c, ws in shared.items() if len(ws) > 1]
+groups = [f"**{md_escape(c)}**: {md_escape(', '.join(ws))}" for c, ws in shared.items() if len(ws) > 1]
 if groups:
     st.markdown(t("onehot.class_groups") + "\n\n" + "\n".join(f"- {g}" for g in groups))
 st.caption(t("onehot.class_note"))

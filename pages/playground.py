@@ -6,7 +6,7 @@ import model_zoo
 import serving
 from components.charts import build_score_bars, build_similarity_heatmap
 from components.frame import ensure_app_frame
-from components.i18n import t
+from components.i18n import md_escape, t, t_plain
 from components.models_panel import STATUS_ICON
 from components.notices import render_error, with_fallback
 from components.tokens import render_tokens
@@ -58,9 +58,9 @@ try:
         rows = {}
         for word in words[:MAX_WORDS]:
             try:
-                rows[word] = ", ".join(w for w, _ in serving.neighbours(model.name, word, 5))
+                rows[md_escape(word)] = md_escape(", ".join(w for w, _ in serving.neighbours(model.name, word, 5)))
             except model_zoo.WordNotInVocabulary as err:
-                rows[word] = "⚠ " + t("playground.oov", suggestions=", ".join(err.suggestions) or "-")
+                rows[md_escape(word)] = "⚠ " + t("playground.oov", suggestions=", ".join(err.suggestions) or "-")
         st.subheader(t("playground.neighbours"))
         st.table({t("playground.word"): list(rows), t("playground.nearest"): list(rows.values())})
         st.caption(t("playground.static_note"))
@@ -73,7 +73,7 @@ try:
         if isinstance(model, model_zoo.MaskedLM):
             if model.mask_token in text:
                 for i, preds in enumerate(serving.fill_mask(model.name, text, 8)):
-                    st.plotly_chart(build_score_bars(preds, t("playground.mask_title", i=i + 1)), key=f"mask{i}")
+                    st.plotly_chart(build_score_bars(preds, t_plain("playground.mask_title", i=i + 1)), key=f"mask{i}")
             else:
                 st.info(t("playground.no_mask", mask=model.mask_token))
         if isinstance(model, model_zoo.CausalLM):
@@ -82,6 +82,6 @@ try:
         layers = encoding.num_layers
         layer = st.slider(t("playground.layer"), 0, layers, layers, key="layer", help=t("playground.layer_help"))
         sim = cosine_matrix(encoding.hidden_states[layer])
-        st.plotly_chart(build_similarity_heatmap(encoding.tokens, sim, t("playground.sim_title", layer=layer)))
+        st.plotly_chart(build_similarity_heatmap(encoding.tokens, sim, t_plain("playground.sim_title", layer=layer)))
 except model_zoo.ModelZooError as err:
     render_error(err)

@@ -8,7 +8,7 @@ import streamlit as st
 
 import serving
 from components.frame import ensure_app_frame
-from components.i18n import t
+from components.i18n import t, t_plain
 from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, render_light_chart
 from components.notices import render_error, render_unavailable
 from model_zoo import registry
@@ -106,7 +106,7 @@ def encoded(name: str, sense_set: SenseSet) -> Any:
 def shown_model(name: str, sense_set: SenseSet) -> Shown:
     """How `name` appears: from precomputed figures if it can, else loaded (or its fallback)."""
     card = CARDS[name]
-    here = registry.availability(card).ready
+    here = serving.availabilities()[name].ready  # cached for 30 s: no file-system walk per rerun
     if here and VECTORS in card.capabilities:
         return Shown(name, True, 0, None)  # one vector per word: nothing to load for the picture
     pre = (load_precomputed(name) or {}).get(sense_set.word) if here else None
@@ -169,7 +169,7 @@ def read_own_sentence(word: str, models: list[Shown]) -> tuple[str, dict[str, np
         key="mine",
         bind="query-params",
         max_chars=2000,
-        placeholder=t("senses.mine_placeholder", word=word),
+        placeholder=t_plain("senses.mine_placeholder", word=word),
     )
     own_vectors: dict[str, np.ndarray] = {}
     if not mine.strip():
@@ -220,13 +220,13 @@ def render_maps(
                 xy = serving.sense_map(m.name, word, at, view.method, point, view.seed, view.neighbours, view.min_dist)
             if extra is not None:
                 sense, share = vote(encoded(m.name, sense_set).vectors[:, at], sense_set.senses, extra[at])
-                note = t("senses.vote", sense=labels[sense], share=f"{share:.0%}")
+                note = t_plain("senses.vote", sense=labels[sense], share=f"{share:.0%}")
                 own = Own(float(xy[-1, 0]), float(xy[-1, 1]), mine, note)
                 xy = xy[:-1]
         title = (
-            t("senses.map_static", model=m.name)
+            t_plain("senses.map_static", model=m.name)
             if m.static
-            else t("senses.map_title", model=m.name, layer=at, layers=m.depth)
+            else t_plain("senses.map_title", model=m.name, layer=at, layers=m.depth)
         )
         with grid[i % 2]:
             chart = build_sense_map(
@@ -315,7 +315,7 @@ def render_chinese_corner() -> None:
     """长 as "length" and as "grow", once a model that reads Chinese is on this machine."""
     st.header(t("senses.zh_title"))
     st.write(t("senses.zh_intro"))
-    reader = next((name for name in CHINESE_MODELS if registry.availability(CARDS[name]).ready), None)
+    reader = next((name for name in CHINESE_MODELS if serving.availabilities()[name].ready), None)
     if reader is None:
         st.info(
             t(
@@ -332,7 +332,7 @@ def render_chinese_corner() -> None:
     vectors = serving.word_vectors(reader, tuple(s for s, _ in CHINESE), "长")[:, -1]
     names = [f"{s} ({p})" for s, p in CHINESE]
     st.plotly_chart(
-        build_similarity_heatmap(names, cosine_matrix(vectors), t("senses.zh_map", model=reader), number=False),
+        build_similarity_heatmap(names, cosine_matrix(vectors), t_plain("senses.zh_map", model=reader), number=False),
         key="zh",
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -188,10 +189,26 @@ def open_page(path: str, **query: str):
     return at.run()
 
 
+def rendered(markdown: str) -> tuple[str, str]:
+    """`markdown` rendered as CommonMark with tables and strikethrough (what Streamlit builds on):
+    the HTML, and the text a reader sees."""
+    from html import unescape
+
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown)
+    return html, unescape(re.sub(r"<[^>]+>", "", html)).replace("\u2060", "").strip()  # word joiners are invisible
+
+
 def all_text(at) -> str:  # noqa: ANN001
     """Every title, paragraph, caption, subheader, info and warning of a page run, as one string."""
     parts = [e.value for kind in ("title", "markdown", "caption", "subheader", "info", "warning") for e in at.get(kind)]
-    return "\n".join(str(p) for p in parts)
+    return "\n".join(shown(str(p)) for p in parts)
+
+
+def shown(markdown: str) -> str:
+    """What a reader sees of `markdown`: "**glove\\-6b**" is "glove-6b"."""
+    return rendered(markdown)[1]
 
 
 @pytest.fixture(autouse=True)

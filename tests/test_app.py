@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import model_zoo
-from tests.conftest import ROOT, all_text, app, open_page
+from tests.conftest import ROOT, all_text, app, open_page, shown
 
 
 def test_home_page_runs_without_importing_torch() -> None:
@@ -57,7 +57,7 @@ def test_home_shows_the_road_and_every_model() -> None:
 
 def test_home_map_links_each_stop_to_a_model_that_is_here() -> None:
     at = app().run()
-    links = {link.proto.label: link.proto for link in at.get("page_link")}
+    links = {shown(link.proto.label): link.proto for link in at.get("page_link")}
     assert {"Try glove-6b-50d", "Try minilm-l6", "Try smollm2-135m"} <= set(links)
     assert not any("elmo" in label for label in links)  # nothing to try there yet
     assert {link.page for label, link in links.items() if label.startswith("Try ")} == {"playground"}
@@ -104,7 +104,7 @@ def test_playground_static_model_shows_real_neighbours() -> None:
 def test_playground_unreachable_classic_says_so_and_uses_the_offline_model() -> None:
     at = playground(model="bert-base-uncased")
     assert not at.exception
-    warning = at.warning[0].value
+    warning = shown(at.warning[0].value)
     assert "bert-base-uncased" in warning and "minilm-l6" in warning
     assert "python -m model_zoo prefetch bert-base-uncased" in warning
     assert at.subheader[0].value == "13 tokens"  # and the page still works, on MiniLM
@@ -121,7 +121,7 @@ def test_playground_causal_lm_predicts_the_next_token() -> None:
 def test_playground_empty_text_gets_a_message() -> None:
     at = playground(text="   ")
     assert not at.exception
-    assert "empty" in at.info[0].value
+    assert "empty" in shown(at.info[0].value)
 
 
 @pytest.mark.slow
@@ -151,7 +151,7 @@ def test_playground_odd_unicode_gets_a_result(model: str) -> None:
 def test_playground_long_text_is_truncated_with_a_note() -> None:
     at = playground(text="a " * 990)  # 990 one-letter words: past 512 tokens, within 2,000 characters
     assert not at.exception
-    assert "only the first 512 tokens" in at.warning[0].value
+    assert "only the first 512 tokens" in shown(at.warning[0].value)
 
 
 def test_models_are_loaded_once_and_shared(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -223,7 +223,7 @@ def test_slow_results_are_computed_once_for_sessions_asking_at_once() -> None:
 def test_playground_elmo_is_named_as_coming() -> None:
     at = playground(model="elmo-small")
     assert not at.exception
-    assert "elmo-small" in at.warning[0].value
+    assert "elmo-small" in shown(at.warning[0].value)
 
 
 def test_warm_up_waits_then_loads_the_default_models_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -245,6 +245,23 @@ def test_script_in_text_is_shown_not_run(server: str, tab: Page) -> None:
     assert tab.exceptions() == 0
 
 
+def test_markdown_in_a_shared_link_is_shown_as_text_and_fetches_nothing(server: str, tab: Page) -> None:
+    """The Word box is bound to the URL: a link carrying an image in Markdown reaches everyone who opens it."""
+    image = "![x](http://example.com/pixel.png)"
+    tab.open(f"{server}/embeddings?word={quote(image)}&a={quote('[click](http://example.com/)')}")
+    tab.page.get_by_text("is not in the vocabulary of glove-6b-50d").first.wait_for(timeout=30_000)
+    tab.settle()
+    shown = tab.page.inner_text("body").replace("\u2060", "")  # the word joiner that breaks autolinks is invisible
+    assert image in shown
+    body = tab.page.locator("section.main, [data-testid='stMain']").first
+    assert body.locator('img[src*="example.com"], a[href*="example.com"]').count() == 0
+    tab.page.get_by_role("tab", name="Analogies").click()
+    tab.page.get_by_text("is not in the vocabulary of glove-6b-50d").nth(1).wait_for(timeout=30_000)
+    assert "[click](http://example.com/)" in tab.page.inner_text("body").replace("\u2060", "")
+    assert tab.blocked == []  # the browser asked nothing of example.com
+    assert tab.exceptions() == 0
+
+
 def test_clicking_an_analogy_shows_the_answer(server: str, tab: Page) -> None:
     tab.open(f"{server}/embeddings")
     tab.page.get_by_role("tab", name="Analogies").click()
@@ -281,9 +298,12 @@ def test_attention_views_draw_offline_and_script_text_stays_text(server: str, ta
     assert "bank" in labels and "script" in labels and "<" in labels  # the markup as text, piece by piece
     assert head.locator("img").count() == 0
     assert head.locator("#layer option").all_inner_texts()[:2] == ["1", "2"]  # numbered as on the page
-    tab.page.get_by_role("tab", name="Model view").click()
-    model = _view_frame(tab, 1)
-    assert model.locator("#vis svg line, #vis svg path, #vis svg rect").count() > 100  # 6 x 12 thumbnails
+    tab.page.get_by_role("tab", name="Model view").click()  # a lazy tab: the page reruns to draw it
+    thumbnails = "#vis svg line, #vis svg path, #vis svg rect"
+    deadline = time.monotonic() + 30
+    while not any(f.locator(thumbnails).count() > 100 for f in tab.page.frames):  # 6 x 12 thumbnails
+        assert time.monotonic() < deadline, "the model view did not draw"
+        tab.page.wait_for_timeout(200)
     tab.page.wait_for_timeout(1000)
     assert tab.dialogs == [] and tab.exceptions() == 0
     assert tab.blocked == []

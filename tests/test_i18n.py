@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 import string
 
+import numpy as np
 import pytest
 
 import model_zoo
 from components.i18n import LANGS, strings, translate
 from components.road import HOME, PLAYGROUND, ROAD
-from tests.conftest import ROOT
+from tests.conftest import ROOT, rendered
 
 CODE = [p for d in ("app.py", "pages", "components") for p in sorted((ROOT / d).rglob("*.py")) or [ROOT / d]]
 
@@ -84,7 +85,57 @@ def test_every_model_zoo_error_has_a_translated_message(error_class: type) -> No
 def test_error_messages_fill_in_their_fields() -> None:
     err = model_zoo.WordNotInVocabulary("bankk", "glove-6b-50d", ["bank", "banks"])
     params = {k: ", ".join(v) if isinstance(v, list) else v for k, v in vars(err).items()}
-    assert (
-        translate("error.WordNotInVocabulary", "zh", **params)
-        == "“bankk”不在 glove-6b-50d 的词表中。拼写最接近的词：bank, banks。"
-    )
+    shown = rendered(translate("error.WordNotInVocabulary", "zh", **params))[1]
+    assert shown == "“bankk”不在 glove-6b-50d 的词表中。拼写最接近的词：bank, banks。"
+
+
+# -- What a learner types is shown as text -----------------------------------------------------
+# Strings that Markdown (as Streamlit renders it) would turn into an outside image, a link,
+# emphasis, HTML, LaTeX or a Streamlit directive.
+MARKDOWN_ATTACKS = [
+    "![x](http://example.com/pixel.png)",
+    "[click me](http://example.com/)",
+    "<img src=http://example.com/p.png>",
+    "**bold** _it_ `code` ~~gone~~",
+    "# heading",
+    "$x^2$ :red[red] :material/home:",
+    "line one\n\n- a list item",
+    "back\\slash \\*",
+    "http://example.com www.example.com bob@example.com",  # GitHub's autolinks
+]
+
+
+@pytest.mark.parametrize("typed", MARKDOWN_ATTACKS)
+def test_a_learners_text_in_a_message_is_shown_as_written(typed: str) -> None:
+    # emb.missing is the GloVe missing-word box that fetched an outside image before.
+    message = translate("emb.missing", "en", words=typed, n=1)
+    html, text = rendered(message)
+    for tag in ("<img", "<a ", "<em>", "<strong>", "<code>", "<del>", "<h1>", "<li>"):
+        assert tag not in html, (typed, html)
+    assert typed.replace("\n", " ") in text
+
+
+def test_values_in_a_code_span_are_not_escaped_but_cannot_close_it() -> None:
+    # notice.needs_download puts the prefetch command in a `code span`, where escapes would show.
+    message = translate("notice.needs_download", "en", name="bert", fallback="", command="pip `x` a_b")
+    html, _ = rendered(message)
+    assert "<code>pip 'x' a_b</code>" in html
+
+
+def test_a_translated_string_filled_into_another_stays_markdown() -> None:
+    from components.i18n import Markdown
+
+    inner = Markdown(translate("notice.fallback", "en", fallback="glove-6b-50d"))
+    outer = translate("notice.needs_download", "en", name="bert", fallback=inner, command="x")
+    assert inner in outer and "\\\\" not in outer  # glove\-6b\-50d once, not glove\\\-6b
+
+
+def test_chart_titles_and_labels_show_html_as_text() -> None:
+    from components.charts import build_score_bars, build_word_map
+
+    link = '<a href="http://example.com/">see</a>'
+    bars = build_score_bars([(link, 0.5), ("bank", 0.25)], title=f"Neighbours of {link}")
+    assert "<a" not in bars.layout.title.text and "&lt;a href" in bars.layout.title.text
+    assert all("<a" not in label for label in bars.data[0].y)
+    words = build_word_map([link, "bank"], np.zeros((2, 2)), ["<b>noun</b>", "noun"], title="map")
+    assert all("<" not in str(trace.text) and "<b>" not in trace.name for trace in words.data)

@@ -12,10 +12,12 @@ from model_zoo.onehot import cosine_matrix, one_hot
 from model_zoo.projection import pca_2d, project_2d
 from model_zoo.words import split_words
 from tests.conftest import open_page as page
+from tests.conftest import rendered, shown
 
 
 def markdown(at) -> str:
-    return "\n".join(m.value for m in at.markdown)
+    """The page's Markdown as a reader sees it: `**king**` is "king" (rendered, tags dropped)."""
+    return "\n".join(rendered(m.value)[1] for m in at.markdown)
 
 
 # -- model_zoo helpers ---------------------------------------------------------------------
@@ -87,15 +89,15 @@ def test_onehot_default_shows_orthogonal_words_and_classes() -> None:
     at = page("pages/onehot.py")
     assert not at.exception
     assert at.metric[0].value == "11"
-    assert "cos(dog, cat) = **0.00** and cos(dog, car) = **0.00**" in markdown(at)
-    assert "**noun.animal**: dog, cat, bird, queen" in markdown(at)
+    assert "cos(dog, cat) = 0.00 and cos(dog, car) = 0.00" in markdown(at)
+    assert "noun.animal: dog, cat, bird, queen" in markdown(at)
 
 
 @pytest.mark.slow
 def test_onehot_with_glove_shows_dog_near_cat() -> None:
     at = page("pages/onehot.py", glove="true")
     assert not at.exception
-    assert "cos(dog, cat) = **0.92** and cos(dog, car) = **0.46**" in markdown(at)
+    assert "cos(dog, cat) = 0.92 and cos(dog, car) = 0.46" in markdown(at)
 
 
 @pytest.mark.slow
@@ -107,7 +109,7 @@ def test_onehot_odd_input(text: str, expected: str | None) -> None:
     at = page("pages/onehot.py", text=text, glove="true")
     assert not at.exception
     if expected:
-        assert expected in at.info[0].value
+        assert expected in shown(at.info[0].value)
     else:
         assert at.metric[0].value.isdigit()
 
@@ -116,7 +118,7 @@ def test_onehot_ten_thousand_words_are_counted_and_capped() -> None:
     at = page("pages/onehot.py", text=" ".join(f"w{i}" for i in range(10_000)))
     assert not at.exception
     assert at.metric[0].value == "10,000"
-    assert "first 40 of 10000" in at.caption[0].value
+    assert "first 40 of 10000" in shown(at.caption[0].value)
 
 
 # -- Word embeddings page ----------------------------------------------------------------------
@@ -124,7 +126,7 @@ def test_onehot_ten_thousand_words_are_counted_and_capped() -> None:
 def test_embeddings_default_solves_king_analogy() -> None:
     at = page("pages/embeddings.py")
     assert not at.exception
-    assert "**man** is to **king** as **woman** is to **queen**" in markdown(at)
+    assert "man is to king as woman is to queen" in markdown(at)
     polysemy = [tbl.value for tbl in at.table]
     assert all(set(tbl.iloc[:, 1]) == {"1.000"} for tbl in polysemy[:2])  # bank, stick: one vector
 
@@ -134,18 +136,30 @@ def test_embeddings_example_button_sets_the_analogy() -> None:
     at = page("pages/embeddings.py")
     at.button(key="ex_stockholm").click().run()
     assert not at.exception
-    assert "**cairo** is to **egypt**" in markdown(at)
+    assert "cairo is to egypt" in markdown(at)
     at.button(key="ex_had").click().run()
-    assert "**was** is to **is**" in markdown(at)
+    assert "was is to is" in markdown(at)
 
 
 @pytest.mark.slow
 def test_embeddings_missing_word_suggests_spellings() -> None:
     at = page("pages/embeddings.py", word="bankk", words="king qqqzzz")
     assert not at.exception
-    infos = " ".join(i.value for i in at.info)
+    infos = " ".join(shown(i.value) for i in at.info)
     assert "bankk" in infos and "Closest spellings: bank" in infos
     assert "qqqzzz" in infos
+
+
+@pytest.mark.slow
+def test_embeddings_markdown_typed_in_a_box_is_shown_as_text() -> None:
+    # The boxes are bound to the URL: this is also what a shared link would show everyone.
+    image, link = "![x](http://example.com/pixel.png)", "[click](http://example.com/)"
+    at = page("pages/embeddings.py", word=image, a=link, words=f"king {link}")
+    assert not at.exception
+    messages = [rendered(i.value) for i in at.info] + [rendered(e.value) for e in at.error]
+    assert any(image in text for _, text in messages) and any(link in text for _, text in messages)
+    assert all("<img" not in html and "<a " not in html for html, _ in messages)
+    assert any("no word it knows is spelled like it" in text for _, text in messages)  # not "Closest spellings: ."
 
 
 @pytest.mark.slow
@@ -153,15 +167,16 @@ def test_embeddings_map_caps_a_huge_word_list() -> None:
     glove_words = "the of and to in for is on that by with he it at as from his said was".split()
     at = page("pages/embeddings.py", map=" ".join(glove_words * 1 + [f"{i}" for i in range(400)]))
     assert not at.exception
-    assert any("first 200" in w.value for w in at.warning)
+    assert any("first 200" in shown(w.value) for w in at.warning)
 
 
 @pytest.mark.slow
 def test_embeddings_unreachable_word2vec_falls_back_to_glove() -> None:
     at = page("pages/embeddings.py", model="word2vec-google-news-300")
     assert not at.exception
-    assert "glove-6b-50d" in at.warning[0].value and "prefetch word2vec-google-news-300" in at.warning[0].value
-    assert "**queen**" in markdown(at)
+    warning = shown(at.warning[0].value)
+    assert "glove-6b-50d" in warning and "prefetch word2vec-google-news-300" in warning
+    assert "woman is to queen" in markdown(at)
 
 
 @pytest.mark.slow
@@ -172,5 +187,5 @@ def test_embeddings_live_training_shows_progress_and_quality() -> None:
     train = [b for b in at.button if b.label == "Train"][0]
     train.click().run(timeout=300)
     assert not at.exception
-    assert any("trained by ContextLab" in s.value for s in at.success)
+    assert any("trained by ContextLab" in shown(s.value) for s in at.success)
     assert "Measured quality" in markdown(at)

@@ -11,7 +11,7 @@ from model_zoo import cloze
 from model_zoo.loading import trained_state
 from model_zoo.masking import bert_masking
 from model_zoo.registry import get_card, trained_file, trained_metrics
-from tests.conftest import open_page
+from tests.conftest import open_page, shown
 
 
 def test_bert_masking_follows_the_recipe() -> None:
@@ -48,9 +48,9 @@ def test_recipe_demo_reports_what_the_model_saw_and_guessed(tiny_bert) -> None:
     demo = recipe_demo(model, text, seed=3)
     assert demo.tokens[0] == "[CLS]" and demo.tokens[-1] == "[SEP]" and len(demo.positions) >= 1
     plain = model.token_strings(model.tokenize(text)["input_ids"][0].tolist())
-    for position, original, action, shown in zip(demo.positions, demo.originals, demo.actions, demo.shown):
-        assert plain[position] == original and demo.tokens[position] == shown
-        assert (action == 1) == (shown == "[MASK]") or action == 2  # a random draw may land on [MASK]
+    for position, original, action, seen in zip(demo.positions, demo.originals, demo.actions, demo.shown):
+        assert plain[position] == original and demo.tokens[position] == seen
+        assert (action == 1) == (seen == "[MASK]") or action == 2  # a random draw may land on [MASK]
         if action == 3:
             assert shown == original
     assert demo.loss == pytest.approx(float(np.mean([-np.log(p) for p in demo.p_original])), rel=1e-5)
@@ -127,7 +127,7 @@ def page(**query: str):
 def test_masked_lm_page_default(shipped_metrics) -> None:
     at = page()
     assert not at.exception
-    label = at.info[0].value  # what the model is, with its measured quality
+    label = shown(at.info[0].value)  # what the model is, with its measured quality
     assert "further pre-trained as a masked LM by ContextLab" in label
     m = shipped_metrics
     for figure in ("held_top1", "held_top5", "unigram_top1", "cloze_top1", "cloze_top5"):
@@ -136,7 +136,7 @@ def test_masked_lm_page_default(shipped_metrics) -> None:
     assert len(at.get("plotly_chart")) == 2  # the learning curve and the one [MASK]
     assert len(at.table[0].value) >= 1  # the recipe picked at least one token
     assert at.metric[0].label.startswith("Masked-LM loss")
-    assert any("no next-sentence head" in i.value for i in at.info)
+    assert any("no next-sentence head" in shown(i.value) for i in at.info)
 
 
 @pytest.mark.slow
@@ -159,18 +159,18 @@ def test_masked_lm_page_bad_input(text: str, message: str) -> None:
     at = page()
     at.text_area(key="text").set_value(text).run()
     assert not at.exception
-    assert any(message in i.value for i in at.info)
+    assert any(message in shown(i.value) for i in at.info)
 
 
 @pytest.mark.slow
 def test_masked_lm_page_odd_text() -> None:
     at = page(text="🙂 银行 <script>alert(1)</script> [MASK] " + "word " * 600)
     assert not at.exception
-    assert any("only the first 512 tokens" in w.value for w in at.warning)
+    assert any("only the first 512 tokens" in shown(w.value) for w in at.warning)
 
 
 @pytest.mark.slow
 def test_masked_lm_page_unreachable_bert_falls_back() -> None:
     at = page(model="bert-base-uncased")
     assert not at.exception
-    assert "minilm-l6-mlm" in at.warning[0].value
+    assert "minilm-l6-mlm" in shown(at.warning[0].value)

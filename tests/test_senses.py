@@ -21,7 +21,7 @@ from model_zoo.senses import (
     static_sense_vectors,
     vote,
 )
-from tests.conftest import all_text, open_page
+from tests.conftest import all_text, open_page, shown
 
 
 # -- the data ---------------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ def test_page_html_in_own_sentence_travels_as_text() -> None:
 def test_page_unavailable_and_coming_models_say_so() -> None:
     at = open_page("pages/senses.py", models=["bert-base-uncased", "elmo-small"])
     assert not at.exception
-    warnings = " ".join(w.value for w in at.warning)
+    warnings = " ".join(shown(w.value) for w in at.warning)
     assert "bert-base-uncased" in warnings and "elmo-small" in warnings
 
 

@@ -1,0 +1,169 @@
+"""Serve ContextLab to a class: several app processes behind nginx, each browser kept on one.
+
+    make serve WORKERS=2 [PORT=8501]
+    python scripts/serve.py --workers 2 --port 8501
+
+Streamlit keeps each session (a browser tab's websocket and its state) inside one Python
+process, and one process runs the pages of all its sessions under one GIL. With WORKERS=N,
+N processes of the app listen on PORT+1 .. PORT+N (loopback only) and nginx listens on PORT:
+- session affinity: a browser's first request goes to the least busy worker, and a cookie naming
+  that worker keeps its page, websocket, reconnects and media files there. (Hashing on the
+  client address would put a whole classroom behind one school NAT on one worker.)
+- websockets are proxied (Upgrade/Connection headers, long read timeout).
+- each worker's torch uses cores / 2N threads, so N workers do not oversubscribe the CPU.
+- the workers share the model files and caches on disk (~/.cache/contextlab, the Hugging Face
+  cache); each holds its own copy of the models in memory (about 1 GB a worker).
+WORKERS=1 runs the app alone on PORT, as `make run` does. docs/deploy.md: more machines.
+Needs nginx (Debian: apt-get install nginx-light). Stops everything on Ctrl-C or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.request import urlopen
+
+ROOT = Path(__file__).resolve().parent.parent
+COOKIE = "contextlab_worker"
+
+
+def nginx_config(port: int, workers: list[int], folder: Path) -> str:
+    """nginx.conf for one listener on `port` in front of the app processes on `workers` ports.
+
+    A browser's first request goes to the worker with the fewest open connections (each tab
+    holds a websocket, so this counts sessions) and the answer pins the browser there with a
+    cookie naming that worker; later requests, the websocket and reconnects follow the cookie.
+    (A hash of a random cookie also keeps browsers apart, but splits a class of 30 as unevenly
+    as coin flips do: 20 and 10 is common.)"""
+    servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=0;" for p in workers)
+    pinned = "\n".join(f"        w{i} 127.0.0.1:{p};" for i, p in enumerate(workers, 1))
+    names = "\n".join(f"        127.0.0.1:{p} w{i};" for i, p in enumerate(workers, 1))
+    temp = " ".join(
+        f"{name}_temp_path {folder / name};" for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    return f"""# Written by scripts/serve.py; regenerated at every start.
+worker_processes 1;
+pid {folder / "nginx.pid"};
+error_log {folder / "error.log"} warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    {temp}
+    map $http_upgrade $connection_upgrade {{ default upgrade; "" close; }}
+    # The worker a browser's cookie names, else the pool (least connections) for a first visit.
+    map $cookie_{COOKIE} $target {{
+        default contextlab;
+{pinned}
+    }}
+    map $upstream_addr $worker {{
+        default "";
+{names}
+    }}
+    upstream contextlab {{
+        least_conn;
+{servers}
+    }}
+    server {{
+        listen {port};
+        location / {{
+            proxy_pass http://$target;
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_read_timeout 1d;
+            proxy_buffering off;
+            add_header Set-Cookie "{COOKIE}=$worker; Path=/; HttpOnly; SameSite=Lax" always;
+            add_header X-ContextLab-Worker $worker always;  # which worker answered
+        }}
+    }}
+}}
+"""
+
+
+def worker_command(port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+    ]
+
+
+def wait_healthy(port: int, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise SystemExit(f"the app on port {port} did not start within {timeout:.0f} s")
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS", "1")))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")))
+    args = parser.parse_args(argv)
+    if args.workers < 1:
+        raise SystemExit("--workers must be at least 1")
+    # Half the cores for torch, shared among the workers: under a class's load the other half
+    # runs the pages' Python (one GIL per worker) while torch computes (measured: README).
+    threads = max(1, (os.cpu_count() or 1) // (2 * args.workers))
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    if args.workers == 1:
+        os.chdir(ROOT)
+        os.execve(sys.executable, worker_command(args.port)[:-2], env)  # the app alone, on all interfaces
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(nginx).exists():
+        raise SystemExit("nginx is not installed: apt-get install nginx-light (or run WORKERS=1)")
+    ports = [args.port + 1 + i for i in range(args.workers)]
+    folder = Path(tempfile.mkdtemp(prefix="contextlab-nginx-"))
+    (folder / "nginx.conf").write_text(nginx_config(args.port, ports, folder))
+    procs = [subprocess.Popen(worker_command(p), cwd=ROOT, env=env) for p in ports]
+    try:
+        for p in ports:
+            wait_healthy(p)
+        proxy = subprocess.Popen([nginx, "-p", str(folder), "-c", str(folder / "nginx.conf"), "-g", "daemon off;"])
+        procs.append(proxy)
+        print(
+            f"ContextLab: {args.workers} workers ({threads} torch thread(s) each) behind nginx on http://localhost:{args.port}"
+        )
+        signal.signal(signal.SIGTERM, _interrupt)
+        while all(p.poll() is None for p in procs):
+            time.sleep(1)
+        raise SystemExit("a worker or nginx stopped: stopping the others")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

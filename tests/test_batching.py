@@ -1,0 +1,89 @@
+"""Requests that arrive together share one forward pass (serving.MicroBatcher), and each learner
+still gets the answer for their own sentence."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import model_zoo
+import serving
+
+
+def test_callers_that_arrive_while_a_batch_runs_share_the_next_one() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def run(items: list[int]) -> list[int]:
+        if not entered.is_set():  # hold the first batch while the class arrives
+            entered.set()
+            release.wait(30)
+        return [item * 10 for item in items]
+
+    batcher: serving.MicroBatcher[int, int] = serving.MicroBatcher(run, max_batch=8)
+    got: dict[int, int] = {}
+    threads = [threading.Thread(target=lambda i=i: got.__setitem__(i, batcher(i))) for i in range(20)]
+    threads[0].start()
+    assert entered.wait(30)
+    for t in threads[1:]:
+        t.start()
+    while sum(1 for s in batcher._queue) < 19:  # everyone else is waiting, none has run alone
+        threading.Event().wait(0.01)
+    release.set()
+    for t in threads:
+        t.join(30)
+    assert got == {i: i * 10 for i in range(20)}  # each caller its own answer
+    assert batcher.batches == [1, 8, 8, 3]  # 19 waiting callers in 3 passes, not 19
+
+
+def test_one_learners_bad_input_fails_only_their_own_request() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def run(items: list[str]) -> list[str]:
+        if not entered.is_set():
+            entered.set()
+            release.wait(30)
+        if "" in items:
+            raise model_zoo.EmptyInput()
+        if "crash" in items:
+            raise RuntimeError("a bug")
+        return [s.upper() for s in items]
+
+    batcher: serving.MicroBatcher[str, str] = serving.MicroBatcher(run)
+    got: dict[str, object] = {}
+
+    def ask(text: str) -> None:
+        try:
+            got[text] = batcher(text)
+        except Exception as err:  # noqa: BLE001
+            got[text] = err
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    assert entered.wait(30)
+    others = [threading.Thread(target=ask, args=(text,)) for text in ("", "ok", "fine")]
+    for t in others:
+        t.start()
+    while len(batcher._queue) < 3:
+        threading.Event().wait(0.01)
+    release.set()
+    for t in [first, *others]:
+        t.join(30)
+    assert got["first"] == "FIRST" and got["ok"] == "OK" and got["fine"] == "FINE"
+    assert isinstance(got[""], model_zoo.EmptyInput)  # the empty box's owner alone sees why
+    with pytest.raises(RuntimeError):  # a bug is not hidden
+        batcher("crash")
+    assert batcher("after") == "AFTER"
+
+
+def test_fill_mask_batched_for_a_class_equals_one_by_one(tiny_bert) -> None:
+    model = model_zoo.load(tiny_bert)
+    texts = [f"the {w} went to the [MASK] ." for w in ("man", "dog", "cat", "bird", "child")]
+    texts.append("[MASK] and [MASK] again")
+    together = model.fill_masks(texts, 4)
+    for text, guesses in zip(texts, together, strict=True):
+        alone = model.fill_mask(text, 4)
+        assert [[w for w, _ in g] for g in guesses] == [[w for w, _ in g] for g in alone]
+        assert [p for g in guesses for _, p in g] == pytest.approx([p for g in alone for _, p in g], abs=1e-5)
+    with pytest.raises(model_zoo.NoMaskToken):  # checked before any batch runs
+        model.check_masked("no blank here")

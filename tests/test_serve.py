@@ -1,0 +1,102 @@
+"""`make serve WORKERS=2`: two app processes behind nginx, each browser kept on one of them."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.request import Request, urlopen
+
+import pytest
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import bench_load  # noqa: E402
+import serve  # noqa: E402
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def test_nginx_config_keeps_a_browser_on_one_worker_and_proxies_websockets(tmp_path: Path) -> None:
+    conf = serve.nginx_config(8501, [8502, 8503], tmp_path)
+    assert "server 127.0.0.1:8502" in conf and "server 127.0.0.1:8503" in conf
+    assert "least_conn;" in conf and f"$cookie_{serve.COOKIE}" in conf and "w2 127.0.0.1:8503;" in conf
+    assert "proxy_set_header Upgrade $http_upgrade;" in conf
+    if Path(NGINX).exists():  # nginx itself accepts it
+        (tmp_path / "nginx.conf").write_text(conf)
+        checked = subprocess.run(
+            [NGINX, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")], capture_output=True, text=True
+        )
+        assert checked.returncode == 0, checked.stderr
+
+
+def _free_port_block(n: int) -> int:
+    """A port p with p .. p+n free (the proxy and its workers)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + n < 65535 and all(_free(base + i) for i in range(n + 1)):
+            return base
+    raise RuntimeError("no free block of ports")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def _worker_for(url: str, cookie: str | None) -> tuple[str, str]:
+    """Which worker answers a browser with `cookie` (None: a first visit), and its cookie after."""
+    request = Request(url, headers={"Cookie": cookie} if cookie else {})
+    with urlopen(request, timeout=60) as response:
+        given = response.headers["Set-Cookie"].split(";", 1)[0]
+        return response.headers["X-ContextLab-Worker"], given
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(NGINX).exists(), reason="nginx is not installed (make nginx)")
+def test_two_workers_share_a_class_and_each_browser_stays_on_its_own() -> None:
+    port = _free_port_block(2)
+    proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--workers", "2", "--port", str(port)], cwd=ROOT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 240
+        while True:
+            try:
+                _worker_for(url + "/_stcore/health", None)
+                break
+            except OSError:
+                assert proc.poll() is None and time.time() < deadline, "serve.py did not come up"
+                time.sleep(1)
+        browsers = [_worker_for(url, None) for _ in range(20)]
+        assert len({worker for worker, _ in browsers}) == 2  # the class is spread over both
+        for worker, cookie in browsers[:5]:
+            assert all(_worker_for(url, cookie)[0] == worker for _ in range(3))  # and each stays put
+
+        async def fill_in() -> list[str]:
+            session = bench_load.Session(url)
+            await session.connect()
+            try:
+                await session.rerun("masked_lm")
+                run = await session.rerun("masked_lm", session.widgets["text"], "Paris is the capital of [MASK].")
+                return run.bars
+            finally:
+                await session.close()
+
+        assert "france" in asyncio.run(fill_in())[:3]  # a page answers through the proxy's websocket
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert (
+        subprocess.run(["pgrep", "-f", f"server.port {port + 1}"], capture_output=True).returncode == 1
+    )  # workers gone
