@@ -13,14 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
-from .contextual import Encoder, word_vector
 from .onehot import cosine_matrix
 from .sense_data import SENSES, SenseSet, chance_accuracy, data_version, load_senses  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:  # torch loads only to encode: the Word senses page votes and measures with numpy,
+    # and its first map (precomputed) must not wait seconds for `import torch`
+    from .contextual import Encoder
 
 
 # -- encoding ----------------------------------------------------------------------------------
@@ -46,6 +48,10 @@ def encode_senses(
     sentence's mean word vector, averaged) and the anisotropy baseline (random pairs of word
     tokens from different sentences), both per layer.
     """
+    import torch
+
+    from .contextual import word_vector
+
     sentences = list(sense_set.sentences)
     vectors: list[np.ndarray] = []
     intra: list[np.ndarray] = []

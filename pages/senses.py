@@ -351,12 +351,19 @@ def run() -> None:
     sense_set = SETS[word]
     describe_data(word, sense_set)
     models = shown_models(chosen, sense_set)
+    explore(word, sense_set, models)
+    render_measures(sense_set, models, max(m.depth for m in models))
+    render_chinese_corner()
+
+
+@st.fragment
+def explore(word: str, sense_set: SenseSet, models: list[Shown]) -> None:
+    """The maps, their controls, the learner's sentence and the votes: a fragment, so moving the
+    layer slider or typing a sentence reruns this alone, not the title, data and measures."""
     view = choose_view(models)
     mine, own_vectors = read_own_sentence(word, models)
     render_maps(sense_set, models, view, mine, own_vectors)
     render_votes(sense_set, models, own_vectors)
-    render_measures(sense_set, models, view.deepest)
-    render_chinese_corner()
 
 
 run()

@@ -15,16 +15,24 @@ import model_zoo
 from tests.conftest import ROOT, all_text, app, open_page, shown
 
 
-def test_home_page_runs_without_importing_torch() -> None:
-    """The page every student opens first reads model availability only: torch (about 3 s
-    on a cold server) waits for a page that runs a model."""
+@pytest.mark.parametrize("page", [None, "pages/senses.py"])
+def test_first_pages_run_without_importing_torch(page: str | None) -> None:
+    """The page every student opens first reads model availability only, and Word senses draws
+    its first map from precomputed figures: torch (about 2 s of a cold server's first run) waits
+    for a page that runs a model."""
     script = (
         "import sys\n"
         "from streamlit.testing.v1 import AppTest\n"
-        "at = AppTest.from_file('app.py', default_timeout=120).run()\n"
+        "at = AppTest.from_file('app.py', default_timeout=120)\n"
+        + (f"at.switch_page({page!r})\n" if page else "")
+        + "at.run()\n"
         "assert not at.exception, at.exception\n"
-        "assert at.dataframe, 'the models panel is drawn'\n"
-        "print('torch' in sys.modules)\n"
+        + (
+            "assert at.dataframe, 'the models panel is drawn'\n"
+            if page is None
+            else "assert at.get('bidi_component'), 'the sense maps are drawn'\n"
+        )
+        + "print('torch' in sys.modules)\n"
     )
     env = {**os.environ, "CONTEXTLAB_WARMUP": "0"}
     done = subprocess.run(
