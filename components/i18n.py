@@ -99,5 +99,6 @@ def t(key: str, **kwargs: Any) -> Markdown:
 
 def t_plain(key: str, **kwargs: Any) -> str:
     """`t` for places that show a string as plain text, not Markdown: chart titles (escaped for
-    plotly by the chart builders), table column names, input placeholders, file titles."""
+    plotly by the chart builders), st.dataframe columns, input placeholders, file titles. (st.table
+    reads its cells and headers as Markdown: use `t` and `md_escape` there.)"""
     return translate(key, current_lang(), plain=True, **kwargs)
