@@ -264,8 +264,12 @@ class MaskedLM(Encoder):
             below = self._trunk(**inputs).last_hidden_state[:1]
             mask = inputs.get("attention_mask")
             states = _layer_at(self.fast_base.encoder.layer[-1], below, where, None if mask is None else mask[:1])[0]
+        return self._head_logits(head, states)
+
+    def _head_logits(self, head: Any, states: torch.Tensor) -> torch.Tensor:
+        """BERT's MLM head on last-layer states (positions, dim): transform, then the decoder (positions, vocab)."""
         weight_t, bias = self._decoder
-        return torch.addmm(bias, head.transform(states), weight_t).float()  # the decoder: (positions, vocab)
+        return torch.addmm(bias, head.transform(states), weight_t).float()
 
     @cached_property
     def _trunk(self) -> Any | None:
@@ -339,22 +343,22 @@ class MaskedLM(Encoder):
     @torch.inference_mode()
     def fill_masks(self, texts: list[str], top_k: int = 5) -> list[list[list[Guess]]]:
         """fill_mask for several texts in one forward pass: what a server does with the sentences
-        that learners send at the same moment. Each text must pass `check_masked`."""
+        that learners send at the same moment. Raises what fill_mask would for any text."""
         for text in texts:
-            self.check_masked(text)
+            self._check_text(text)
         batch = self.tokenize(texts)
         rows, positions = (batch["input_ids"] == self.tokenizer.mask_token_id).nonzero(as_tuple=True)
+        counts = torch.bincount(rows, minlength=len(texts)).tolist()
+        if 0 in counts:  # checked on the batch's own tokens: no second tokenisation per text
+            raise NoMaskToken(self.mask_token)
         inputs = {k: v.to(self.device) for k, v in batch.items()}
         rows_d, positions_d = rows.to(self.device), positions.to(self.device)
         head = self._mlm_head()
         if head is None:
             logits = self.fast_model(**inputs).logits[rows_d, positions_d].float()
         else:
-            states = self.fast_base(**inputs).last_hidden_state[rows_d, positions_d]
-            weight_t, bias = self._decoder
-            logits = torch.addmm(bias, head.transform(states), weight_t).float()
+            logits = self._head_logits(head, self.fast_base(**inputs).last_hidden_state[rows_d, positions_d])
         guesses = self._guesses(logits, top_k)
-        counts = torch.bincount(rows, minlength=len(texts)).tolist()
         out, start = [], 0
         for n in counts:
             out.append(guesses[start : start + n])

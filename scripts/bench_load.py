@@ -46,6 +46,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import serve  # noqa: E402  (scripts/serve.py: the worker command and its health wait)
+
 NOUNS = "farmer teacher pilot doctor child sailor baker singer driver student painter nurse".split()
 ADJECTIVES = "old young tired happy quiet busy clever brave careful polite angry lucky".split()
 PLACES = "river lake city village harbour market valley forest island station".split()
@@ -266,18 +268,14 @@ def server_pids(url: str, own: subprocess.Popen | None) -> list[int]:
 
 
 def start_server(port: int) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            with urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
-                return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit("the app did not start within 120 s")
+    """One app process on `port`, started and awaited as `make serve` starts its workers."""
+    proc = subprocess.Popen(serve.worker_command(port), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        serve.wait_healthy(port)
+    except SystemExit:
+        proc.kill()
+        raise
+    return proc
 
 
 def free_port() -> int:

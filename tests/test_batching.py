@@ -87,3 +87,5 @@ def test_fill_mask_batched_for_a_class_equals_one_by_one(tiny_bert) -> None:
         assert [p for g in guesses for _, p in g] == pytest.approx([p for g in alone for _, p in g], abs=1e-5)
     with pytest.raises(model_zoo.NoMaskToken):  # checked before any batch runs
         model.check_masked("no blank here")
+    with pytest.raises(model_zoo.NoMaskToken):  # and by the batch itself
+        model.fill_masks(["the [MASK] .", "no blank here"], 3)
