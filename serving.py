@@ -7,10 +7,12 @@ server share one copy). model_zoo stays free of Streamlit; pages call these help
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -492,6 +494,27 @@ def _training_gate() -> threading.Semaphore:
     return threading.Semaphore(1)
 
 
+TRAINING_NICE = 10  # a training's threads give way to page runs (CFS weight 110 against 1,024)
+
+
+@contextmanager
+def _low_priority_threads() -> Iterator[None]:
+    """Threads started inside (gensim's workers) run at a lower CPU priority: a training a learner
+    starts takes the cores only when no page run wants them. On Linux the nice value is per thread
+    and a new thread inherits its creator's; this thread's own is put back where the system lets us."""
+    if not hasattr(os, "setpriority"):  # not Linux or macOS: trainings run at normal priority
+        yield
+        return
+    me = threading.get_native_id()
+    before = os.getpriority(os.PRIO_PROCESS, me)
+    os.setpriority(os.PRIO_PROCESS, me, max(before, TRAINING_NICE))
+    try:
+        yield
+    finally:
+        with suppress(OSError):  # raising priority back needs CAP_SYS_NICE; the thread ends with the run
+            os.setpriority(os.PRIO_PROCESS, me, before)
+
+
 @dataclass(frozen=True)
 class TrainedWord2Vec:
     """A word2vec model trained in this session, with how it was made and how good it is."""
@@ -509,7 +532,7 @@ def train_word2vec(settings: TrainSettings, watch: str, on_epoch: Callable[[Epoc
     from model_zoo.word2vec import quality
     from model_zoo.word2vec import train_word2vec as train
 
-    with _training_gate():
+    with _training_gate(), _low_priority_threads():
         start = time.perf_counter()
         model = train(lexicon.corpus(), settings, watch=watch, on_epoch=on_epoch)
         seconds = time.perf_counter() - start

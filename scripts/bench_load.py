@@ -116,14 +116,20 @@ class Session:
 
     async def rerun(self, page: str, widget: tuple[str, str] | None = None, value: str = "") -> Run:
         """One script run: the page opened (no widget) or `value` typed into `widget`."""
+        if widget is None:
+            return await self.send(page, [])
+        state = WidgetState(id=widget[0], string_value=value)
+        return await self.send(page, [state], widget[1], {widget[0].rsplit("-", 1)[-1]: value})
+
+    async def send(self, page: str, states: list[WidgetState], fragment: str = "", query: dict | None = None) -> Run:
+        """One script run with these widget states (all in one fragment, or none), timed until it ends."""
         assert self.ws is not None
         msg = BackMsg()
         state = msg.rerun_script
         state.page_name = page  # by URL path, as a tab does; with st.navigation the hash is not needed
-        if widget is not None:
-            state.widget_states.widgets.append(WidgetState(id=widget[0], string_value=value))
-            state.fragment_id = widget[1]
-            state.query_string = urlencode({widget[0].rsplit("-", 1)[-1]: value})  # the box is bound to the URL
+        state.widget_states.widgets.extend(states)
+        state.fragment_id = fragment
+        state.query_string = urlencode(query or {})  # what the page binds to the URL
         start = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         chunks: list[bytes] = []
@@ -139,15 +145,16 @@ class Session:
             if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
                 element = fwd.delta.new_element
                 etype = element.WhichOneof("type")
-                if etype in ("text_input", "text_area"):
-                    wid = getattr(element, etype).id
-                    self.widgets[wid.rsplit("-", 1)[-1]] = (wid, fwd.delta.fragment_id)
-                elif etype == "exception":
+                wid = getattr(getattr(element, etype), "id", "") if etype else ""
+                if etype == "exception":
                     exceptions.append(f"{element.exception.type}: {element.exception.message}")
-                elif etype == "plotly_chart" and element.plotly_chart.id.endswith("-mask0"):
-                    spec = json.loads(element.plotly_chart.spec or "{}")
-                    for trace in spec.get("data", [])[:1]:
-                        bars = list(reversed(trace.get("y", [])))
+                elif etype == "plotly_chart":
+                    if wid.endswith("-mask0"):
+                        spec = json.loads(element.plotly_chart.spec or "{}")
+                        for trace in spec.get("data", [])[:1]:
+                            bars = list(reversed(trace.get("y", [])))
+                elif wid.startswith("$$ID"):  # a widget: remembered by its key
+                    self.widgets[wid.rsplit("-", 1)[-1]] = (wid, fwd.delta.fragment_id)
             elif kind == "script_finished":
                 if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue
@@ -205,6 +212,59 @@ async def session_work(url: str, page: Page, rounds: int, seed: int, start: Star
         await session.close()
 
 
+@dataclass
+class Hog:
+    """One more session that keeps the server busy with the longest work a learner can start."""
+
+    kind: str  # "umap": Word senses' own sentence on a UMAP map with a new seed each time;
+    # "word2vec": Word embeddings' live training, 10 epochs
+    seconds: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+HOGS = ("umap", "word2vec")
+
+
+async def hog_work(url: str, hog: Hog) -> None:
+    """Start the long work again as soon as it ends, until told to stop; `started` is set at the first."""
+    rng = random.Random(7)
+    session = Session(url)
+    page = "senses" if hog.kind == "umap" else "embeddings"
+    try:
+        await session.connect()
+        await session.rerun(page)
+        while not hog.stop.is_set():
+            if hog.kind == "umap":
+                sentence, _ = fresh_sentence("senses", rng)
+                (method, fragment), (seed, _), (mine, _) = (session.widgets[k] for k in ("method", "seed", "mine"))
+                value = rng.randrange(10_000)
+                states = [
+                    WidgetState(id=method, string_value="UMAP"),
+                    WidgetState(id=seed, double_value=value),
+                    WidgetState(id=mine, string_value=sentence),
+                ]
+                pending = session.send(page, states, fragment, {"method": "umap", "mine": sentence})
+            else:
+                (epochs, _), (train, _) = session.widgets["w2v_epochs"], session.widgets["w2v_train"]
+                states = [WidgetState(id=train, trigger_value=True)]
+                states.append(WidgetState(id=epochs, double_array_value=WidgetState().double_array_value))
+                states[-1].double_array_value.data.append(10)
+                pending = session.send(page, states)
+            task = asyncio.ensure_future(pending)
+            await asyncio.sleep(0.2)  # the request is on its way: the measured sessions may start
+            hog.started.set()
+            run = await task
+            hog.seconds.append(run.seconds)
+            hog.errors += run.exceptions
+    except Exception as err:  # noqa: BLE001  (reported with the figures)
+        hog.errors.append(f"{type(err).__name__}: {err}")
+    finally:
+        hog.started.set()
+        await session.close()
+
+
 class MemoryWatch(threading.Thread):
     """Peak RSS of the server processes (a worker or several), sampled every 50 ms."""
 
@@ -251,10 +311,20 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(url: str, page: Page, sessions: int, rounds: int, seed: int) -> tuple[list[Typed], list[str]]:
+async def measure(
+    url: str, page: Page, sessions: int, rounds: int, seed: int, hog: Hog | None = None
+) -> tuple[list[Typed], list[str]]:
+    """`sessions` sessions type `rounds` fresh sentences each, all starting together (while `hog` runs)."""
     start = Start(sessions)
+    hogging = None
+    if hog is not None:
+        hogging = asyncio.ensure_future(hog_work(url, hog))
+        await hog.started.wait()
     tasks = [session_work(url, page, rounds, seed * 1000 + i, start) for i in range(sessions)]
     results = await asyncio.gather(*tasks, return_exceptions=True)
+    if hogging is not None and hog is not None:
+        hog.stop.set()
+        await hogging
     typed = [t for r in results if isinstance(r, list) for t in r]
     failures = [f"{type(r).__name__}: {r}" for r in results if isinstance(r, BaseException)]
     return typed, failures
@@ -291,6 +361,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=4, help="fresh sentences per session")
     parser.add_argument("--pages", nargs="+", default=[p.url_path for p in PAGES])
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--hog",
+        nargs="+",
+        choices=HOGS,
+        default=[],
+        help="measure again while one more session runs this long work (isolation: umap, word2vec)",
+    )
     args = parser.parse_args(argv)
     own = None if args.url else start_server(port := free_port())
     url = args.url or f"http://127.0.0.1:{port}"
@@ -304,9 +381,10 @@ def main(argv: list[str] | None = None) -> None:
             asyncio.run(measure(url, page, 1, 1, seed=99))
         print(f"{'page':<28} {'sessions':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'errors':>6} {'peak RSS':>9}")
         for page in (p for p in PAGES if p.url_path in args.pages):
-            for n in args.sessions:
+            for n, hog in ((n, hog) for n in args.sessions for hog in [None, *args.hog]):
                 watch.peak = watch.rss()
-                typed, failures = asyncio.run(measure(url, page, n, args.rounds, seed=n))
+                hogging = Hog(hog) if hog else None
+                typed, failures = asyncio.run(measure(url, page, n, args.rounds, seed=n, hog=hogging))
                 seconds = [t.run.seconds for t in typed]
                 errors = failures + [e for t in typed for e in t.run.exceptions]
                 errors += [f"run ended with status {t.run.status}" for t in typed if t.run.status not in (0, 3)]
@@ -320,11 +398,23 @@ def main(argv: list[str] | None = None) -> None:
                     "errors": len(errors),
                     "peak_rss_mb": round(watch.peak / 2**20),
                 }
+                label = page.label
+                if hogging is not None:
+                    label += f" + {hog}"
+                    row["hog"] = {
+                        "kind": hog,
+                        "runs_s": [round(x, 2) for x in hogging.seconds],
+                        "errors": hogging.errors,
+                    }
+                    errors += [f"hog: {e}" for e in hogging.errors]
+                    row["errors"] = len(errors)
                 report["pages"].setdefault(page.label, []).append(row)  # type: ignore[union-attr]
                 print(
-                    f"{page.label:<28} {n:>8} {row['p50_s']:>7} {row['p95_s']:>7} {row['max_s']:>7} "
+                    f"{label:<28} {n:>8} {row['p50_s']:>7} {row['p95_s']:>7} {row['max_s']:>7} "
                     f"{len(errors):>6} {row['peak_rss_mb']:>6} MB"
                 )
+                if hogging is not None:
+                    print(f"    {hog} runs alongside (s): {', '.join(f'{x:.1f}' for x in hogging.seconds)}")
                 for e in errors[:5]:
                     print("   ", e[:300])
         watch.done.set()

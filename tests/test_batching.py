@@ -3,6 +3,7 @@ still gets the answer for their own sentence."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -89,3 +90,33 @@ def test_fill_mask_batched_for_a_class_equals_one_by_one(tiny_bert) -> None:
         model.check_masked("no blank here")
     with pytest.raises(model_zoo.NoMaskToken):  # and by the batch itself
         model.fill_masks(["the [MASK] .", "no blank here"], 3)
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="thread priorities are a Linux/macOS feature")
+def test_a_word2vec_training_runs_its_threads_below_the_page_runs(monkeypatch) -> None:
+    """A learner's live training (gensim's worker threads) gives the cores to everyone else's pages first."""
+    from model_zoo import lexicon
+    from model_zoo import word2vec as w2v
+
+    seen: dict[str, int] = {}
+
+    def fake_train(corpus, settings, watch, on_epoch):  # noqa: ANN001, ANN202
+        def worker() -> None:  # as gensim starts its workers: from the training's own thread
+            seen["worker"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+        return "model"
+
+    monkeypatch.setattr(lexicon, "corpus", lambda: [["a"]])
+    monkeypatch.setattr(w2v, "train_word2vec", fake_train)
+    monkeypatch.setattr(w2v, "quality", lambda *args: "quality")
+    monkeypatch.setattr(serving, "loaded", lambda *args: None)
+    me = threading.get_native_id()
+    before = os.getpriority(os.PRIO_PROCESS, me)
+    trained = serving.train_word2vec(w2v.TrainSettings(), "water", lambda report: None)
+    assert trained.model == "model"
+    assert seen["worker"] >= serving.TRAINING_NICE > before
+    if before == 0 and os.geteuid() == 0:  # putting it back needs the privilege to raise priority
+        assert os.getpriority(os.PRIO_PROCESS, me) == before

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
+import re
 import shutil
 import socket
 import subprocess
@@ -82,6 +84,14 @@ def test_two_workers_share_a_class_and_each_browser_stays_on_its_own() -> None:
         assert len({worker for worker, _ in browsers}) == 2  # the class is spread over both
         for worker, cookie in browsers[:5]:
             assert all(_worker_for(url, cookie)[0] == worker for _ in range(3))  # and each stays put
+
+        page = urlopen(url, timeout=60).read().decode()
+        script = re.search(r'src="\./(static/js/index\.[^"]+\.js)"', page)
+        assert script is not None
+        with urlopen(Request(f"{url}/{script[1]}", headers={"Accept-Encoding": "gzip"}), timeout=60) as response:
+            assert response.headers["Content-Encoding"] == "gzip"  # the frontend goes out compressed
+            packed = response.read()
+        assert len(packed) < len(gzip.decompress(packed)) / 2
 
         async def fill_in() -> list[str]:
             session = bench_load.Session(url)
