@@ -57,8 +57,14 @@ nginx:
 		echo "nginx: not installed (make serve WORKERS>1 and its test need it)"; \
 	fi
 
-test: install-dev browser nginx lint
-	$(BIN)/python -m pytest
+# AllenNLP 2.10.1's wheel (not installed: it pins an old torch), for the test that checks ELMo
+# against AllenNLP's own biLM (tests/test_elmo_allennlp.py reads its modules from the wheel).
+ALLENNLP_WHEEL := $(VENV)/wheels/allennlp-2.10.1-py3-none-any.whl
+$(ALLENNLP_WHEEL): | $(BIN)/python
+	$(BIN)/pip download -q allennlp==2.10.1 --no-deps -d $(VENV)/wheels
+
+test: install-dev browser nginx lint $(ALLENNLP_WHEEL)
+	ALLENNLP_WHEEL=$(ALLENNLP_WHEEL) $(BIN)/python -m pytest
 
 # The fast tier: tiny models and pure code, no real weights, no browser (about a minute).
 test-fast: install-dev

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
 
 T = TypeVar("T")
 M = TypeVar("M")
+Guess = tuple[str, float]  # a word and the probability a model gives it
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -162,8 +163,8 @@ def suggestions(model_name: str, word: str, n: int) -> list[str]:
 # Few entries: one encoding of a long text by a deep model holds tens of MB of states.
 @st.cache_data(max_entries=16, show_spinner=False)
 def hidden_states(model_name: str, text: str) -> model_zoo.Encoding:
-    """Tokens and every layer's vectors of `text`, without attention weights."""
-    model = loaded(model_name, model_zoo.Encoder)
+    """Tokens and every layer's vectors of `text`, without attention weights (any contextual model)."""
+    model = loaded(model_name, model_zoo.Contextual)
     return model.encode(text, attentions=False)
 
 
@@ -333,9 +334,17 @@ def input_embeddings(model_name: str, text: str, text_b: str | None) -> model_zo
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def word_vectors(model_name: str, texts: tuple[str, ...], word: str) -> np.ndarray:
-    """`word`'s vector in each text at every layer: (texts, layers + 1, dim)."""
-    model = loaded(model_name, model_zoo.Encoder)
+    """`word`'s vector in each text at every layer: (texts, layers + 1, dim) (any contextual model)."""
+    model = loaded(model_name, model_zoo.Contextual)
     return model.word_vectors(list(texts), word)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def elmo_next_words(model_name: str, text: str, top_k: int) -> tuple[list[Guess], list[Guess], int]:
+    """An ELMo biLM with its softmax: the forward LM's words after `text`, the backward LM's words
+    before it, and the size of the vocabulary they are chosen from."""
+    model = loaded(model_name, model_zoo.ElmoModel)
+    return model.next_words(text, top_k), model.previous_words(text, top_k), model.vocab_size
 
 
 # -- attention ----------------------------------------------------------------------------
@@ -429,7 +438,7 @@ def sense_vectors(
     from model_zoo import senses
 
     def compute() -> senses.SenseVectors:
-        model = loaded(model_name, model_zoo.Encoder)
+        model = loaded(model_name, model_zoo.Contextual)
         folder = model_zoo.cache_root() / "senses"
         return senses.cached_sense_vectors(model, senses.load_senses()[word], folder, on_progress)
 
@@ -475,7 +484,7 @@ def own_sentence_vector(model_name: str, sentence: str, word: str) -> np.ndarray
 @st.cache_resource(show_spinner=False)
 def _word_vector_batcher(model_name: str) -> MicroBatcher[tuple[str, str], np.ndarray]:
     """Own sentences sent together (a class on Word senses) are read in one pass per word."""
-    model = loaded(model_name, model_zoo.Encoder)
+    model = loaded(model_name, model_zoo.Contextual)
 
     def run(items: list[tuple[str, str]]) -> list[np.ndarray]:
         out: dict[int, np.ndarray] = {}

@@ -42,24 +42,42 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
 
 
 def build_learning_curve(
-    curve: list[dict[str, float]], names: dict[str, str], baselines: dict[str, float]
+    curve: list[dict[str, float]], names: dict[str, str], baselines: dict[str, float], percent: bool = True
 ) -> go.Figure:
-    """Accuracy against tokens seen: one line per key of `names` (curve key -> label), and each
-    baseline (label -> value) as a dashed level line."""
+    """A measure against tokens seen: one line per key of `names` (curve key -> label), and each
+    baseline (label -> value) as a dashed level line. Accuracies (`percent`) on 0-100%, anything
+    else (perplexities) on a log axis."""
     x = [p["tokens"] / 1e6 for p in curve]
     fig = go.Figure()
     for key, label in names.items():
-        fig.add_trace(go.Scatter(x=x, y=[p[key] for p in curve], mode="lines+markers", name=label))
+        fig.add_trace(go.Scatter(x=x, y=[p[key] for p in curve], mode="lines+markers", name=_text(label)))
     for label, value in baselines.items():
-        fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[value, value], mode="lines", name=label, line=dict(dash="dash")))
+        fig.add_trace(
+            go.Scatter(x=[x[0], x[-1]], y=[value, value], mode="lines", name=_text(label), line=dict(dash="dash"))
+        )
     fig.update_layout(
         height=300,
         margin=dict(l=10, r=10, t=30, b=10),
         xaxis_title="M tokens",
-        yaxis=dict(tickformat=".0%", range=[0, 1]),
+        yaxis=dict(tickformat=".0%", range=[0, 1]) if percent else dict(type="log"),
         legend=dict(orientation="h", y=-0.3),
     )
     return fig
+
+
+def build_layer_cosines(cosines: dict[str, float], title: str = "") -> go.Figure:
+    """One bar per layer (label -> cosine similarity of a word's two uses), on a fixed -1..1 scale
+    so that two pairs of sentences can be compared by eye."""
+    labels = _texts(list(cosines))
+    values = list(cosines.values())
+    bars = {"type": "bar", "x": labels, "y": values, "text": [f"{v:.2f}" for v in values], "textposition": "outside"}
+    layout = {
+        "title": {"text": _text(title)},
+        "height": 320,
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "yaxis": {"range": [min(0.0, *values) * 1.1, 1.1], "title": {"text": "cos"}},
+    }
+    return go.Figure({"data": [bars], "layout": layout})
 
 
 def build_matrix(

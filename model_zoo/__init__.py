@@ -17,6 +17,8 @@ _WHERE = {
     "Encoding": "contextual",
     "MaskedLM": "contextual",
     "select_device": "device",
+    "ElmoModel": "elmo",
+    "BadCheckpoint": "errors",
     "EmptyInput": "errors",
     "MissingCapability": "errors",
     "ModelUnavailable": "errors",
@@ -37,8 +39,10 @@ _WHERE = {
 }
 __all__ = [
     "Availability",
+    "BadCheckpoint",
     "CausalLM",
     "Contextual",
+    "ElmoModel",
     "EmptyInput",
     "Encoder",
     "Encoding",
@@ -65,7 +69,9 @@ assert sorted(__all__) == sorted(_WHERE)
 if TYPE_CHECKING:
     from .contextual import CausalLM, Contextual, Encoder, Encoding, MaskedLM
     from .device import select_device
+    from .elmo import ElmoModel
     from .errors import (
+        BadCheckpoint,
         EmptyInput,
         MissingCapability,
         ModelUnavailable,

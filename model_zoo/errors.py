@@ -74,3 +74,12 @@ class MissingCapability(ModelZooError):
         self.capability = capability
         self.why = why
         super().__init__(f"{model} cannot do {capability}: {why}")
+
+
+class BadCheckpoint(ModelZooError, ValueError):
+    """Files that do not make the model they claim to (a dataset missing or extra, a wrong shape)."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{path} cannot be loaded: {problem}")

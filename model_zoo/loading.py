@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .contextual import CausalLM, Encoder, MaskedLM
 from .device import select_device
+from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
 from .errors import ModelUnavailable
 from .registry import ModelCard, _offline_forced, availability, get_card, hub_reachable, package_file, trained_file
 from .static import StaticModel
@@ -18,7 +19,7 @@ from .static import StaticModel
 if TYPE_CHECKING:
     import torch
 
-Model = StaticModel | Encoder  # MaskedLM and CausalLM are Encoders
+Model = StaticModel | Encoder | ElmoModel  # MaskedLM and CausalLM are Encoders
 
 log = logging.getLogger(__name__)
 
@@ -31,9 +32,10 @@ def load(name_or_path: str | os.PathLike[str], device: str | None = None) -> Mod
     """Load a registered model by name, or a local checkpoint folder.
 
     A folder may hold a transformers checkpoint (config.json: its `architectures` decide
-    encoder, masked LM or causal LM), a single .gguf file (a causal LM), or a gensim
-    KeyedVectors file (.kv / .model). Raises ModelUnavailable for a registered model
-    whose weights are not here and cannot be downloaded now.
+    encoder, masked LM or causal LM), a single .gguf file (a causal LM), a gensim
+    KeyedVectors file (.kv / .model), or an ELMo biLM (AllenNLP's options.json +
+    weights.hdf5). Raises ModelUnavailable for a registered model whose weights are not
+    here and cannot be downloaded now.
     """
     path = Path(name_or_path)
     if path.is_dir():
@@ -45,6 +47,10 @@ def _load_card(card: ModelCard, device: str | None) -> Model:
     state = availability(card)
     if state.status in ("coming", "missing"):
         raise ModelUnavailable(card.name, state.reason, card.fallback, status=state.status)
+    if card.kind == "elmo":
+        if not state.ready:  # AllenNLP's files come from outside the Hub: `python -m model_zoo prefetch`
+            raise ModelUnavailable(card.name, state.reason, card.fallback, status=state.status)
+        return _load_elmo_card(card, device)
     if card.package is not None:
         location = package_file(card)
         assert location is not None
@@ -71,10 +77,20 @@ def _load_folder(path: Path, device: str | None) -> Model:
     kvs = sorted([*path.glob("*.kv"), *path.glob("*.model")])
     if len(kvs) == 1:
         return StaticModel.from_gensim_file(path.name, kvs[0])
+    if (path / OPTIONS).exists() and (path / WEIGHTS).exists():
+        return load_elmo(path, device=device)
     raise FileNotFoundError(
-        f"{path} holds no config.json (transformers checkpoint), no single .gguf file and no "
-        "single gensim .kv/.model file: nothing ContextLab knows how to load."
+        f"{path} holds no config.json (transformers checkpoint), no single .gguf file, no single "
+        f"gensim .kv/.model file and no {OPTIONS} + {WEIGHTS} (an ELMo biLM): nothing ContextLab knows how to load."
     )
+
+
+def _load_elmo_card(card: ModelCard, device: str | None) -> ElmoModel:
+    """A registered ELMo: weights ContextLab trained (under assets/), or AllenNLP's files once prefetched."""
+    from .registry import download_dir
+
+    folder = trained_file(card).parent if card.trained else download_dir(card)
+    return load_elmo(folder, name=card.name, device=device)
 
 
 def masked_lm_from_encoder(encoder_dir: Path, attn_implementation: str = "eager") -> Any:

@@ -40,13 +40,15 @@ class ModelCard:
     package_path: str = ""  # folder or file inside that package
     hub_repo: str | None = None  # Hugging Face repository of a classic
     hub_files: tuple[str, ...] = ()  # files that must be cached for it to load
+    downloads: tuple[tuple[str, str], ...] = ()  # a classic served outside the Hub: (file, URL), into download_dir
     fallback: str | None = None  # offline model a page uses when this one is out of reach
     coming: bool = False  # registered, loader arrives with a later lesson
     trained: str = ""  # weights ContextLab trained, under assets/ (their metrics.json beside them)
 
     @property
     def offline(self) -> bool:
-        return self.package is not None
+        """Its weights come with ContextLab: the offline pack's packages, or trained here and shipped."""
+        return self.package is not None or bool(self.trained)
 
     @property
     def download_patterns(self) -> list[str]:
@@ -58,8 +60,13 @@ _BERT_CAPS = (HIDDEN_STATES, ATTENTIONS, FILL_MASK, NEXT_SENTENCE)
 _BERT_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors")
 
 
+ALLENNLP_ELMO = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
+ELMO_FILES = ("options.json", "weights.hdf5")  # AllenNLP's layout, as model_zoo.elmo reads it
+
+
 def _elmo(name: str, title: str, checkpoint: str, size: str) -> ModelCard:
-    """One of AllenNLP's three ELMo checkpoints: registered now, loader with the ELMo lesson."""
+    """One of AllenNLP's three released ELMo biLMs (weights without the softmax: embeddings, no next words)."""
+    folder = checkpoint.removeprefix("elmo_")
     return ModelCard(
         name=name,
         title=title,
@@ -69,8 +76,8 @@ def _elmo(name: str, title: str, checkpoint: str, size: str) -> ModelCard:
         size=size,
         licence="Apache-2.0",
         capabilities=(HIDDEN_STATES,),
-        fallback="minilm-l6",
-        coming=True,
+        downloads=tuple((f, f"{ALLENNLP_ELMO}/{folder}/{checkpoint}_{f}") for f in ELMO_FILES),
+        fallback="elmo-mini",
     )
 
 
@@ -135,6 +142,17 @@ REGISTRY: tuple[ModelCard, ...] = (
         "ELMo original (2×4096 LSTM, 512 proj)",
         "elmo_2x4096_512_2048cnn_2xhighway",
         "93.6M · 2×LSTM 4096 · d512",
+    ),
+    ModelCard(
+        name="elmo-mini",
+        title="ELMo mini, a biLM trained by ContextLab",
+        family="ELMo",
+        kind="elmo",
+        source="trained by ContextLab on the project's English corpus (python -m model_zoo.train_elmo)",
+        size="ELMo's architecture, small",
+        licence="CC BY-SA 4.0 (trained on Wikipedia text among others; see assets/corpus)",
+        capabilities=(HIDDEN_STATES, NEXT_WORDS),
+        trained="models/elmo-mini/weights.hdf5",
     ),
     ModelCard(
         name="minilm-l6",
@@ -237,6 +255,19 @@ def package_file(card: ModelCard) -> Path | None:
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
 
+def cache_root() -> Path:
+    """ContextLab's own cache (downloads from outside the Hub, converted models, encoded sentence
+    sets): CONTEXTLAB_CACHE, else ~/.cache/contextlab."""
+    root = Path(os.environ.get("CONTEXTLAB_CACHE") or Path.home() / ".cache" / "contextlab")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def download_dir(card: ModelCard) -> Path:
+    """Where a model served outside the Hub (card.downloads) is kept once prefetched."""
+    return cache_root() / "models" / card.name
+
+
 def trained_file(card: ModelCard) -> Path:
     """Weights ContextLab trained for `card` (shipped under assets/)."""
     return ASSETS / card.trained
@@ -278,6 +309,15 @@ def availability(card: ModelCard) -> Availability:
     """Whether `card` can be loaded now, and why, without touching the network."""
     if card.coming:
         return Availability("coming", "its loader arrives with the ELMo lesson")
+    if card.trained and card.package is None:  # weights shipped in assets/, nothing to install
+        if not trained_file(card).exists():
+            return Availability("missing", f"its trained weights are missing: {card.source}")
+        return Availability("installed", "shipped with ContextLab (trained here)")
+    if card.downloads:
+        missing = [f for f, _ in card.downloads if not (download_dir(card) / f).exists()]
+        if not missing:
+            return Availability("cached", f"downloaded into {download_dir(card)}")
+        return Availability("needs download", f"not downloaded yet; `python -m model_zoo prefetch {card.name}`")
     if card.package is not None:
         if package_file(card) is None:
             return Availability("missing", f"package {card.package} is not installed: pip install -r requirements.txt")

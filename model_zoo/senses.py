@@ -22,7 +22,7 @@ from .sense_data import SENSES, SenseSet, chance_accuracy, data_version, load_se
 
 if TYPE_CHECKING:  # torch loads only to encode: the Word senses page votes and measures with numpy,
     # and its first map (precomputed) must not wait seconds for `import torch`
-    from .contextual import Encoder
+    from .contextual import Contextual
 
 
 # -- encoding ----------------------------------------------------------------------------------
@@ -37,7 +37,7 @@ class SenseVectors:
 
 
 def encode_senses(
-    encoder: Encoder,
+    encoder: Contextual,
     sense_set: SenseSet,
     on_progress: Callable[[float], None] | None = None,
     seed: int = 0,
@@ -48,6 +48,9 @@ def encode_senses(
     sentence's mean word vector, averaged) and the anisotropy baseline (random pairs of word
     tokens from different sentences), both per layer.
     """
+    batches = getattr(encoder, "batches", None)  # an Encoder's padded batches of WordPieces
+    if batches is None:  # ELMo: words, and no special tokens
+        return _encode_senses_by_words(encoder, sense_set, on_progress, seed)
     import torch
 
     from .contextual import word_vector
@@ -57,7 +60,7 @@ def encode_senses(
     intra: list[np.ndarray] = []
     pool: list[tuple[int, np.ndarray]] = []  # (sentence, (layers, dim)) tokens for the baseline
     rng = np.random.default_rng(seed)
-    for start, batch, special, out in encoder.batches(sentences):
+    for start, batch, special, out in batches(sentences):
         states = torch.stack(out.hidden_states, 1).float()  # (batch, layers, tokens, dim)
         mask = batch["attention_mask"].bool()
         for i in range(len(states)):
@@ -65,17 +68,53 @@ def encode_senses(
                 word_vector(states[i], batch, i, sentences[start + i], sense_set.word, start + i).cpu().numpy()
             )
             words = (mask[i] & ~special[i]).nonzero().flatten()
-            tokens = states[i][:, words]  # (layers, words, dim)
-            unit = torch.nn.functional.normalize(tokens, dim=-1)
-            centre = torch.nn.functional.normalize(tokens.mean(1, keepdim=True), dim=-1)
-            intra.append((unit * centre).sum(-1).mean(-1).cpu().numpy())  # (layers,)
-            for j in rng.choice(len(words), size=min(4, len(words)), replace=False):
-                pool.append((start + i, tokens[:, j].cpu().numpy()))
+            intra.append(_intra_and_pool(states[i][:, words].cpu().numpy(), start + i, rng, pool))
         if on_progress is not None:
             on_progress(min(1.0, (start + len(states)) / len(sentences)))
     return SenseVectors(
         word=sense_set.word,
         vectors=np.stack(vectors),
+        intra_similarity=np.mean(intra, axis=0),
+        baseline=_random_pair_cosine(pool, rng),
+    )
+
+
+def _intra_and_pool(
+    tokens: np.ndarray, sentence: int, rng: np.random.Generator, pool: list[tuple[int, np.ndarray]]
+) -> np.ndarray:
+    """One sentence's intra-sentence similarity per layer, from its word tokens (layers, words, dim);
+    adds up to 4 of its tokens to the baseline's pool."""
+    unit = tokens / np.linalg.norm(tokens, axis=-1, keepdims=True).clip(1e-12)
+    centre = tokens.mean(1, keepdims=True)
+    centre = centre / np.linalg.norm(centre, axis=-1, keepdims=True).clip(1e-12)
+    for j in rng.choice(tokens.shape[1], size=min(4, tokens.shape[1]), replace=False):
+        pool.append((sentence, tokens[:, j]))
+    return np.asarray((unit * centre).sum(-1).mean(-1))  # (layers,)
+
+
+def _encode_senses_by_words(
+    model: Contextual, sense_set: SenseSet, on_progress: Callable[[float], None] | None, seed: int
+) -> SenseVectors:
+    """encode_senses for a model that reads words (ELMo), through the contextual contract alone:
+    the word's vectors from word_vectors, every word token's from encode_many (punctuation left out
+    of the intra-sentence measure and the baseline, as a WordPiece model's special tokens are)."""
+    sentences = list(sense_set.sentences)
+    rng = np.random.default_rng(seed)
+    vectors: list[np.ndarray] = []
+    intra: list[np.ndarray] = []
+    pool: list[tuple[int, np.ndarray]] = []
+    step = 64
+    for start in range(0, len(sentences), step):
+        chunk = sentences[start : start + step]
+        vectors.append(model.word_vectors(chunk, sense_set.word))
+        for i, encoding in enumerate(model.encode_many(chunk)):  # type: ignore[attr-defined]
+            words = [k for k, token in enumerate(encoding.tokens) if any(c.isalnum() for c in token)]
+            intra.append(_intra_and_pool(encoding.hidden_states[:, words], start + i, rng, pool))
+        if on_progress is not None:
+            on_progress(min(1.0, (start + len(chunk)) / len(sentences)))
+    return SenseVectors(
+        word=sense_set.word,
+        vectors=np.concatenate(vectors).astype(np.float32),
         intra_similarity=np.mean(intra, axis=0),
         baseline=_random_pair_cosine(pool, rng),
     )
@@ -170,7 +209,7 @@ def votes_by_layer(vectors: np.ndarray, senses: tuple[str, ...], query: np.ndarr
 
 
 def cached_sense_vectors(
-    encoder: Encoder,
+    encoder: Contextual,
     sense_set: SenseSet,
     folder: Path,
     on_progress: Callable[[float], None] | None = None,
@@ -189,7 +228,7 @@ def cached_sense_vectors(
     return encoded
 
 
-def precompute(encoder: Encoder, folder: Path, on_word: Callable[[str], None] | None = None) -> Path:
+def precompute(encoder: Contextual, folder: Path, on_word: Callable[[str], None] | None = None) -> Path:
     """Write the page's default figures of every word for `encoder` (see sense_data.Precomputed)."""
     from .projection import pca_2d, umap_2d
     from .sense_data import UMAP_DEFAULTS, precomputed_file

@@ -27,7 +27,7 @@ FIRST = ("bank", "stick")  # the lesson's own examples lead
 WORDS = list(FIRST) + sorted(w for w in SETS if w not in FIRST)
 CARDS = {c.name: c for c in registry.list_models()}
 MODELS = [n for n, c in CARDS.items() if {VECTORS, HIDDEN_STATES} & set(c.capabilities)]
-DEFAULT_MODELS = ["glove-6b-50d", "minilm-l6"]
+DEFAULT_MODELS = ["glove-6b-50d", "elmo-mini", "minilm-l6"]
 CHINESE_MODELS = ("bert-base-chinese", "bert-base-multilingual-cased")
 CHINESE = (  # 长 as "length" (cháng) and as "grow" (zhǎng), from the lecture notes
     ("这条河的长度是多少？", "cháng"),

@@ -1,8 +1,8 @@
-"""Precompute the Word senses page's default figures for minilm-l6 (real model, shipped data).
+"""Precompute the Word senses page's default figures for its default contextual models (real models, shipped data).
 
-    python scripts/precompute_senses.py
+    python scripts/precompute_senses.py [NAME ...]      # default: minilm-l6 elmo-mini
 
-Writes assets/senses/precomputed/minilm-l6.npz: for each word, PCA and UMAP (default
+Writes assets/senses/precomputed/NAME.npz: for each word, PCA and UMAP (default
 settings) of its vector in every sentence at every layer, and the per-layer measures.
 The page draws these at once and loads the model only for what is not precomputed.
 Re-run after changing assets/senses/senses.tsv (the page ignores a file made from other data).
@@ -20,14 +20,14 @@ import model_zoo  # noqa: E402
 from model_zoo.sense_data import PRECOMPUTED  # noqa: E402
 from model_zoo.senses import precompute  # noqa: E402
 
-MODELS = ("minilm-l6",)
+MODELS = ("minilm-l6", "elmo-mini")
 
 
-def main() -> None:
-    for name in MODELS:
+def main(names: list[str]) -> None:
+    for name in names or MODELS:
         start = time.perf_counter()
         model = model_zoo.load(name)
-        assert isinstance(model, model_zoo.Encoder)
+        assert isinstance(model, model_zoo.Contextual)
         path = precompute(model, PRECOMPUTED, on_word=lambda w, n=name: print(f"  {n}: {w}", flush=True))
         print(
             f"{path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}: "
@@ -36,4 +36,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -58,7 +58,8 @@ def test_home_shows_the_road_and_every_model() -> None:
     status = dict(zip(table["Model"], table["Status"]))
     assert status["minilm-l6"] == "✅ installed"
     assert status["bert-base-uncased"] == "⬇️ needs download"
-    assert status["elmo-small"] == "🕒 coming"
+    assert status["elmo-small"] == "⬇️ needs download"
+    assert status["elmo-mini"] == "✅ installed"
     why = dict(zip(table["Model"], table["Why"]))
     assert "python -m model_zoo prefetch gpt2" in why["gpt2"]
 
@@ -228,10 +229,10 @@ def test_slow_results_are_computed_once_for_sessions_asking_at_once() -> None:
 
 
 @pytest.mark.slow
-def test_playground_elmo_is_named_as_coming() -> None:
+def test_playground_released_elmo_falls_back_to_elmo_mini() -> None:
     at = playground(model="elmo-small")
     assert not at.exception
-    assert "elmo-small" in shown(at.warning[0].value)
+    assert "elmo-small" in shown(at.warning[0].value) and "elmo-mini" in shown(at.warning[0].value)
 
 
 def test_warm_up_waits_then_loads_the_default_models_once(monkeypatch: pytest.MonkeyPatch) -> None:

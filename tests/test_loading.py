@@ -25,10 +25,11 @@ def test_registry_is_consistent() -> None:
     names = [c.name for c in cards]
     assert len(names) == len(set(names))
     offline = {c.name for c in cards if c.offline}
-    assert offline == {"glove-6b-50d", "minilm-l6", "minilm-l6-mlm", "smollm2-135m"}
+    assert offline == {"glove-6b-50d", "elmo-mini", "minilm-l6", "minilm-l6-mlm", "smollm2-135m"}
     for card in cards:
         assert card.licence and card.size and card.source and card.capabilities
-        assert card.offline != (card.hub_repo is not None or card.coming)
+        homes = [card.offline, card.hub_repo is not None, bool(card.downloads)]
+        assert sum(homes) == 1, card.name  # each model comes from exactly one place
         if not card.offline:
             assert card.fallback in offline, card.name
     assert [c.family for c in cards] == sorted(
@@ -36,13 +37,14 @@ def test_registry_is_consistent() -> None:
     )
 
 
-def test_offline_pack_is_installed_and_classics_need_download(hub_unreachable) -> None:
+def test_offline_pack_is_installed_and_classics_need_download(hub_unreachable, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CONTEXTLAB_CACHE", str(tmp_path))  # nothing prefetched
     states = {c.name: model_zoo.availability(c) for c in model_zoo.list_models()}
-    for name in ("glove-6b-50d", "minilm-l6", "minilm-l6-mlm", "smollm2-135m"):
+    for name in ("glove-6b-50d", "elmo-mini", "minilm-l6", "minilm-l6-mlm", "smollm2-135m"):
         assert states[name].status == "installed" and states[name].ready
-    assert states["bert-base-uncased"].status == "needs download"
-    assert "prefetch bert-base-uncased" in states["bert-base-uncased"].reason
-    assert states["elmo-small"].status == "coming" and not states["elmo-small"].ready
+    for name in ("bert-base-uncased", "elmo-small"):
+        assert states[name].status == "needs download" and not states[name].ready
+        assert f"prefetch {name}" in states[name].reason
 
 
 def test_unknown_name_lists_the_known_ones() -> None:
@@ -96,10 +98,14 @@ def test_trained_weights_missing_are_reported(monkeypatch: pytest.MonkeyPatch, t
     assert state.status == "missing" and "python -m model_zoo.train_mlm" in state.reason
 
 
-def test_elmo_is_registered_but_coming() -> None:
+def test_released_elmo_needs_a_prefetch_and_falls_back_to_elmo_mini(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CONTEXTLAB_CACHE", str(tmp_path))
+    card = model_zoo.get_card("elmo-original")
+    assert [f for f, _ in card.downloads] == ["options.json", "weights.hdf5"]
+    assert all(url.startswith("https://s3-us-west-2.amazonaws.com/allennlp/models/elmo/") for _, url in card.downloads)
     with pytest.raises(model_zoo.ModelUnavailable) as err:
         model_zoo.load("elmo-original")
-    assert err.value.fallback == "minilm-l6"
+    assert err.value.fallback == "elmo-mini" and "prefetch elmo-original" in err.value.prefetch_command
 
 
 def test_cached_classic_loads_through_the_classic_path(tiny_bert, hub_unreachable, fake_hub) -> None:
@@ -161,7 +167,7 @@ def test_cli_list_shows_every_model_and_its_status() -> None:
     assert out.returncode == 0
     for card in model_zoo.list_models():
         assert card.name in out.stdout
-    assert "installed" in out.stdout and "coming" in out.stdout
+    assert "installed" in out.stdout and "needs download" in out.stdout
 
 
 def test_cli_prefetch_offline_is_one_clear_line() -> None:

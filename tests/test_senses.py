@@ -191,7 +191,7 @@ def test_page_html_in_own_sentence_travels_as_text() -> None:
 
 
 @pytest.mark.slow
-def test_page_unavailable_and_coming_models_say_so() -> None:
+def test_page_unavailable_models_say_so() -> None:
     at = open_page("pages/senses.py", models=["bert-base-uncased", "elmo-small"])
     assert not at.exception
     warnings = " ".join(shown(w.value) for w in at.warning)

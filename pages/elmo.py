@@ -1,0 +1,223 @@
+"""Lesson: ELMo, a biLM whose three layers give each word token its own vector; next words both ways, the
+weighted sum of the layers, and the same word in two sentences."""
+
+import numpy as np
+import streamlit as st
+
+import model_zoo
+import serving
+from components.charts import build_layer_cosines, build_learning_curve, build_score_bars, build_vector_strip
+from components.frame import ensure_app_frame
+from components.i18n import t, t_plain
+from components.notices import render_error, render_unavailable, select_model
+from model_zoo.lexicon import unique
+from model_zoo.registry import NEXT_WORDS, trained_metrics
+from model_zoo.words import words_in
+
+ensure_app_frame()
+
+LM = "elmo-mini"  # the one ELMo with its softmax (AllenNLP released none)
+ELMOS = [c.name for c in model_zoo.list_models() if c.family == "ELMo"]
+MAX_CHARS = 2000
+STRIP_DIMS = 64  # dimensions drawn per layer: enough to see patterns, few enough to read
+LM_EXAMPLES = ("Let's stick to", "After work we like to hang", "The man went to the bank to")
+PAIRS = (  # (sentence A, sentence B, the word in both): from the lesson notes, same and different senses
+    ("Let's stick to the plan.", "He cut a stick of wood for the fire.", "stick"),
+    ("We sat on the bank of the river.", "The boat drifted toward the bank of the river.", "bank"),
+    ("We sat on the bank of the river.", "I went to the bank to deposit my money.", "bank"),
+)
+PRESETS = {  # weights before the softmax: token, LSTM-1, LSTM-2
+    "preset_equal": (0.0, 0.0, 0.0),
+    "preset_lstm1": (0.0, 2.0, 0.0),
+    "preset_top": (-4.0, -4.0, 4.0),
+    "preset_token": (4.0, -4.0, -4.0),
+}
+LAYER_KEYS = ("layer_token", "layer_lstm1", "layer_lstm2")
+
+st.title(t("lesson.elmo.title"))
+st.write(t("elmo.intro"))
+model = select_model(t("elmo.model"), ELMOS, serving.ready_or("elmo-small", LM), serving.model_or_fallback)
+card = model_zoo.get_card(model.name)
+lm_card = model_zoo.get_card(LM)
+if serving.availabilities()[LM].ready:
+    m = trained_metrics(lm_card)
+    st.info(
+        t(
+            "elmo.trained",
+            params=f"{m['parameters'] / 1e6:.1f}M",
+            tokens=f"{m['tokens_seen'] / 1e6:.1f}M",
+            corpus=", ".join(m["corpus_sources"]),
+            minutes=f"{m['train_seconds'] / 60:.0f}",
+            device=m["device"],
+            script=m["script"],
+            fwd=f"{m['held_forward_perplexity']:.0f}",
+            bwd=f"{m['held_backward_perplexity']:.0f}",
+            uni=f"{m['unigram_perplexity']:.0f}",
+        ),
+        icon=":material/model_training:",
+    )
+    with st.expander(t("elmo.curve_title")):
+        curve = build_learning_curve(
+            m["curve"],
+            {"forward_perplexity": t_plain("elmo.curve_fwd"), "backward_perplexity": t_plain("elmo.curve_bwd")},
+            {t_plain("elmo.curve_unigram"): m["unigram_perplexity"]},
+            percent=False,
+        )
+        st.plotly_chart(curve, key="learning_curve")
+        st.caption(t("elmo.curve_caption"))
+
+
+# 1. A language model, both ways ----------------------------------------------------------------
+st.header(t("elmo.lm_title"))
+st.write(t("elmo.lm_intro"))
+st.session_state.setdefault("lm_text", LM_EXAMPLES[0])
+
+
+def use_lm_example(example: str) -> None:
+    st.session_state.lm_text = example
+
+
+@st.fragment
+def next_words() -> None:
+    if NEXT_WORDS not in card.capabilities:
+        st.caption(t("elmo.released"))
+    lm_name = model.name if NEXT_WORDS in card.capabilities else LM
+    if not serving.availabilities()[lm_name].ready:
+        st.info(t("elmo.no_softmax", name=model.name), icon=":material/info:")
+        return
+    for col, example in zip(st.columns(len(LM_EXAMPLES)), LM_EXAMPLES):
+        col.button(example, key=f"lm_ex_{example}", on_click=use_lm_example, args=(example,), width="stretch")
+    text = st.text_input(
+        t("elmo.lm_text"), key="lm_text", bind="query-params", max_chars=MAX_CHARS, help=t("elmo.lm_help")
+    )
+    try:
+        forward, backward, vocab = serving.elmo_next_words(lm_name, text, 10)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+        return
+    words = text.split()
+    left, right = st.columns(2)
+    left.plotly_chart(
+        build_score_bars(forward, t_plain("elmo.forward_title", text=" ".join(words[-4:]))), key="forward"
+    )
+    right.plotly_chart(
+        build_score_bars(backward, t_plain("elmo.backward_title", text=" ".join(words[:4]))), key="backward"
+    )
+    st.caption(t("elmo.lm_note", n=f"{vocab:,}"))
+
+
+next_words()
+
+
+# 2. Three vectors per word, and the weighted sum -----------------------------------------------
+st.header(t("elmo.layers_title"))
+st.write(t("elmo.layers_intro"))
+st.session_state.setdefault("sentence", PAIRS[0][0])
+for name, value in zip(("w0", "w1", "w2"), PRESETS["preset_equal"]):
+    st.session_state.setdefault(name, value)
+st.session_state.setdefault("gamma", 1.0)
+
+
+def use_preset(weights: tuple[float, float, float]) -> None:
+    st.session_state.w0, st.session_state.w1, st.session_state.w2 = weights
+
+
+@st.fragment
+def weighted_sum() -> None:
+    sentence = st.text_input(t("elmo.sentence"), key="sentence", bind="query-params", max_chars=MAX_CHARS)
+    try:
+        encoding = serving.hidden_states(model.name, sentence)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+        return
+    if encoding.truncated:
+        st.warning(t("elmo.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
+    tokens = encoding.tokens
+    at = st.selectbox(t("elmo.word"), range(len(tokens)), format_func=lambda i: f"{i + 1}. {tokens[i]}", key="position")
+    st.write(t("elmo.presets"))
+    for col, (key, weights) in zip(st.columns(len(PRESETS)), PRESETS.items()):
+        col.button(t_plain(f"elmo.{key}"), key=key, on_click=use_preset, args=(weights,), width="stretch")
+    st.caption(t("elmo.preset_note"))
+    cols = st.columns(4)
+    raw = np.array(
+        [
+            cols[i].slider(t_plain(f"elmo.w_{name}"), -4.0, 4.0, step=0.1, key=f"w{i}")
+            for i, name in enumerate(("token", "lstm1", "lstm2"))
+        ]
+    )
+    gamma = cols[3].slider(t_plain("elmo.gamma"), 0.1, 3.0, step=0.1, key="gamma")
+    s = np.exp(raw - raw.max())
+    s /= s.sum()
+    layers = encoding.hidden_states[:, at]  # (3, 2 x projection)
+    mix = gamma * (s[:, None] * layers).sum(0)
+    shown = min(STRIP_DIMS, layers.shape[1])
+    names = [t_plain(f"elmo.{k}") for k in LAYER_KEYS] + [t_plain("elmo.mix")]
+    st.plotly_chart(
+        build_vector_strip(
+            names,
+            np.vstack([layers, mix[None]])[:, :shown],
+            t_plain("elmo.strip_title", word=tokens[at], n=shown, dim=layers.shape[1]),
+        ),
+        key="strip",
+    )
+    st.caption(
+        t(
+            "elmo.weights_now",
+            s0=f"{s[0]:.2f}",
+            s1=f"{s[1]:.2f}",
+            s2=f"{s[2]:.2f}",
+            gamma=f"{gamma:.1f}",
+            norm=f"{np.linalg.norm(mix):.1f}",
+        )
+    )
+
+
+weighted_sum()
+
+
+# 3. Context matters ---------------------------------------------------------------------------
+st.header(t("elmo.context_title"))
+st.session_state.setdefault("a", PAIRS[0][0])
+st.session_state.setdefault("b", PAIRS[0][1])
+st.session_state.setdefault("pair_word", PAIRS[0][2])
+
+
+def use_pair(a: str, b: str, word: str) -> None:
+    st.session_state.a, st.session_state.b, st.session_state.pair_word = a, b, word
+
+
+@st.fragment
+def context_matters() -> None:
+    for i, (col, (a, b, word)) in enumerate(zip(st.columns(len(PAIRS)), PAIRS)):
+        col.button(f"{word}: {a} / {b}", key=f"pair{i}", on_click=use_pair, args=(a, b, word), width="stretch")
+    left, right = st.columns(2)
+    a = left.text_input(t("elmo.sentence_a"), key="a", bind="query-params", max_chars=MAX_CHARS)
+    b = right.text_input(t("elmo.sentence_b"), key="b", bind="query-params", max_chars=MAX_CHARS)
+    shared = [w for w in unique(words_in(a)) if w.lower() in {x.lower() for x in words_in(b)}]
+    if not shared:
+        st.info(t("elmo.pick_word"), icon=":material/info:")
+        return
+    if st.session_state.get("pair_word") not in shared:
+        st.session_state.pair_word = max(shared, key=len)  # the longest: rarely "the" or "of"
+    word = st.selectbox(t("elmo.context_word"), shared, key="pair_word", bind="query-params")
+    st.write(t("elmo.context_intro", word=word))
+    try:
+        vectors = serving.word_vectors(model.name, (a, b), word)  # (2, 3, D)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+        return
+    unit = vectors / np.linalg.norm(vectors, axis=-1, keepdims=True).clip(1e-12)
+    cosines = (unit[0] * unit[1]).sum(-1)  # (3,)
+    glove, unavailable = serving.static_model("glove-6b-50d")
+    bars = {t_plain(f"elmo.{k}"): float(c) for k, c in zip(LAYER_KEYS, cosines)}
+    if unavailable is not None:
+        render_unavailable(unavailable)
+    elif word.lower() in glove:
+        bars = {t_plain("elmo.cos_glove"): 1.0, **bars}
+    else:
+        st.caption(t("elmo.cos_glove_missing", word=word))
+    st.plotly_chart(build_layer_cosines(bars, t_plain("elmo.cos_title", word=word)), key="cosines")
+    st.caption(t("elmo.cos_note"))
+
+
+context_matters()

@@ -1,0 +1,107 @@
+"""The ELMo lesson's page, run as a served app with the shipped elmo-mini (real weights: slow tier)."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pytest
+
+import model_zoo
+from tests.conftest import all_text, open_page, shown
+
+pytestmark = pytest.mark.slow
+
+
+def bars(at, key: str) -> list[str]:  # noqa: ANN001
+    """A bar chart's labels, top first, as a reader sees them (plotly reads them as HTML: <UNK> is escaped)."""
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+    return [html.unescape(y) for y in reversed(json.loads(chart.proto.spec)["data"][0]["y"])]
+
+
+def chart_spec(at, key: str) -> dict:  # noqa: ANN001
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+    return json.loads(chart.proto.spec)
+
+
+def test_default_page_runs_the_real_bilm_both_ways() -> None:
+    at = open_page("pages/elmo.py")
+    assert not at.exception
+    text = all_text(at)
+    assert "elmo-mini, a biLM trained by ContextLab" in text and "python -m model_zoo.train_elmo" in text
+    model = model_zoo.load("elmo-mini")
+    assert bars(at, "forward")[:3] == [w for w, _ in model.next_words("Let's stick to", 10)][:3]
+    assert bars(at, "backward")[:3] == [w for w, _ in model.previous_words("Let's stick to", 10)][:3]
+    assert "Next word after “Let's stick to” (forward LM)" in chart_spec(at, "forward")["layout"]["title"]["text"]
+    strip = chart_spec(at, "strip")
+    assert strip["data"][0]["y"] == ["token (char CNN)", "LSTM-1", "LSTM-2", "ELMo vector (weighted sum)"]
+
+
+def test_a_new_text_gives_new_next_words() -> None:
+    at = open_page("pages/elmo.py")
+    before = bars(at, "forward")
+    at.text_input(key="lm_text").input("After work we like to hang").run()
+    assert not at.exception
+    after = bars(at, "forward")
+    assert after != before
+    assert after[:3] == [w for w, _ in model_zoo.load("elmo-mini").next_words("After work we like to hang", 10)][:3]
+
+
+def test_presets_set_the_softmax_weights() -> None:
+    at = open_page("pages/elmo.py")
+    assert "s = softmax(weights) = token 0.33, LSTM-1 0.33, LSTM-2 0.33" in all_text(at)
+    at.button(key="preset_token").click().run()
+    assert not at.exception
+    assert "token 1.00, LSTM-1 0.00, LSTM-2 0.00" in all_text(at)
+
+
+def test_same_sense_pair_is_closer_than_different_senses_at_lstm1() -> None:
+    """The lesson's point, on the shipped model: two river banks are closer than a river and a money bank."""
+    cos = {}
+    for pair in (1, 2):
+        at = open_page("pages/elmo.py")
+        at.button(key=f"pair{pair}").click().run()
+        assert not at.exception
+        spec = chart_spec(at, "cosines")["data"][0]
+        cos[pair] = dict(zip(spec["x"], spec["y"]))
+        assert cos[pair]["GloVe (one vector per word)"] == 1.0
+        assert cos[pair]["token (char CNN)"] == pytest.approx(1.0, abs=1e-5)  # characters only: no context
+    assert cos[1]["LSTM-1"] > cos[2]["LSTM-1"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "x" * 2000,
+        "银行在河边",
+        "<script>alert(1)</script>",
+        "**bold** [link](http://example.com)",
+    ],
+)
+def test_bad_text_gets_a_sentence_or_an_answer(text: str) -> None:
+    at = open_page("pages/elmo.py")
+    for key in ("lm_text", "sentence", "a"):
+        at.text_input(key=key).input(text)
+    at.run()
+    assert not at.exception
+    assert "<script>" not in "".join(str(m.value) for m in at.markdown if not m.proto.allow_html)
+
+
+def test_a_shared_link_reopens_the_view() -> None:
+    at = open_page(
+        "pages/elmo.py",
+        lm_text="The man went to the bank to",
+        a="I went to the bank to deposit my money.",
+        b="We sat on the bank of the river.",
+    )
+    assert not at.exception
+    assert at.text_input(key="lm_text").value == "The man went to the bank to"
+    assert "“bank” in A and B" in shown(chart_spec(at, "cosines")["layout"]["title"]["text"])
+
+
+def test_page_in_chinese() -> None:
+    at = open_page("pages/elmo.py", lang="zh")
+    assert not at.exception
+    assert "双向的语言模型" in [h.value for h in at.header]
