@@ -133,7 +133,16 @@ def weighted_sum() -> None:
     if encoding.truncated:
         st.warning(t("elmo.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
     tokens = encoding.tokens
-    at = st.selectbox(t("elmo.word"), range(len(tokens)), format_func=lambda i: f"{i + 1}. {tokens[i]}", key="position")
+    lesson_word = [i for i, token in enumerate(tokens) if token.lower() == PAIRS[0][2]]  # "stick", as the notes
+    if st.session_state.get("position", -1) >= len(tokens):  # a shorter sentence than before
+        del st.session_state["position"]
+    at = st.selectbox(
+        t("elmo.word"),
+        range(len(tokens)),
+        index=lesson_word[0] if lesson_word else 0,
+        format_func=lambda i: f"{i + 1}. {tokens[i]}",
+        key="position",
+    )
     st.write(t("elmo.presets"))
     for col, (key, weights) in zip(st.columns(len(PRESETS)), PRESETS.items()):
         col.button(t_plain(f"elmo.{key}"), key=key, on_click=use_preset, args=(weights,), width="stretch")
