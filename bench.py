@@ -82,6 +82,43 @@ def encode_latency() -> dict[str, float]:
     }
 
 
+def elmo_latency() -> dict[str, dict[str, float]]:
+    """ELMo's encode on a 16-word sentence: the shipped elmo-mini, and a biLM of elmo-small's shape
+    (AllenNLP's options: 2048 char filters, 1 highway, 2 x LSTM 1024, projection 128) with random weights."""
+    import model_zoo
+    from model_zoo.elmo import BiLm, ElmoModel, ElmoOptions
+
+    small = ElmoOptions.from_json(
+        {
+            "lstm": {
+                "use_skip_connections": True,
+                "projection_dim": 128,
+                "cell_clip": 3,
+                "proj_clip": 3,
+                "dim": 1024,
+                "n_layers": 2,
+            },
+            "char_cnn": {
+                "activation": "relu",
+                "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
+                "n_highway": 1,
+                "embedding": {"dim": 16},
+                "n_characters": 262,
+                "max_characters_per_token": 50,
+            },
+        }
+    )
+    models = {
+        "elmo-mini": model_zoo.load("elmo-mini"),
+        "elmo-small shape (random weights)": ElmoModel("elmo-small-shape", BiLm(small)),
+    }
+    words = models["elmo-mini"].count_tokens(SENTENCE_16)  # words and the full stop: ELMo's tokens
+    return {
+        name: {"words": words, "encode_ms": round(timed(lambda m=model: m.encode(SENTENCE_16), repeat=50), 2)}
+        for name, model in models.items()
+    }
+
+
 def static_lessons() -> dict[str, float]:
     """Lessons 1-2: neighbours and analogies over 400k GloVe words, a 200-word map, live word2vec."""
     import model_zoo
@@ -310,6 +347,10 @@ def main() -> int:
         f"encode, minilm-l6, {enc['tokens']}-token sentence: {enc['encode_ms']:.2f} ms [< 15 ms]; "
         f"bare model(**inputs): {enc['bare_forward_ms']:.2f} ms; ratio {enc['ratio']:.2f} [<= 1.2]"
     )
+
+    results["encode_elmo"] = elmo = elmo_latency()
+    for name, fig in elmo.items():
+        print(f"encode, {name}, the same sentence ({fig['words']} ELMo tokens): {fig['encode_ms']:.1f} ms")
 
     results["static_lessons"] = les = static_lessons()
     print(

@@ -26,6 +26,7 @@ PAGES = {
     "playground": "playground",
     "onehot": "onehot",
     "embeddings": "embeddings",
+    "elmo": "elmo",
     "bert_inputs": "bert_inputs",
     "masked_lm": "masked_lm",
     "attention": "attention",
@@ -279,6 +280,23 @@ def test_word_map_draws_its_points(server: str, tab: Page) -> None:
     plot = tab.chart("PCA map", timeout=30_000)
     assert plot.locator("g.textpoint").count() >= 30  # one label per word
     tab.shot("embeddings-map")
+
+
+def test_elmo_predicts_both_ways_and_mixes_its_layers(server: str, tab: Page) -> None:
+    tab.open(f"{server}/elmo")
+    tab.page.get_by_role("button", name="After work we like to hang").click()
+    forward = tab.chart("Next word after “we like to hang” (forward LM)", timeout=30_000)
+    backward = tab.chart("Word before “After work we like” (backward LM)")
+    assert forward.locator("g.point").count() == 10 and backward.locator("g.point").count() == 10
+    tab.page.get_by_role("button", name="Token layer only").click()
+    tab.page.get_by_text("token 1.00, LSTM-1 0.00, LSTM-2 0.00").wait_for(timeout=30_000)
+    strip = tab.chart("each layer's vector and the weighted sum")
+    assert strip.locator("g.heatmaplayer image, g.heatmaplayer path").count() >= 1
+    cosines = tab.chart("Cosine similarity of")
+    assert "GloVe (one vector per word)" in cosines.inner_text()
+    tab.settle()
+    assert tab.exceptions() == 0 and tab.blocked == []
+    tab.shot("elmo")
 
 
 def _view_frame(tab: Page, index: int):
