@@ -28,7 +28,7 @@ _WHERE = {
     "WordNotInText": "errors",
     "WordNotInVocabulary": "errors",
     "Model": "loading",
-    "cache_root": "loading",
+    "cache_root": "registry",
     "load": "loading",
     "Availability": "registry",
     "ModelCard": "registry",
@@ -81,8 +81,8 @@ if TYPE_CHECKING:
         WordNotInText,
         WordNotInVocabulary,
     )
-    from .loading import Model, cache_root, load
-    from .registry import Availability, ModelCard, availability, get_card, list_models
+    from .loading import Model, load
+    from .registry import Availability, ModelCard, availability, cache_root, get_card, list_models
     from .static import StaticModel
 
 

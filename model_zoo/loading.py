@@ -13,7 +13,17 @@ from .contextual import CausalLM, Encoder, MaskedLM
 from .device import select_device
 from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
 from .errors import ModelUnavailable
-from .registry import ModelCard, _offline_forced, availability, get_card, hub_reachable, package_file, trained_file
+from .registry import (
+    ModelCard,
+    _offline_forced,
+    availability,
+    cache_root,
+    download_dir,
+    get_card,
+    hub_reachable,
+    package_file,
+    trained_file,
+)
 from .static import StaticModel
 
 if TYPE_CHECKING:
@@ -87,8 +97,6 @@ def _load_folder(path: Path, device: str | None) -> Model:
 
 def _load_elmo_card(card: ModelCard, device: str | None) -> ElmoModel:
     """A registered ELMo: weights ContextLab trained (under assets/), or AllenNLP's files once prefetched."""
-    from .registry import download_dir
-
     folder = trained_file(card).parent if card.trained else download_dir(card)
     return load_elmo(folder, name=card.name, device=device)
 
@@ -263,13 +271,6 @@ def _load_gguf(name: str, path: Path, device: str | None) -> Encoder:
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return CausalLM(name, model, tokenizer, select_device(device))
-
-
-def cache_root() -> Path:
-    """ContextLab's own cache (converted models, encoded sentence sets): CONTEXTLAB_CACHE."""
-    root = Path(os.environ.get("CONTEXTLAB_CACHE") or Path.home() / ".cache" / "contextlab")
-    root.mkdir(parents=True, exist_ok=True)
-    return root
 
 
 def _short_reason(err: BaseException) -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import signal
 import threading
@@ -40,10 +39,10 @@ from . import cloze
 from .lexicon import ASSETS
 from .loading import FROZEN, load_trained_weights, masked_lm_from_encoder, trained_state
 from .masking import bert_masking
+from .registry import cache_root
 
-_CACHE = Path(os.environ.get("CONTEXTLAB_CACHE") or Path.home() / ".cache" / "contextlab")
-DEFAULT_CORPUS = _CACHE / "mlm_corpus"
-DEFAULT_RUN = _CACHE / "mlm_run"
+DEFAULT_CORPUS = cache_root() / "mlm_corpus"
+DEFAULT_RUN = cache_root() / "mlm_run"
 OUT = ASSETS / "models" / "minilm-l6-mlm"
 WEIGHTS = "model.safetensors"
 SCRIPT = "python -m model_zoo.train_mlm"

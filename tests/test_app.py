@@ -67,8 +67,8 @@ def test_home_shows_the_road_and_every_model() -> None:
 def test_home_map_links_each_stop_to_a_model_that_is_here() -> None:
     at = app().run()
     links = {shown(link.proto.label): link.proto for link in at.get("page_link")}
-    assert {"Try glove-6b-50d", "Try minilm-l6", "Try smollm2-135m"} <= set(links)
-    assert not any("elmo" in label for label in links)  # nothing to try there yet
+    assert {"Try glove-6b-50d", "Try elmo-mini", "Try minilm-l6", "Try smollm2-135m"} <= set(links)
+    assert links["ELMo"].page == "elmo"  # the lesson is on the map
     assert {link.page for label, link in links.items() if label.startswith("Try ")} == {"playground"}
     assert links["One-hot vectors"].page == "onehot" and links["Word embeddings"].page == "embeddings"
     assert links["Try smollm2-135m"].query_string == "model=smollm2-135m&text=I+deposited+the+cheque+at+the"

@@ -385,12 +385,15 @@ def test_sense_maps_draw_move_with_the_layer_and_show_sentences(server: str, tab
     card.wait_for(state="visible", timeout=10_000)
     assert "bank" in card.locator("b").inner_text().lower()  # the word in bold
     assert "financial institution" in card.inner_text()  # and its gloss (sense 1, sloping land, is hidden)
+    moved.locator("svg.plot").scroll_into_view_if_needed()
     box = moved.locator("svg.plot").bounding_box()
     tab.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     placed = [points.nth(i).get_attribute("cx") for i in range(shown)]
     tab.page.mouse.wheel(0, -300)  # a plain wheel scrolls the page: the map stays as it is
     tab.page.wait_for_timeout(200)
     assert [points.nth(i).get_attribute("cx") for i in range(shown)] == placed
+    box = moved.locator("svg.plot").bounding_box()  # the page scrolled: point at the map again
+    tab.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     tab.page.keyboard.down("Control")
     tab.page.mouse.wheel(0, -300)  # ctrl + wheel zooms
     tab.page.keyboard.up("Control")
