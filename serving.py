@@ -28,11 +28,11 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
     import model_zoo.senses
     from model_zoo import Model
     from model_zoo.attention import HeadSummary, QueryKey
+    from model_zoo.contextual import Guess
     from model_zoo.word2vec import EpochReport, Quality, TrainSettings
 
 T = TypeVar("T")
 M = TypeVar("M")
-Guess = tuple[str, float]  # a word and the probability a model gives it
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -101,6 +101,12 @@ def loaded(name: str, kind: type[M]) -> M:
     return model
 
 
+def contextual(name: str) -> model_zoo.Contextual:
+    """loaded(name, ...) for any model that gives a vector per token at every layer (an encoder, an
+    LM, ELMo): model_zoo.Contextual, a runtime-checkable Protocol that mypy will not take as a type[M]."""
+    return loaded(name, model_zoo.Contextual)  # type: ignore[type-abstract]
+
+
 def model_or_fallback(name: str) -> tuple[Model, ModelUnavailable | None]:
     """`name` if it can be had, else its card's offline fallback together with the reason.
 
@@ -164,7 +170,7 @@ def suggestions(model_name: str, word: str, n: int) -> list[str]:
 @st.cache_data(max_entries=16, show_spinner=False)
 def hidden_states(model_name: str, text: str) -> model_zoo.Encoding:
     """Tokens and every layer's vectors of `text`, without attention weights (any contextual model)."""
-    model = loaded(model_name, model_zoo.Contextual)  # type: ignore[type-abstract]  # a runtime-checkable Protocol
+    model = contextual(model_name)
     return model.encode(text, attentions=False)
 
 
@@ -305,13 +311,13 @@ def recipe_demo(model_name: str, text: str, seed: int) -> model_zoo.masking.Reci
 @st.cache_data(max_entries=256, show_spinner=False)
 def token_count(model_name: str, text: str, text_b: str | None = None) -> int:
     """How many tokens the model's tokenizer makes of `text` (and `text_b`), uncut."""
-    model = loaded(model_name, model_zoo.Contextual)  # type: ignore[type-abstract]  # a runtime-checkable Protocol
+    model = contextual(model_name)
     return model.count_tokens(text, text_b)
 
 
 def over_limit(model_name: str, text: str, text_b: str | None = None) -> int | None:
     """The model's token limit where `text` (and `text_b`) is longer than it reads, else None."""
-    model = loaded(model_name, model_zoo.Contextual)  # type: ignore[type-abstract]  # a runtime-checkable Protocol
+    model = contextual(model_name)
     return model.max_length if token_count(model_name, text, text_b) > model.max_length else None
 
 
@@ -335,7 +341,7 @@ def input_embeddings(model_name: str, text: str, text_b: str | None) -> model_zo
 @st.cache_data(max_entries=64, show_spinner=False)
 def word_vectors(model_name: str, texts: tuple[str, ...], word: str) -> np.ndarray:
     """`word`'s vector in each text at every layer: (texts, layers + 1, dim) (any contextual model)."""
-    model = loaded(model_name, model_zoo.Contextual)  # type: ignore[type-abstract]  # a runtime-checkable Protocol
+    model = contextual(model_name)
     return model.word_vectors(list(texts), word)
 
 
@@ -438,7 +444,7 @@ def sense_vectors(
     from model_zoo import senses
 
     def compute() -> senses.SenseVectors:
-        model = loaded(model_name, model_zoo.Contextual)  # type: ignore[type-abstract]  # a runtime-checkable Protocol
+        model = contextual(model_name)
         folder = model_zoo.cache_root() / "senses"
         return senses.cached_sense_vectors(model, senses.load_senses()[word], folder, on_progress)
 
@@ -484,7 +490,7 @@ def own_sentence_vector(model_name: str, sentence: str, word: str) -> np.ndarray
 @st.cache_resource(show_spinner=False)
 def _word_vector_batcher(model_name: str) -> MicroBatcher[tuple[str, str], np.ndarray]:
     """Own sentences sent together (a class on Word senses) are read in one pass per word."""
-    model = loaded(model_name, model_zoo.Contextual)  # type: ignore[type-abstract]  # a runtime-checkable Protocol
+    model = contextual(model_name)
 
     def run(items: list[tuple[str, str]]) -> list[np.ndarray]:
         out: dict[int, np.ndarray] = {}
