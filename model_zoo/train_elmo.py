@@ -630,6 +630,13 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.threads)
     config = Config(**{f: getattr(args, f) for f in asdict(Config())})
     trainer = Trainer(args.corpus, args.out, config, args.device, resume=args.resume or args.export)
+    given = {f for f, default in asdict(Config()).items() if getattr(args, f) != default}
+    for field in sorted(given):  # a run's settings are its checkpoint's: say so rather than drop a flag quietly
+        if getattr(trainer.config, field) != getattr(config, field):
+            trainer.log(
+                f"warning: --{field.replace('_', '-')} {getattr(config, field)} ignored: this run was started "
+                f"with {getattr(trainer.config, field)} (its checkpoint's settings hold; use a new --out to change it)"
+            )
     if args.export:
         trainer.export()
         return

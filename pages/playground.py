@@ -11,6 +11,7 @@ from components.models_panel import STATUS_ICON
 from components.notices import render_error, with_fallback
 from components.tokens import render_tokens
 from model_zoo.onehot import cosine_matrix
+from model_zoo.registry import NEXT_WORDS
 from model_zoo.words import words_in
 
 ensure_app_frame()  # before anything is drawn
@@ -79,6 +80,15 @@ try:
         if isinstance(model, model_zoo.CausalLM):
             (guesses,) = serving.next_words(model.name, text, 10)
             st.plotly_chart(build_score_bars(guesses, t("playground.next_title")))
+        if card.kind == "elmo" and NEXT_WORDS in card.capabilities:  # a biLM with its softmax: both ways
+            forward, backward, vocab = serving.elmo_next_words(model.name, text, 10)
+            words = text.split()
+            left, right = st.columns(2)
+            title = t_plain("elmo.forward_title", text=" ".join(words[-4:]))
+            left.plotly_chart(build_score_bars(forward, title), key="forward")
+            title = t_plain("elmo.backward_title", text=" ".join(words[:4]))
+            right.plotly_chart(build_score_bars(backward, title), key="backward")
+            st.caption(t("playground.elmo_note", n=f"{vocab:,}"))
         layers = encoding.num_layers
         layer = st.slider(t("playground.layer"), 0, layers, layers, key="layer", help=t("playground.layer_help"))
         sim = cosine_matrix(encoding.hidden_states[layer])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import subprocess
 import sys
@@ -264,3 +266,19 @@ def test_warm_up_waits_then_loads_the_default_models_once(monkeypatch: pytest.Mo
     monkeypatch.setenv("CONTEXTLAB_WARMUP", "0")
     assert serving.warm_up() is None
     serving.warm_up.clear()
+
+
+@pytest.mark.slow
+def test_playground_elmo_mini_predicts_both_ways() -> None:
+    """elmo-mini has its softmax: the playground shows the forward LM's next word and the backward LM's
+    word before, the shipped model's own answers."""
+    at = playground(model="elmo-mini", text="We went down to the river")
+    assert not at.exception
+    model = model_zoo.load("elmo-mini")
+    charts = {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    forward = [html.unescape(y) for y in reversed(charts["forward"]["data"][0]["y"])]
+    backward = [html.unescape(y) for y in reversed(charts["backward"]["data"][0]["y"])]
+    assert forward[:3] == [w for w, _ in model.next_words("We went down to the river", 10)][:3]
+    assert backward[:3] == [w for w, _ in model.previous_words("We went down to the river", 10)][:3]
+    assert "forward LM" in charts["forward"]["layout"]["title"]["text"]
+    assert "20,288-word vocabulary" in all_text(at)

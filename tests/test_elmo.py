@@ -439,6 +439,22 @@ def test_resuming_equals_training_without_a_stop(tiny_run) -> None:
     assert [p["step"] for p in second.curve] == [0, 8, 16]
 
 
+def test_resume_says_which_flags_the_checkpoint_overrides(tmp_path: Path) -> None:
+    """A run's settings are fixed by its checkpoint: a flag that would change them is named, not dropped quietly."""
+    from model_zoo.train_elmo import main
+
+    corpus = write_corpus(tmp_path / "corpus")
+    tiny = ["--char-dim", "4", "--filters", "1:4,2:8", "--projection-dim", "8", "--cell-dim", "16"]
+    tiny += ["--min-count", "1", "--batch-tokens", "96", "--held-sentences", "10", "--eval-every", "1000"]
+    out = tmp_path / "run"
+    main(["--corpus", str(corpus), "--out", str(out), "--max-steps", "2", *tiny])
+    main(["--corpus", str(corpus), "--out", str(out), "--max-steps", "3", "--resume", *tiny, "--lr", "0.5"])
+    log = (out / "train.log").read_text()
+    assert "resumed at step 2" in log
+    assert "warning: --lr 0.5 ignored: this run was started with" in log
+    assert log.count("warning:") == 1  # flags that agree with the checkpoint are not named
+
+
 def test_batches_hold_at_most_their_tokens_and_cover_the_epoch() -> None:
     from model_zoo.train_elmo import token_batches
 
