@@ -250,6 +250,32 @@ def word_senses() -> dict[str, float]:
     }
 
 
+def probing() -> dict[str, dict[str, float]]:
+    """The Probing lesson: reading 1,000 of its sentences through a model (once per server), and
+    training every probe of one task (what "Retrain" runs) per task and model."""
+    import numpy as np
+
+    import model_zoo
+    from model_zoo import probing as probes
+
+    sentences = probes.load_sentences()
+    targets = probes.select_targets(sentences)
+    out: dict[str, dict[str, float]] = {}
+    for name in ("minilm-l6", "elmo-mini"):
+        model = model_zoo.load(name)
+        first = np.isin(targets.sentence, np.unique(targets.sentence)[:1000])
+        subset = probes.Targets(targets.sentence[first], targets.word[first], targets.dense[first])
+        start = time.perf_counter()
+        probes.word_features(model, sentences, subset)
+        figures = {"features_per_1000_sentences_s": time.perf_counter() - start}
+        features = probes.word_features(model, sentences, targets)
+        for task in probes.TASKS:
+            data = probes.task_set(sentences, targets, task, max_train=probes.max_train_rows(features))
+            figures[f"retrain_{task}_s"] = probes.probe_task(features, data, name).seconds
+        out[name] = figures
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -390,6 +416,14 @@ def main() -> int:
         f"+ per-layer measures {ws['layer_measures_ms']:.0f} ms (once per word) [< 300 ms]; add one sentence "
         f"{ws['add_sentence_ms']:.0f} ms [< 1 s]; UMAP {ws['umap_ms']:.0f} ms"
     )
+
+    results["probing"] = probe_figures = probing()
+    for name, fig in probe_figures.items():
+        tasks = ", ".join(f"{k[8:-2]} {v:.1f} s" for k, v in fig.items() if k.startswith("retrain_"))
+        print(
+            f"probing, {name}: features of 1,000 sentences {fig['features_per_1000_sentences_s']:.1f} s (once per "
+            f"server); retrain every probe of a task: {tasks} [< 30 s each]"
+        )
 
     (ROOT / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     print("\nwritten to bench.json")

@@ -25,6 +25,7 @@ from model_zoo import Availability, ModelUnavailable
 if TYPE_CHECKING:  # importing this module must not import torch: the home page only reads availability
     import model_zoo.architecture
     import model_zoo.masking
+    import model_zoo.probing
     import model_zoo.senses
     from model_zoo import Model
     from model_zoo.attention import HeadSummary, QueryKey
@@ -553,3 +554,56 @@ def train_word2vec(settings: TrainSettings, watch: str, on_epoch: Callable[[Epoc
         seconds = time.perf_counter() - start
     glove = loaded("glove-6b-50d", model_zoo.StaticModel)
     return TrainedWord2Vec(model, settings, watch, seconds, quality(model, glove, lexicon.word_classes()))
+
+
+# -- probing -------------------------------------------------------------------------------------
+@st.cache_data(max_entries=32, show_spinner=False)
+def probing_results(model_name: str) -> model_zoo.probing.ModelResults | None:
+    """The probing results the project ships for `model_name` (python -m model_zoo.probing), or None."""
+    from model_zoo import probing
+
+    return probing.load_results(model_name)
+
+
+@st.cache_resource(show_spinner=False)
+def _probing_data() -> tuple[list[model_zoo.probing.Sentence], model_zoo.probing.Targets]:
+    from model_zoo import probing
+
+    sentences = probing.load_sentences()
+    return sentences, probing.select_targets(sentences)
+
+
+@st.cache_resource
+def _probe_gate() -> threading.Semaphore:
+    """One probe retraining at a time per server: a class clicking "Retrain" queues, the pages stay quick."""
+    return threading.Semaphore(1)
+
+
+def probing_features(model_name: str, on_progress: Callable[[float], None] | None = None) -> np.ndarray:
+    """Every probed word's vector at every layer of `model_name` (computed once, kept on disk)."""
+    from model_zoo import probing
+
+    def compute() -> np.ndarray:
+        sentences, targets = _probing_data()
+        folder = model_zoo.cache_root() / "probing"
+        with _low_priority_threads():
+            return probing.cached_features(contextual(model_name), sentences, targets, folder, on_progress)
+
+    return _shared(("probing features", model_name), compute)
+
+
+def retrain_probe(
+    model_name: str, task: str, seed: int, on_progress: Callable[[float], None] | None = None
+) -> model_zoo.probing.TaskResult:
+    """Every probe of `task` on `model_name` trained anew (the scalar mix, each layer, the control task
+    and the cumulative mixes), once per server for each seed; waits for a free slot first."""
+    from model_zoo import probing
+
+    def compute() -> probing.TaskResult:
+        features = probing_features(model_name)
+        sentences, targets = _probing_data()
+        data = probing.task_set(sentences, targets, task, seed=seed, max_train=probing.max_train_rows(features))
+        with _probe_gate(), _low_priority_threads():
+            return probing.probe_task(features, data, model_name, probing.ProbeSettings(seed=seed), on_progress)
+
+    return _shared(("probe", model_name, task, seed), compute)

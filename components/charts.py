@@ -171,3 +171,168 @@ def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: s
     fig.update_xaxes(showticklabels=False, zeroline=False)
     fig.update_yaxes(showticklabels=False, zeroline=False)
     return fig
+
+
+# -- probing -------------------------------------------------------------------------------------
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+
+
+def _depth(layers: int) -> list[float]:
+    """Normalised depth of each of `layers` layers: 0 the embedding layer, 1 the last."""
+    return [j / max(1, layers - 1) for j in range(layers)]
+
+
+def _probe_panels(tasks: list[str], title: str, rows: list[str] | None = None) -> go.Figure:
+    """One panel per task (columns), and per model where `rows` names them; x is normalised depth."""
+    from plotly.subplots import make_subplots
+
+    n = len(rows) if rows else 1
+    fig = make_subplots(
+        rows=n,
+        cols=len(tasks),
+        shared_xaxes=True,
+        shared_yaxes=True,
+        subplot_titles=_texts(tasks),
+        row_titles=_texts(rows) if rows else None,
+        vertical_spacing=0.12 / n,
+    )
+    fig.update_layout(
+        title={"text": _text(title)},
+        height=140 + 190 * n,
+        margin={"l": 10, "r": 30, "t": 80, "b": 10},
+        legend={"orientation": "h", "y": -0.12 - 0.2 / n},
+    )
+    fig.update_xaxes(range=[-0.12, 1.12], tickvals=[0, 0.5, 1], ticktext=["0", "½", "1"])
+    return fig
+
+
+def _depth_title(fig: go.Figure, tasks: list[str], rows: int, text: str) -> None:
+    """The depth axis named once, under the middle panel of the bottom row."""
+    fig.update_xaxes(title_text=_text(text), row=rows, col=(len(tasks) + 1) // 2)
+
+
+def build_probe_weights(
+    tasks: list[str],
+    weights: dict[str, list[list[float]]],
+    paper: list[float | None],
+    labels: dict[str, str],
+) -> go.Figure:
+    """The seed's figure: each task's learned scalar-mix weights as bars, a panel per task (columns)
+    and model (rows), on a normalised depth axis (0 = embeddings, 1 = last layer) so that ELMo's 3
+    layers and BERT's 7 or 13 line up; each model's centre of gravity as a diamond above its bars and
+    the paper's (BERT-large, 24 layers) as a star.
+
+    weights[model][task] = softmax weights (layers,); paper[task] = the paper's normalised centre of
+    gravity or None; labels: 'title', 'depth', 'weight', 'cog' (the diamonds), 'paper'."""
+    models = list(weights)
+    fig = _probe_panels(tasks, labels["title"], models)
+    top = 1.0
+    shown_paper = False
+    for m, (model, per_task) in enumerate(weights.items()):
+        colour = PALETTE[m % len(PALETTE)]
+        for t, w in enumerate(per_task):
+            depth = _depth(len(w))
+            fig.add_trace(
+                go.Bar(
+                    x=depth,
+                    y=w,
+                    width=0.55 / max(1, len(w) - 1),
+                    marker_color=colour,
+                    name=_text(model),
+                    legendgroup=model,
+                    showlegend=t == 0,
+                    customdata=list(range(len(w))),
+                    hovertemplate=_text(model) + " · layer %{customdata}<br>s = %{y:.2f}<extra></extra>",
+                ),
+                row=m + 1,
+                col=t + 1,
+            )
+            cog = float(np.dot(np.arange(len(w)), w)) / max(1, len(w) - 1)
+            fig.add_trace(
+                go.Scatter(
+                    x=[cog],
+                    y=[top * 1.1],
+                    mode="markers",
+                    marker={"symbol": "diamond", "size": 11, "color": colour, "line": {"width": 1, "color": "#222"}},
+                    name=_text(labels["cog"]),
+                    legendgroup="cog",
+                    showlegend=m == 0 and t == 0,
+                    hovertemplate=_text(f"{model} · {labels['cog']}") + " %{x:.2f}<extra></extra>",
+                ),
+                row=m + 1,
+                col=t + 1,
+            )
+            if paper[t] is not None:
+                fig.add_trace(
+                    go.Scatter(
+                        x=[paper[t]],
+                        y=[top * 1.1],
+                        mode="markers",
+                        marker={"symbol": "star", "size": 13, "color": "#444"},
+                        name=_text(labels["paper"]),
+                        legendgroup="paper",
+                        showlegend=not shown_paper,
+                        hovertemplate=_text(labels["paper"]) + " %{x:.2f}<extra></extra>",
+                    ),
+                    row=m + 1,
+                    col=t + 1,
+                )
+                shown_paper = True
+    fig.update_yaxes(range=[0, top * 1.22], tickvals=[0, 0.5, 1])
+    for m in range(len(models)):
+        fig.update_yaxes(title_text=_text(labels["weight"]), row=m + 1, col=1)
+    _depth_title(fig, tasks, len(models), labels["depth"])
+    return fig
+
+
+def build_probe_curves(
+    tasks: list[str],
+    scores: dict[str, list[list[float]]],
+    control: dict[str, list[list[float]]],
+    majority: list[float | None],
+    labels: dict[str, str],
+) -> go.Figure:
+    """Accuracy by layer: one panel per task, a line per model (a probe on that layer alone), its
+    control task dashed, the majority-class baseline dotted; x is normalised depth.
+    labels: 'title', 'depth', 'score', 'control', 'majority'."""
+    fig = _probe_panels(tasks, labels["title"])
+    for m, model in enumerate(scores):
+        colour = PALETTE[m % len(PALETTE)]
+        for t, (line, ctrl) in enumerate(zip(scores[model], control[model])):
+            depth = _depth(len(line))
+            drawn = [(line, "solid", model), (ctrl, "dash", f"{model} · {labels['control']}")]
+            for values, dash, name in drawn if ctrl else drawn[:1]:  # no control task: no dashed line
+                fig.add_trace(
+                    go.Scatter(
+                        x=depth,
+                        y=values,
+                        mode="lines+markers",
+                        line={"color": colour, "dash": dash},
+                        name=_text(name),
+                        legendgroup=name,
+                        showlegend=t == 0,
+                        customdata=list(range(len(values))),
+                        hovertemplate=_text(name) + " · layer %{customdata}<br>%{y:.3f}<extra></extra>",
+                    ),
+                    row=1,
+                    col=t + 1,
+                )
+    for t, value in enumerate(majority):
+        if value is not None:
+            fig.add_trace(
+                go.Scatter(
+                    x=[0, 1],
+                    y=[value, value],
+                    mode="lines",
+                    line={"color": "#888", "dash": "dot"},
+                    name=_text(labels["majority"]),
+                    legendgroup="majority",
+                    showlegend=t == next(i for i, v in enumerate(majority) if v is not None),
+                    hovertemplate=_text(labels["majority"]) + " %{y:.3f}<extra></extra>",
+                ),
+                row=1,
+                col=t + 1,
+            )
+    fig.update_yaxes(range=[0, 1.02], title_text=_text(labels["score"]), col=1)
+    _depth_title(fig, tasks, 1, labels["depth"])
+    return fig

@@ -46,6 +46,7 @@ ROAD: tuple[Stop, ...] = (
             Lesson("masked_lm", "pages/masked_lm.py", ":material/edit_note:"),
             Lesson("attention", "pages/attention.py", ":material/hub:"),
             Lesson("senses", "pages/senses.py", ":material/bubble_chart:"),
+            Lesson("probing", "pages/probing.py", ":material/stacked_bar_chart:"),
         ),
     ),
     Stop("gpt", "2018–2019", "GPT", (Lesson("gpt", "pages/gpt.py", ":material/arrow_forward:"),)),

@@ -68,6 +68,10 @@ class Contextual(Protocol):
 
     def count_tokens(self, text: str, text_pair: str | None = None) -> int: ...
 
+    def span_vectors(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]) -> list[np.ndarray]: ...
+
+    # (len(spans[i]), S, D) per text: the mean of the tokens that overlap each character span
+
 
 class Encoder:
     """A transformer whose hidden states and attentions we read (BertModel, LlamaModel, ...).
@@ -210,6 +214,21 @@ class Encoder:
             for i in range(len(batch["input_ids"])):
                 rows.append(word_vector(states[i], batch, i, texts[start + i], word, start + i).float().cpu().numpy())
         return np.stack(rows)
+
+    def span_vectors(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]) -> list[np.ndarray]:
+        """For each text, the states of each character span [a, b) at every layer: (spans, layers + 1, dim)
+        float32, the mean of the tokens that overlap the span (special tokens never do); NaN where none
+        does (the text was cut before it). How probing reads words it did not tokenise itself."""
+        out: list[np.ndarray] = []
+        for start, batch, _, result in self.batches(texts):
+            states = torch.stack(result.hidden_states, 1).float().cpu().numpy()  # (batch, S, T, D)
+            for i in range(len(states)):
+                chars = [
+                    (c.start, c.end) if s == 0 and (c := batch.token_to_chars(i, p)) is not None else None
+                    for p, s in enumerate(batch.sequence_ids(i))
+                ]
+                out.append(span_means(states[i], chars, spans[start + i]))
+        return out
 
     def batches(
         self, texts: Sequence[str], text_pairs: Sequence[str] | None = None, *, attentions: bool = False
@@ -449,6 +468,19 @@ def _fused_twin(model: Any) -> Any:
     except (ValueError, ImportError, NotImplementedError):
         return model
     return twin if twin.config._attn_implementation == "sdpa" else model
+
+
+def span_means(
+    states: np.ndarray, token_chars: Sequence[tuple[int, int] | None], spans: Sequence[tuple[int, int]]
+) -> np.ndarray:
+    """states (S, T, D) and each token's character span (None: a special token) -> (len(spans), S, D):
+    the mean over the tokens that overlap each span [a, b), NaN where no token does."""
+    out = np.full((len(spans), states.shape[0], states.shape[2]), np.nan, dtype=np.float32)
+    for k, (a, b) in enumerate(spans):
+        at = [t for t, c in enumerate(token_chars) if c is not None and c[0] < b and c[1] > a]
+        if at:
+            out[k] = states[:, at].mean(1)
+    return out
 
 
 def _stack(layers: tuple[torch.Tensor, ...], index: int) -> np.ndarray:

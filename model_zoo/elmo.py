@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from .contextual import BATCH_SIZE, MAX_CHARS, Encoding, Guess
+from .contextual import BATCH_SIZE, MAX_CHARS, Encoding, Guess, span_means
 from .device import select_device
 from .errors import BadCheckpoint, EmptyInput, MissingCapability, WordNotInText
 from .words import _WORD, find_word, valid_text
@@ -489,6 +489,13 @@ class ElmoModel:
             positions.append(at)
         states = self._states([r.words for r in read])
         return np.stack([s[:, at].mean(1) for s, at in zip(states, positions)])
+
+    def span_vectors(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]) -> list[np.ndarray]:
+        """For each text, the states of each character span [a, b): (spans, 3, 2P), the mean of the words
+        that overlap it; NaN where none does (the text was cut before it)."""
+        read = [self._read(t) for t in texts]
+        states = self._states([r.words for r in read])
+        return [span_means(s, r.spans, want) for r, s, want in zip(read, states, spans)]
 
     # -- the language models --------------------------------------------------------------
     def _require_softmax(self) -> tuple[torch.Tensor, torch.Tensor]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .onehot import cosine_matrix
+from .probing import nn_sense_accuracy  # a 1-NN probe
 from .sense_data import SENSES, SenseSet, chance_accuracy, data_version, load_senses  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:  # torch loads only to encode: the Word senses page votes and measures with numpy,
@@ -150,23 +151,7 @@ def cosine_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return num / np.maximum(den, 1e-12)
 
 
-# -- measures ----------------------------------------------------------------------------------
-def nn_sense_accuracy(vectors: np.ndarray, senses: list[str] | tuple[str, ...]) -> float:
-    """Leave-one-out nearest-neighbour sense accuracy of `vectors` (n, dim) by cosine.
-
-    Ties (identical vectors, as a static model gives) are broken at random in expectation:
-    each use scores the share of its equally-near neighbours that share its sense. A static
-    model therefore scores exactly chance.
-    """
-    sims = cosine_matrix(vectors)
-    np.fill_diagonal(sims, -np.inf)
-    labels = np.asarray(senses)
-    best = sims.max(1, keepdims=True)
-    nearest = sims >= best - 1e-6
-    same = nearest & (labels[:, None] == labels[None, :])
-    return float((same.sum(1) / nearest.sum(1)).mean())
-
-
+# -- measures (nn_sense_accuracy, a probe, lives in model_zoo.probing) ----------------------------
 def self_similarity(vectors: np.ndarray) -> float:
     """Ethayarajh's SelfSim: mean cosine between the word's vectors in different sentences."""
     sims = cosine_matrix(vectors)

@@ -147,6 +147,7 @@ def weighted_sum() -> None:
     for col, (key, weights) in zip(st.columns(len(PRESETS)), PRESETS.items()):
         col.button(t_plain(f"elmo.{key}"), key=key, on_click=use_preset, args=(weights,), width="stretch")
     st.caption(t("elmo.preset_note"))
+    st.page_link("pages/probing.py", label=t_plain("elmo.to_probing"), icon=":material/stacked_bar_chart:")
     cols = st.columns(4)
     raw = np.array(
         [

@@ -38,7 +38,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from model_zoo.train_mlm import DEFAULT_CORPUS  # noqa: E402
 
 WORDNET = Path("/usr/share/wordnet")
 FORTUNES = Path("/usr/share/games/fortunes")
@@ -167,6 +166,8 @@ def held_out(source: str, doc: list[str]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from model_zoo.train_mlm import DEFAULT_CORPUS  # torch: imported here, so other builders can reuse the readers
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_CORPUS)
     args = parser.parse_args(argv)

@@ -31,6 +31,7 @@ PAGES = {
     "masked_lm": "masked_lm",
     "attention": "attention",
     "senses": "senses",
+    "probing": "probing",
 }
 
 
@@ -297,6 +298,18 @@ def test_elmo_predicts_both_ways_and_mixes_its_layers(server: str, tab: Page) ->
     tab.settle()
     assert tab.exceptions() == 0 and tab.blocked == []
     tab.shot("elmo")
+
+
+def test_probing_draws_layer_weights_and_curves_for_elmo_and_minilm(server: str, tab: Page) -> None:
+    tab.open(f"{server}/probing")
+    weights = tab.chart("Learned layer weights s")
+    assert weights.first.locator("g.point").count() >= 5 * (3 + 7)  # a bar per layer, task and model
+    tab.page.get_by_text("centre of gravity from lowest to highest").first.wait_for(timeout=30_000)
+    curves = tab.chart("Test score of a probe on each layer alone")
+    assert curves.locator("path.js-line").count() >= 5 * 2 * 2  # task and control lines per model
+    tab.settle()
+    assert tab.exceptions() == 0 and tab.blocked == []
+    tab.shot("probing")
 
 
 def _view_frame(tab: Page, index: int):
