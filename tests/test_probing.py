@@ -124,8 +124,8 @@ def test_text_and_spans_join_words_with_spaces() -> None:
     assert text == "U.S. did n't go" and [text[a:b] for a, b in spans] == ["U.S.", "did", "n't", "go"]
 
 
-def test_span_vectors_are_the_mean_of_the_words_pieces(tiny_bert: Path, tmp_path: Path) -> None:
-    """A WordPiece model and ELMo read the probing words through one contract."""
+def test_span_vectors_are_the_mean_of_the_words_pieces(tiny_bert: Path, tiny_gpt2: Path, tmp_path: Path) -> None:
+    """A WordPiece model, a causal LM and ELMo read the probing words through one contract."""
     bert = model_zoo.load(tiny_bert)
     text, spans = probing.text_and_spans(["the", "embeddings", "went", "."])
     (out,) = bert.span_vectors([text], [spans])
@@ -134,6 +134,11 @@ def test_span_vectors_are_the_mean_of_the_words_pieces(tiny_bert: Path, tmp_path
     pieces = [k for k, w in enumerate(encoding.word_ids) if w == 1]
     np.testing.assert_allclose(out[1], encoding.hidden_states[:, pieces].mean(1), atol=1e-5)
     np.testing.assert_allclose(out[1], bert.word_vectors([text], "embeddings")[0], atol=1e-5)
+    gpt2 = model_zoo.load(tiny_gpt2)  # byte-level BPE; this tiny vocabulary has a token for the space alone
+    (causal,) = gpt2.span_vectors([text], [spans])
+    encoding = gpt2.encode(text, attentions=False)
+    pieces = [k for k, w in enumerate(encoding.word_ids) if w == 1 and encoding.tokens[k] != "Ġ"]  # no letter of it
+    np.testing.assert_allclose(causal[1], encoding.hidden_states[:, pieces].mean(1), atol=1e-5)
     elmo = model_zoo.load(write_elmo(tmp_path / "elmo"))
     (words,) = elmo.span_vectors([text], [spans])
     np.testing.assert_allclose(words, elmo.encode(text).hidden_states.transpose(1, 0, 2), atol=1e-5)
