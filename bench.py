@@ -276,6 +276,27 @@ def probing() -> dict[str, dict[str, float]]:
     return out
 
 
+def generation() -> dict[str, float]:
+    """The GPT lesson: writing with smollm2-135m, greedy, 40 tokens after a 40-token prompt (KV cache)."""
+    import model_zoo
+    from model_zoo.generation import Strategy, generate_steps
+
+    model = model_zoo.load("smollm2-135m")
+    prompt = "In a shocking finding, scientist discovered a herd of unicorns living in a remote, previously "
+    prompt += "unexplored valley, in the Andes Mountains."
+    list(generate_steps(model, prompt, Strategy(max_new_tokens=5)))  # warm up
+    firsts, rest = [], []
+    for _ in range(3):
+        start = time.perf_counter()
+        times = []
+        for _step in generate_steps(model, prompt, Strategy(max_new_tokens=40)):
+            times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+        firsts.append(times[0])
+        rest += times[1:]
+    return {"first_token_ms": 1000 * statistics.median(firsts), "per_token_ms": 1000 * statistics.median(rest)}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -424,6 +445,12 @@ def main() -> int:
             f"probing, {name}: features of 1,000 sentences {fig['features_per_1000_sentences_s']:.1f} s (once per "
             f"server); retrain every probe of a task: {tasks} [< 30 s each]"
         )
+
+    results["generation"] = gen = generation()
+    print(
+        f"GPT lesson, smollm2-135m writing greedily with its KV cache: {gen['per_token_ms']:.1f} ms per token "
+        f"[< 60 ms]; the first token (prompt read) {gen['first_token_ms']:.0f} ms"
+    )
 
     (ROOT / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     print("\nwritten to bench.json")

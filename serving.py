@@ -24,12 +24,14 @@ from model_zoo import Availability, ModelUnavailable
 
 if TYPE_CHECKING:  # importing this module must not import torch: the home page only reads availability
     import model_zoo.architecture
+    import model_zoo.generation
     import model_zoo.masking
     import model_zoo.probing
     import model_zoo.senses
     from model_zoo import Model
     from model_zoo.attention import HeadSummary, QueryKey
     from model_zoo.contextual import Guess
+    from model_zoo.generation import Step
     from model_zoo.word2vec import EpochReport, Quality, TrainSettings
 
 T = TypeVar("T")
@@ -607,3 +609,53 @@ def retrain_probe(
             return probing.probe_task(features, data, model_name, probing.ProbeSettings(seed=seed), on_progress)
 
     return _shared(("probe", model_name, task, seed), compute)
+
+
+# -- GPT vs BERT ---------------------------------------------------------------------------------
+@st.cache_resource
+def _generation_gate() -> threading.Semaphore:
+    """At most two generations at once per server: each takes a core while it writes; the rest queue."""
+    return threading.Semaphore(2)
+
+
+def generate(model_name: str, text: str, strategy: model_zoo.generation.Strategy) -> Iterator[Step]:
+    """The causal LM's steps after `text`, one at a time (not cached: the page draws each as it comes)."""
+    from model_zoo.generation import generate_steps
+
+    model = loaded(model_name, model_zoo.CausalLM)
+    with _generation_gate():
+        yield from generate_steps(model, text, strategy)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def sentence_factors(model_name: str, text: str) -> model_zoo.generation.Factors:
+    """The causal LM's log P(token | everything before it) for each token of `text`."""
+    from model_zoo.generation import token_logprobs
+
+    return token_logprobs(loaded(model_name, model_zoo.CausalLM), text)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[model_zoo.generation.Rescored]:
+    """The blank filled from the left alone, each candidate (and `extra` ones) rescored with the whole sentence."""
+    from model_zoo.generation import left_only_vs_whole
+
+    return left_only_vs_whole(loaded(model_name, model_zoo.CausalLM), text, 8, extra)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def first_token_shares(model_name: str, text: str) -> np.ndarray:
+    """(layers, heads): each head's share of attention on the first token, over the page's view of `text`."""
+    from model_zoo.generation import first_token_share
+
+    encoding = attention_view(model_name, text, None)
+    assert encoding.attentions is not None
+    return first_token_share(encoding.attentions)
+
+
+@st.cache_data(show_spinner=False)
+def gpt_sizes(own: tuple[str, ...]) -> list[model_zoo.architecture.Size]:
+    """GPT-1, GPT-2 and GPT-3 from their shapes, and the named loaded models from their configs."""
+    from model_zoo.architecture import gpt_sizes as sizes
+
+    return sizes({name: loaded(name, model_zoo.CausalLM).config for name in own})

@@ -22,23 +22,45 @@ class Size:
     feed_forward: int
     vocab: int
     parameters: int  # counted from a model built on the meta device
+    context: int = 0  # positions it reads (0: not given)
 
 
 def size_from_config(name: str, config: Any) -> Size:
-    """Build the bare encoder described by `config` without allocating weights, and count."""
+    """Build the bare model described by `config` without allocating weights, and count."""
     from transformers import AutoModel
 
     with torch.device("meta"):
         model = AutoModel.from_config(config)
+    feed_forward = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None)
     return Size(
         name=name,
         layers=config.num_hidden_layers,
         hidden=config.hidden_size,
         heads=config.num_attention_heads,
-        feed_forward=config.intermediate_size,
+        feed_forward=feed_forward or 4 * config.hidden_size,  # GPT-1 and GPT-2: 4 x hidden
         vocab=config.vocab_size,
         parameters=sum(p.numel() for p in model.parameters()),
+        context=getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", 0) or 0,
     )
+
+
+def gpt_sizes(own: dict[str, Any] | None = None) -> list[Size]:
+    """GPT-1, GPT-2 (small to XL) and GPT-3 175B from their published shapes, then `own` (name ->
+    config of a loaded model, such as SmolLM2-135M): decoders only, counted on the meta device."""
+    from transformers import GPT2Config, OpenAIGPTConfig
+
+    sizes = [size_from_config("GPT-1 (2018)", OpenAIGPTConfig())]  # 12 layers, 768, 512 positions
+    for name, layers, hidden, heads in (
+        ("GPT-2 small", 12, 768, 12),
+        ("GPT-2 medium", 24, 1024, 16),
+        ("GPT-2 large", 36, 1280, 20),
+        ("GPT-2 XL (2019)", 48, 1600, 25),
+    ):
+        sizes.append(size_from_config(name, GPT2Config(n_layer=layers, n_embd=hidden, n_head=heads)))
+    gpt3 = GPT2Config(n_layer=96, n_embd=12288, n_head=96, n_positions=2048)  # Brown et al. 2020, Table 2.1
+    sizes.append(size_from_config("GPT-3 175B (2020)", gpt3))
+    sizes += [size_from_config(name, config) for name, config in (own or {}).items()]
+    return sizes
 
 
 def size_from_json(name: str, path: Path) -> Size:

@@ -32,6 +32,7 @@ PAGES = {
     "attention": "attention",
     "senses": "senses",
     "probing": "probing",
+    "gpt": "gpt",
 }
 
 
@@ -310,6 +311,23 @@ def test_probing_draws_layer_weights_and_curves_for_elmo_and_minilm(server: str,
     tab.settle()
     assert tab.exceptions() == 0 and tab.blocked == []
     tab.shot("probing")
+
+
+def test_gpt_writes_token_by_token_and_stop_ends_it(server: str, tab: Page) -> None:
+    tab.open(f"{server}/gpt?max_tokens=64")
+    main = tab.page.get_by_test_id("stMainBlockContainer")
+    main.get_by_role("button", name="Write").click()
+    text = tab.page.locator('[data-testid="stCode"]').first
+    text.wait_for(timeout=60_000)  # the first tokens are on screen while the model goes on writing
+    main.get_by_role("button", name="Stop").click()
+    tab.page.get_by_text("Stopped after").wait_for(timeout=30_000)
+    stopped = text.inner_text()
+    time.sleep(1.5)
+    assert text.inner_text() == stopped  # nothing written after Stop
+    tab.chart("layer 1, mean of heads (rows attend to columns)")
+    tab.settle()
+    assert tab.exceptions() == 0 and tab.blocked == []
+    tab.shot("gpt")
 
 
 def _view_frame(tab: Page, index: int):

@@ -1,0 +1,123 @@
+"""Generation and left-only measures (model_zoo.generation) on a tiny random GPT-2 (fast tier)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import model_zoo
+from model_zoo.generation import (
+    MAX_NEW_TOKENS,
+    Strategy,
+    _distribution,
+    first_token_share,
+    generate_steps,
+    left_only_vs_whole,
+    token_logprobs,
+)
+
+PROMPT = "the man went to the bank"
+
+
+@pytest.fixture(scope="module")
+def gpt2(tiny_gpt2: Path) -> model_zoo.CausalLM:
+    model = model_zoo.load(tiny_gpt2)
+    assert isinstance(model, model_zoo.CausalLM)
+    return model
+
+
+def test_greedy_steps_equal_transformers_generate(gpt2) -> None:  # noqa: ANN001
+    steps = list(generate_steps(gpt2, PROMPT, Strategy("greedy", max_new_tokens=12)))
+    ids = gpt2.tokenize(PROMPT, padding=False)["input_ids"]
+    with torch.inference_mode():
+        expected = gpt2.model.generate(
+            ids, attention_mask=torch.ones_like(ids), max_new_tokens=12, do_sample=False, pad_token_id=0
+        )[0, ids.shape[1] :].tolist()
+    eos = gpt2.tokenizer.eos_token_id
+    made = [s.token_id for s in steps]
+    assert made == expected[: len(made)] and (len(made) == 12 or made[-1] == eos)
+    assert steps[-1].text == PROMPT + gpt2.tokenizer.decode(made)
+    for step in steps:  # the chosen token is the likeliest, and its probability is the top candidate's
+        assert step.candidates[0][1] == pytest.approx(step.probability)
+        assert [p for _, p in step.candidates] == sorted((p for _, p in step.candidates), reverse=True)
+
+
+@pytest.mark.parametrize("kind", ["top_k", "top_p"])
+def test_sampling_with_a_seed_is_reproducible_and_seeds_differ(gpt2, kind: str) -> None:  # noqa: ANN001
+    def run(seed: int) -> list[int]:
+        strategy = Strategy(kind, top_k=20, top_p=0.95, temperature=1.5, seed=seed, max_new_tokens=16)
+        return [s.token_id for s in generate_steps(gpt2, PROMPT, strategy)]
+
+    assert run(1) == run(1)
+    assert len({tuple(run(seed)) for seed in range(5)}) > 1
+
+
+def test_top_k_and_top_p_keep_only_their_tokens(gpt2) -> None:  # noqa: ANN001
+    logits = torch.tensor([0.5, 0.3, 0.15, 0.05]).log()
+    top_k = _distribution(logits, Strategy("top_k", top_k=3))
+    torch.testing.assert_close(top_k, torch.tensor([0.5, 0.3, 0.15, 0.0]) / 0.95)
+    top_p = _distribution(logits, Strategy("top_p", top_p=0.6))  # 0.5 is short of 0.6: 0.3 joins it
+    torch.testing.assert_close(top_p, torch.tensor([0.5, 0.3, 0.0, 0.0]) / 0.8)
+    hot = _distribution(logits, Strategy("top_k", top_k=4, temperature=2.0))  # flatter, same order
+    assert hot[0] < 0.5 and hot[3] > 0.05 and (hot.diff() < 0).all()
+    (step,) = list(generate_steps(gpt2, PROMPT, Strategy("top_k", top_k=3, max_new_tokens=1), n_candidates=5))
+    assert [p > 0 for _, p in step.candidates] == [True, True, True, False, False]
+    assert sum(p for _, p in step.candidates) == pytest.approx(1.0)
+
+
+def test_a_long_prompt_loses_its_start_and_says_so(gpt2) -> None:  # noqa: ANN001
+    words = " ".join(f"w{i}" for i in range(400))  # past the tiny model's 64 positions
+    steps = list(generate_steps(gpt2, words, Strategy(max_new_tokens=3)))
+    assert steps and all(s.cut for s in steps)
+    assert not steps[0].text.startswith("w0 ") and "w399" in steps[0].text
+    assert len(list(generate_steps(gpt2, words, Strategy(max_new_tokens=10_000)))) <= MAX_NEW_TOKENS
+
+
+def test_empty_prompt_gets_a_message(gpt2) -> None:  # noqa: ANN001
+    with pytest.raises(model_zoo.EmptyInput):
+        next(generate_steps(gpt2, "   "))
+
+
+def test_sentence_probability_is_the_product_of_its_factors(gpt2) -> None:  # noqa: ANN001
+    factors = token_logprobs(gpt2, PROMPT)
+    ids = gpt2.tokenize(PROMPT, padding=False)["input_ids"][0].tolist()
+    assert len(factors.tokens) == len(ids) and (factors.logprobs <= 0).all()
+    # the first factor is P(first token | start token), from the model's own softmax
+    start = gpt2.tokenizer.bos_token_id
+    with torch.inference_mode():
+        logits = gpt2.model(input_ids=torch.tensor([[start] + ids])).logits[0].log_softmax(-1)
+    expected = [float(logits[i, t]) for i, t in enumerate(ids)]
+    np.testing.assert_allclose(factors.logprobs, expected, atol=1e-4)
+    assert factors.total == pytest.approx(sum(expected), abs=1e-3)
+
+
+def test_left_only_candidates_are_rescored_with_the_whole_sentence(gpt2) -> None:  # noqa: ANN001
+    rows = left_only_vs_whole(gpt2, "the man went to the ___ to get money", k=8)
+    assert rows and sorted(r.left_rank for r in rows) == list(range(1, len(rows) + 1))
+    assert sorted(r.whole_rank for r in rows) == list(range(1, len(rows) + 1))
+    best = min(rows, key=lambda r: r.whole_rank)
+    assert best.whole_logprob == max(r.whole_logprob for r in rows)
+    filled = token_logprobs(gpt2, f"the man went to the {best.candidate} to get money").total
+    assert best.whole_logprob == pytest.approx(filled, abs=1e-4)
+    with pytest.raises(model_zoo.NoMaskToken):
+        left_only_vs_whole(gpt2, "no blank here")
+    more = left_only_vs_whole(gpt2, "the man went to the ___ to get money", k=8, extra=("bank", rows[0].candidate))
+    brought = [r for r in more if r.left_rank == 0]  # a masked LM's word, scored by the causal LM too
+    assert [r.candidate for r in brought] == (["bank"] if "bank" not in {r.candidate for r in rows} else [])
+    assert sorted(r.whole_rank for r in more) == list(range(1, len(more) + 1))
+
+
+def test_the_causal_mask_leaves_the_upper_triangle_at_zero(gpt2) -> None:  # noqa: ANN001
+    attentions = gpt2.encode(PROMPT).attentions  # (L, H, T, T)
+    assert attentions is not None
+    upper = np.triu(np.ones(attentions.shape[-2:], dtype=bool), k=1)
+    assert (attentions[..., upper] == 0).all()
+    np.testing.assert_allclose(attentions.sum(-1), 1.0, atol=1e-5)
+    share = first_token_share(attentions)
+    assert share.shape == attentions.shape[:2] and ((share >= 0) & (share <= 1)).all()
+    planted = np.zeros((1, 1, 4, 4))
+    planted[..., 0] = 1.0
+    assert first_token_share(planted)[0, 0] == 1.0

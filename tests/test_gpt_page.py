@@ -1,0 +1,107 @@
+"""The GPT vs BERT lesson with the offline pack's smollm2-135m (real weights: slow tier)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+
+import model_zoo
+from model_zoo.generation import Strategy, generate_steps, left_only_vs_whole
+from tests.conftest import all_text, open_page, shown
+
+pytestmark = pytest.mark.slow
+
+
+def chart(at, key: str) -> dict:  # noqa: ANN001
+    found = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+    return json.loads(found.proto.spec)
+
+
+def heatmap(at, key: str) -> np.ndarray:  # noqa: ANN001
+    """A heatmap's values as drawn (plotly packs arrays in binary: read them back with plotly)."""
+    found = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+    z = json.loads(found.proto.spec)["data"][0]["z"]
+    if isinstance(z, dict):  # {"dtype": "f4", "bdata": base64, "shape": "rows, cols"}
+        shape = tuple(int(n) for n in str(z["shape"]).split(","))
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"])).reshape(shape).astype(float)
+    return np.asarray(z, dtype=float)
+
+
+def test_default_page_shows_every_section_from_the_model() -> None:
+    at = open_page("pages/gpt.py")
+    assert not at.exception
+    text = all_text(at)
+    assert "smollm2-135m" in text
+    causal = heatmap(at, "causal_mask")
+    assert (causal[np.triu_indices_from(causal, k=1)] == 0).all() and causal[0, 0] == pytest.approx(1.0)
+    full = heatmap(at, "full_mask")
+    assert (full[np.triu_indices_from(full, k=1)] > 0).all()  # BERT: every token sees every other
+    assert "heads give more than half of their attention to the first token" in text
+    sizes = at.dataframe[-1].value
+    gpt1 = sizes[sizes["Model"] == "GPT-1 (2018)"].iloc[0]
+    assert gpt1["Decoder layers"] == 12 and gpt1["Parameters"] == "117M"
+    assert sizes["Model"].iloc[-1] == "smollm2-135m"
+
+
+def test_writing_streams_the_models_own_greedy_tokens() -> None:
+    at = open_page("pages/gpt.py", max_tokens="6")
+    at.button(key="write").click().run(timeout=120)
+    assert not at.exception
+    prompt = at.text_area(key="prompt").value
+    expected = list(generate_steps(model_zoo.load("smollm2-135m"), prompt, Strategy(max_new_tokens=6)))
+    assert at.code[0].value == expected[-1].text
+    steps = at.dataframe[0].value
+    assert list(steps["Token chosen"]) == [repr(s.token) for s in expected]
+
+
+def test_sampling_with_the_same_seed_writes_the_same_text() -> None:
+    texts = []
+    for _ in range(2):
+        at = open_page("pages/gpt.py", max_tokens="8", strategy="top-k sampling", gen_seed="7")
+        at.button(key="write").click().run(timeout=120)
+        assert not at.exception
+        texts.append(at.code[0].value)
+    assert texts[0] == texts[1]
+    at = open_page("pages/gpt.py", max_tokens="8", strategy="top-k sampling", gen_seed="8")
+    at.button(key="write").click().run(timeout=120)
+    assert at.code[0].value != texts[0]
+
+
+def test_a_prompt_button_and_an_empty_prompt() -> None:
+    at = open_page("pages/gpt.py")
+    at.button(key="prompt_qa").click().run()
+    assert at.text_area(key="prompt").value.startswith("Q: What is the capital of France?")
+    at.text_area(key="prompt").input("   ").run()
+    at.button(key="write").click().run(timeout=60)
+    assert not at.exception
+    assert "The prompt is empty" in shown(at.info[0].value)
+
+
+def test_left_only_against_both_sides_names_what_each_reads() -> None:
+    at = open_page("pages/gpt.py")
+    rows = at.dataframe[0].value  # no text written yet: the first table is the blank's
+    sentence = at.text_input(key="blank_text").value
+    expected = left_only_vs_whole(model_zoo.load("smollm2-135m"), sentence, 8, ())
+    best_left = min(expected, key=lambda r: r.left_rank).candidate
+    assert f"From the left alone, smollm2-135m's first guess is “{best_left}”" in all_text(at)
+    assert list(rows["Rank, whole sentence"]) == sorted(rows["Rank, whole sentence"])
+    assert "minilm-l6-mlm, both sides" in set(rows["Proposed by"])  # the masked LM's words, scored too
+    at.text_input(key="blank_text").input("no blank in this one").run()
+    assert not at.exception and "___" in shown(at.info[0].value)
+
+
+def test_the_product_of_factors_is_the_sentence_probability() -> None:
+    at = open_page("pages/gpt.py", product_text="The tide went out.")
+    assert not at.exception
+    bars = chart(at, "factors")["data"][0]
+    assert [label.split(". ", 1)[1].strip() for label in reversed(bars["y"])] == ["The", "tide", "went", "out", "."]
+    assert all(0 < p <= 1 for p in bars["x"])
+
+
+def test_the_page_speaks_chinese() -> None:
+    at = open_page("pages/gpt.py", lang="zh")
+    assert not at.exception
+    assert "GPT 就是单独拿出来的 Transformer 解码器" in all_text(at) and "把注意力停在第一个词元上的头" in all_text(at)
