@@ -105,3 +105,16 @@ def test_the_page_speaks_chinese() -> None:
     at = open_page("pages/gpt.py", lang="zh")
     assert not at.exception
     assert "GPT 就是单独拿出来的 Transformer 解码器" in all_text(at) and "把注意力停在第一个词元上的头" in all_text(at)
+
+
+def test_odd_and_overlong_prompts_get_text_and_a_sentence() -> None:
+    at = open_page("pages/gpt.py", max_tokens="3")
+    at.text_area(key="prompt").input("<script>alert(1)</script> café 🙂 \u202eevil\x00 [link](http://x.y)").run()
+    at.button(key="write").click().run(timeout=120)
+    assert not at.exception
+    assert at.code[0].value.startswith("<script>alert(1)</script> café 🙂")  # shown as text, in a code block
+    at.text_area(key="prompt").input(" ".join(str(i) for i in range(500))).run()  # 1,889 characters, 1,400 tokens
+    at.button(key="write").click().run(timeout=120)
+    assert not at.exception
+    assert "its beginning was left out" in shown(at.warning[0].value)
+    assert at.code[0].value.rstrip().split()[0] != "0"  # the start is gone, the end is kept
