@@ -297,6 +297,26 @@ def generation() -> dict[str, float]:
     return {"first_token_ms": 1000 * statistics.median(firsts), "per_token_ms": 1000 * statistics.median(rest)}
 
 
+def task_heads() -> dict[str, float]:
+    """The Using BERT lesson on minilm-l6: each head's frozen features and training, and fine-tuning."""
+    import model_zoo
+    from model_zoo import tasks
+
+    model = model_zoo.load("minilm-l6")
+    out: dict[str, float] = {}
+    for name in ("sentiment", "spam", "nli"):
+        data = tasks.load_pairs() if name == "nli" else tasks.load_sentences(name)
+        pairs = [x.text_b or "" for x in data.train] if name == "nli" else None
+        start = time.perf_counter()
+        x = tasks.sentence_features(model, [x.text for x in data.train], pairs)
+        out[f"{name}_features_s"] = time.perf_counter() - start
+        out[f"{name}_head_s"] = tasks.train_head(x, [x.label for x in data.train], x[:0], []).seconds
+    train, test = tasks.load_questions()
+    out["qa_head_s"] = tasks.train_qa(model, train, test).seconds
+    out["fine_tune_sentiment_s"] = tasks.fine_tune(model, tasks.load_sentences("sentiment")).seconds
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -451,6 +471,9 @@ def main() -> int:
         f"GPT lesson, smollm2-135m writing greedily with its KV cache: {gen['per_token_ms']:.1f} ms per token "
         f"[< 60 ms]; the first token (prompt read) {gen['first_token_ms']:.0f} ms"
     )
+
+    results["task_heads"] = heads = task_heads()
+    print("Using BERT, minilm-l6: " + ", ".join(f"{k[:-2].replace('_', ' ')} {v:.2f} s" for k, v in heads.items()))
 
     (ROOT / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     print("\nwritten to bench.json")

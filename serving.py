@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
     import model_zoo.masking
     import model_zoo.probing
     import model_zoo.senses
+    import model_zoo.tasks
     from model_zoo import Model
     from model_zoo.attention import HeadSummary, QueryKey
     from model_zoo.contextual import Guess
@@ -659,3 +660,98 @@ def gpt_sizes(own: tuple[str, ...]) -> list[model_zoo.architecture.Size]:
     from model_zoo.architecture import gpt_sizes as sizes
 
     return sizes({name: loaded(name, model_zoo.CausalLM).config for name in own})
+
+
+# -- using BERT ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TrainedHead:
+    """A head trained on frozen features of `model` for a task, with what it cost."""
+
+    head: model_zoo.tasks.Head
+    feature_seconds: float
+    train: int
+    test: int
+
+
+def task_head(
+    model_name: str, task: str, pooling: str, on_progress: Callable[[float], None] | None = None
+) -> TrainedHead:
+    """The linear head of a sentence task (sentiment, spam) or the entailment pairs ("nli") on the frozen
+    [CLS] (or mean) vectors of `model_name`: trained once per server, shared by every session."""
+    from model_zoo import tasks
+
+    def compute() -> TrainedHead:
+        model = loaded(model_name, model_zoo.Encoder)
+        data = tasks.load_pairs() if task == "nli" else tasks.load_sentences(task)
+        began = time.perf_counter()
+        pairs = (lambda xs: [x.text_b or "" for x in xs]) if task == "nli" else (lambda xs: None)
+        with _probe_gate(), _low_priority_threads():
+            x_train = tasks.sentence_features(model, [x.text for x in data.train], pairs(data.train), pooling)
+            if on_progress is not None:
+                on_progress(0.8)
+            x_test = tasks.sentence_features(model, [x.text for x in data.test], pairs(data.test), pooling)
+            seconds = time.perf_counter() - began
+            head = tasks.train_head(x_train, [x.label for x in data.train], x_test, [x.label for x in data.test])
+        if on_progress is not None:
+            on_progress(1.0)
+        return TrainedHead(head, seconds, len(data.train), len(data.test))
+
+    return _shared(("task head", model_name, task, pooling), compute)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def classify(model_name: str, task: str, pooling: str, text: str, text_b: str | None = None) -> list[Guess]:
+    """The trained head's classes for the learner's text (or pair), most likely first."""
+    from model_zoo import tasks
+
+    model = loaded(model_name, model_zoo.Encoder)
+    trained = task_head(model_name, task, pooling)
+    x = tasks.sentence_features(model, [text], None if text_b is None else [text_b], pooling)
+    p = trained.head.probabilities(x)[0]
+    return sorted(zip(trained.head.classes, p.tolist()), key=lambda g: -g[1])
+
+
+def qa_head(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.QAHead:
+    """Start and end vectors learned on `model_name`'s frozen features of the shipped questions."""
+    from model_zoo import tasks
+
+    def compute() -> tasks.QAHead:
+        train, test = tasks.load_questions()
+        with _probe_gate(), _low_priority_threads():
+            return tasks.train_qa(loaded(model_name, model_zoo.Encoder), train, test, on_progress=on_progress)
+
+    return _shared(("qa head", model_name), compute)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def answer_question(model_name: str, question: str, passage: str) -> model_zoo.tasks.Answer:
+    """The span the QA head picks in `passage` (or none), with both score curves."""
+    from model_zoo import tasks
+
+    model = loaded(model_name, model_zoo.Encoder)
+    (read,) = tasks.passage_vectors(model, [question], [passage])
+    if not read.tokens:
+        raise model_zoo.EmptyInput("passage")
+    return tasks.answer(qa_head(model_name), read, passage)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def passage_tokens(model_name: str, question: str, passage: str) -> list[str]:
+    from model_zoo import tasks
+
+    (read,) = tasks.passage_vectors(loaded(model_name, model_zoo.Encoder), [question], [passage])
+    return read.tokens
+
+
+def fine_tuned(
+    model_name: str, task: str, on_progress: Callable[[float], None] | None = None
+) -> model_zoo.tasks.FineTuned:
+    """A copy of the whole encoder fine-tuned on `task` (one at a time per server, at low priority)."""
+    from model_zoo import tasks
+
+    def compute() -> tasks.FineTuned:
+        data = tasks.load_pairs() if task == "nli" else tasks.load_sentences(task)
+        with _probe_gate(), _low_priority_threads():
+            return tasks.fine_tune(loaded(model_name, model_zoo.Encoder), data, on_progress=on_progress)
+
+    return _shared(("fine-tuned", model_name, task), compute)

@@ -47,6 +47,7 @@ ROAD: tuple[Stop, ...] = (
             Lesson("attention", "pages/attention.py", ":material/hub:"),
             Lesson("senses", "pages/senses.py", ":material/bubble_chart:"),
             Lesson("probing", "pages/probing.py", ":material/stacked_bar_chart:"),
+            Lesson("using_bert", "pages/using_bert.py", ":material/build:"),
         ),
     ),
     Stop("gpt", "2018–2019", "GPT", (Lesson("gpt", "pages/gpt.py", ":material/arrow_forward:"),)),

@@ -15,6 +15,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.tokens import readable
+from components.url import keep_in_url, key_from_url
 from model_zoo.generation import BLANK, MAX_NEW_TOKENS, Strategy
 
 ensure_app_frame()
@@ -66,14 +67,12 @@ def writing() -> None:  # not a fragment: only a whole-page rerun (a click on St
         col.button(t_plain(f"gpt.{key}"), key=key, on_click=use_prompt, args=(key,), width="stretch")
     prompt = st.text_area(t("gpt.prompt"), key="prompt", bind="query-params", max_chars=MAX_CHARS, height=110)
     c1, c2, c3, c4, c5 = st.columns([2, 1, 1, 1, 1])
+    kinds = ["greedy", "top_k", "top_p"]
+    st.session_state.setdefault("strategy", key_from_url("strategy", kinds, "greedy"))
     kind = c1.radio(
-        t("gpt.strategy"),
-        ["greedy", "top_k", "top_p"],
-        format_func=lambda k: t_plain(f"gpt.strategy_{k}"),
-        key="strategy",
-        bind="query-params",
-        horizontal=True,
+        t("gpt.strategy"), kinds, format_func=lambda k: t_plain(f"gpt.strategy_{k}"), key="strategy", horizontal=True
     )
+    keep_in_url("strategy", kind)
     temperature = c2.slider(
         t("gpt.temperature"), 0.1, 2.0, 1.0, 0.1, key="temperature", bind="query-params", disabled=kind == "greedy"
     )

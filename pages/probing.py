@@ -15,6 +15,7 @@ from components.charts import build_probe_curves, build_probe_weights
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_unavailable
+from components.url import keep_in_url, keys_from_url
 from model_zoo import probing
 from model_zoo.probing import PAPER_BERT_LARGE, PAPER_FEATURE_F1, PAPER_LAYERS, TASKS, TaskResult
 
@@ -42,18 +43,15 @@ with st.expander(t("probing.how_title")):
     st.write(t("probing.how_more"))
 
 
-def from_url(name: str, options: list[str], default: list[str]) -> list[str]:
-    """A comma-separated list in the URL (?tasks=pos,agreement): the same link in either language."""
-    picked = [x for x in st.query_params.get(name, "").split(",") if x in options]
-    return list(dict.fromkeys(picked)) or default
-
-
-st.session_state.setdefault("models", from_url("models", CONTEXTUAL, [m for m in DEFAULT_MODELS if m in CONTEXTUAL]))
-st.session_state.setdefault("tasks", from_url("tasks", list(TASKS), list(TASKS)))
+st.session_state.setdefault(
+    "models", keys_from_url("models", CONTEXTUAL, [m for m in DEFAULT_MODELS if m in CONTEXTUAL])
+)
+st.session_state.setdefault("tasks", keys_from_url("tasks", list(TASKS), list(TASKS)))
 left, right = st.columns([2, 3])
 models = left.multiselect(t("probing.models"), CONTEXTUAL, max_selections=MAX_MODELS, key="models")
 tasks = right.multiselect(t("probing.tasks"), list(TASKS), format_func=task_name, key="tasks")
-st.query_params["models"], st.query_params["tasks"] = ",".join(models), ",".join(tasks)
+keep_in_url("models", models)
+keep_in_url("tasks", tasks)
 if not models or not tasks:
     st.info(t("probing.pick"), icon=":material/info:")
     st.stop()

@@ -160,6 +160,19 @@ def wordnet() -> Iterator[list[str]]:
             yield doc
 
 
+def documents(docs: Iterator[list[str]], seen: set[str]) -> Iterator[list[str]]:
+    """Each document's acceptable sentences not seen before (in `seen`, lower-cased, across sources)."""
+    for raw in docs:
+        doc = []
+        for sentence in raw:
+            key = sentence.lower()
+            if acceptable(sentence) and key not in seen:
+                seen.add(key)
+                doc.append(sentence)
+        if doc:
+            yield doc
+
+
 def held_out(source: str, doc: list[str]) -> bool:
     digest = hashlib.sha1((source + "\n" + "\n".join(doc)).encode()).digest()
     return int.from_bytes(digest[:4], "big") % 100 < HELD_OUT_PERCENT
@@ -192,15 +205,7 @@ def main(argv: list[str] | None = None) -> None:
         }
         for source, docs in readers.items():
             n_docs = n_sentences = n_words = n_tokens = n_held = 0
-            for raw in docs:
-                doc = []
-                for sentence in raw:
-                    key = sentence.lower()
-                    if acceptable(sentence) and key not in seen:
-                        seen.add(key)
-                        doc.append(sentence)
-                if not doc:
-                    continue
+            for doc in documents(docs, seen):
                 is_held = held_out(source, doc)
                 (held if is_held else train).write("\n".join(doc) + "\n\n")
                 n_held += is_held

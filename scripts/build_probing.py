@@ -9,6 +9,10 @@ The app never imports spaCy: it reads the shipped file. Sources:
   text is Wikipedia's, CC BY-SA 4.0), articles of the language models' held-out split first;
 - the Word senses set, assets/senses/senses.tsv (ContextLab's sentences and WordNet 3.0's examples).
 
+seen_in_training is exact: whether the sentence is in the text that minilm-l6-mlm and elmo-mini were
+trained on, which this script rebuilds the way scripts/build_mlm_corpus.py does (it reads the same
+sources, so it needs Debian's fortunes and wordnet-base too).
+
 Each record: id, split, source, seen_in_training, words (spaCy's tokens) and one label per word
 for each task (null where the word is not a target):
 - pos: Universal part of speech; ner: BIO tags of OntoNotes entity types; dep: the relation to the head;
@@ -34,7 +38,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts.build_mlm_corpus import acceptable, held_out, wikipedia  # noqa: E402
+from scripts.build_mlm_corpus import (  # noqa: E402
+    acceptable,
+    chatterbot,
+    clean,
+    documents,
+    fortunes,
+    held_out,
+    wikipedia,
+    wordnet,
+)
 
 OUT = ROOT / "assets" / "probing" / "probing.jsonl.gz"
 SENSES = ROOT / "assets" / "senses" / "senses.tsv"
@@ -44,7 +57,7 @@ PER_ARTICLE = 3
 NUMBERLESS = {"VBD", "VBN", "VB", "MD"}  # verb forms that do not show the subject's number
 MARKED = {"is", "are", "am", "was", "were", "has", "have", "does", "do", "'s", "'re", "'ve", "'m"}
 PRONOUNS = {"he": "Sing", "she": "Sing", "it": "Sing", "this": "Sing", "they": "Plur", "we": "Plur"}
-PRONOUNS |= {"these": "Plur", "those": "Plur"}
+PRONOUNS |= {"these": "Plur", "those": "Plur"}  # not "that": the tagger's DT/WDT does not tell a relative apart
 LATIN = set(" !\"#$%&'()*+,-./0123456789:;<=>?@[]_`{|}~’‘“”–—") | {chr(c) for c in range(0x41, 0x24F + 1)}
 
 
@@ -53,15 +66,20 @@ def readable(sentence: str) -> bool:
 
 
 def subject_number(subject: Any) -> str | None:
-    """Sing or Plur for a subject token (its conjuncts make it plural), None when unknown."""
-    if any(child.dep_ == "conj" for child in subject.children):
-        return "Plur"
+    """Sing or Plur for a subject token, None when unknown. "X and Y" is plural; "X or Y" is left out
+    (the verb agrees with the nearer one); "that", "who", "I", "you" are left out."""
+    if subject.conjuncts:  # the whole chain: "X, Y, and Z" hangs "and" on Y
+        links = {t.lower_ for c in (subject, *subject.conjuncts) for t in c.children if t.dep_ == "cc"}
+        return "Plur" if links == {"and"} else None
     if subject.pos_ == "PRON":
         return PRONOUNS.get(subject.lower_)
     if subject.pos_ in ("NOUN", "PROPN"):
         number = subject.morph.get("Number")
         return number[0] if number else None
     return None
+
+
+SUBJECTS = Counter[str]()  # what the labelled verbs' subjects are (pronoun, noun, "X and Y"), for the report
 
 
 def agreement(doc: Any) -> tuple[list[str | None], list[int | None]]:
@@ -79,6 +97,7 @@ def agreement(doc: Any) -> tuple[list[str | None], list[int | None]]:
         if number is not None:
             labels[token.i] = number
             distance[token.i] = abs(token.i - subjects[0].i)
+            SUBJECTS["X and Y" if subjects[0].conjuncts else subjects[0].pos_] += 1
     return labels, distance
 
 
@@ -103,11 +122,27 @@ def record(doc: Any, id_: str, split: str, source: str, seen: bool, sense: list[
     }
 
 
-def wiki_sentences(seed: int) -> list[tuple[int, str, bool]]:
-    """(article, sentence, seen in the LMs' training) for the wanted number of articles' sentences."""
+def training_text(articles: list[list[str]], tmp: Path) -> set[str]:
+    """The sentences (lower-cased) of the language models' training split, as scripts/build_mlm_corpus.py
+    writes it: the same readers in the same order, deduplicated across them, held-out documents left out."""
+    readers = {"wikipedia": iter(articles), "chatterbot": chatterbot(tmp), "fortunes": fortunes(), "wordnet": wordnet()}
+    seen: set[str] = set()
+    train: set[str] = set()
+    for source, docs in readers.items():
+        for doc in documents(docs, seen):
+            if not held_out(source, doc):
+                train.update(s.lower() for s in doc)
+    return train
+
+
+def wiki_sentences(seed: int) -> tuple[list[tuple[int, str, bool]], set[str]]:
+    """(article, sentence, seen in the LMs' training) for the wanted number of articles' sentences, and
+    the LMs' training text. Articles are ordered by the held-out test of the whole summary, a close
+    stand-in for the corpus's own (taken on the summary after cleaning); the flag is exact."""
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
         articles = [doc for doc in wikipedia(Path(tmp)) if doc]
+        trained = training_text(articles, Path(tmp))
     order = list(range(len(articles)))
     rng.shuffle(order)
     order.sort(key=lambda i: not held_out("wikipedia", articles[i]))  # held-out articles first
@@ -116,8 +151,8 @@ def wiki_sentences(seed: int) -> list[tuple[int, str, bool]]:
         picked = [s for s in articles[i] if acceptable(s) and readable(s) and s not in seen_text]
         for sentence in rng.sample(picked, min(PER_ARTICLE, len(picked))):
             seen_text.add(sentence)
-            out.append((i, sentence, not held_out("wikipedia", articles[i])))
-    return out
+            out.append((i, sentence, sentence.lower() in trained))
+    return out, trained
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -133,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     records: list[dict] = []
 
     # Wikipedia: whole articles to one split; 8-40 tokens a sentence
-    candidates = wiki_sentences(args.seed)
+    candidates, trained = wiki_sentences(args.seed)
     wanted = {k: round(v * args.wiki / sum(WIKI_SPLITS.values())) for k, v in WIKI_SPLITS.items()}
     split_of: dict[int, str] = {}
     taken = Counter[str]()
@@ -172,13 +207,14 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"skipped (word not a token): {row['sentence']}")
                 continue
             sense[at] = key
-            records.append(record(doc, f"sense-{number:04d}", split, "senses", False, sense))
+            seen = clean(row["sentence"]).lower() in trained  # WordNet's examples are in the LMs' corpus
+            records.append(record(doc, f"sense-{number:04d}", split, "senses", seen, sense))
             number += 1
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(args.out, "wt", encoding="utf-8", compresslevel=9) as f:
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+    text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
+    with open(args.out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, filename="", mtime=0) as f:
+        f.write(text.encode("utf-8"))  # no name or time in the header: a rebuild gives the same bytes
     print(f"wrote {args.out}: {len(records)} sentences, {args.out.stat().st_size / 1e6:.2f} MB")
     for task in ("pos", "ner", "dep", "agreement", "sense"):
         for split in ("train", "dev", "test"):
@@ -186,6 +222,12 @@ def main(argv: list[str] | None = None) -> None:
             common = Counter(labels).most_common(1)
             share = common[0][1] / len(labels) if labels else 0
             print(f"{task:10} {split:5} {len(labels):6} labelled, {len(set(labels)):3} classes, majority {share:.2f}")
+        labels = [y for r in records for y in r["labels"][task] if y is not None]
+        print(f"{task:10} all   {len(labels):6} labelled: {dict(Counter(labels).most_common())}")
+    print("agreement subjects:", dict(SUBJECTS.most_common()))
+    far = Counter(min(d, 6) for r in records for d in r["agreement_distance"] if d is not None)
+    print("agreement distance (6 = 6 or more):", dict(sorted(far.items())))
+    print("seen in training:", dict(Counter((r["source"], r["split"], r["seen_in_training"]) for r in records)))
 
 
 if __name__ == "__main__":

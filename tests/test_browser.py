@@ -33,6 +33,7 @@ PAGES = {
     "senses": "senses",
     "probing": "probing",
     "gpt": "gpt",
+    "using_bert": "using_bert",
 }
 
 

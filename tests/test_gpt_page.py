@@ -60,12 +60,12 @@ def test_writing_streams_the_models_own_greedy_tokens() -> None:
 def test_sampling_with_the_same_seed_writes_the_same_text() -> None:
     texts = []
     for _ in range(2):
-        at = open_page("pages/gpt.py", max_tokens="8", strategy="top-k sampling", gen_seed="7")
+        at = open_page("pages/gpt.py", max_tokens="8", strategy="top_k", gen_seed="7")
         at.button(key="write").click().run(timeout=120)
         assert not at.exception
         texts.append(at.code[0].value)
     assert texts[0] == texts[1]
-    at = open_page("pages/gpt.py", max_tokens="8", strategy="top-k sampling", gen_seed="8")
+    at = open_page("pages/gpt.py", max_tokens="8", strategy="top_k", gen_seed="8")
     at.button(key="write").click().run(timeout=120)
     assert at.code[0].value != texts[0]
 

@@ -45,6 +45,8 @@ def test_chinese_is_actually_translated() -> None:
         "onehot.default_text",
         "emb.map_default",
         "mlm.recipe_default",
+        "using.example_sentiment",
+        "using.example_spam",
     } | {f"road.{stop.key}.example" for stop in ROAD}
 
 

@@ -1,0 +1,361 @@
+"""Using BERT for tasks, the seeds' four ways, on frozen features or fine-tuned.
+
+1. one sentence -> one class, from [CLS] (or the mean of the tokens): sentiment, spam;
+2. one sentence -> a class per token: named entities (the probing lesson's silver tags);
+3. two sentences -> one class, from "[CLS] A [SEP] B [SEP]": entailment / contradiction / neutral;
+4. extractive question answering: two learned vectors score each passage token as the answer's start
+   and end; an end before the start means "no answer in this passage" (SQuAD 2.0's case).
+
+Heads train on frozen features in seconds (torch, full batch); `fine_tune` trains a copy of the whole
+encoder for comparison. The sets are small and written for ContextLab (assets/tasks/README.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from .contextual import Encoder
+from .errors import EmptyInput
+
+TASKS_DIR = Path(__file__).resolve().parent.parent / "assets" / "tasks"
+SENTENCE_SETS = ("sentiment", "spam")
+MAX_ANSWER_TOKENS = 30
+Progress = Callable[[float], None]
+
+
+# -- data -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Labelled:
+    text: str
+    label: str
+    text_b: str | None = None  # the hypothesis of a pair
+
+
+@dataclass(frozen=True)
+class Split:
+    train: list[Labelled]
+    test: list[Labelled]
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return tuple(sorted({x.label for x in self.train}))
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    with (TASKS_DIR / f"{name}.tsv").open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def load_sentences(name: str) -> Split:
+    """A sentence set (sentiment, spam): every fifth row held out for testing."""
+    rows = [Labelled(r["text"], r["label"]) for r in _rows(name)]
+    return Split([x for i, x in enumerate(rows) if i % 5], [x for i, x in enumerate(rows) if i % 5 == 0])
+
+
+def load_pairs() -> Split:
+    """The entailment set, split by premise: every fifth premise (with its three hypotheses) held out."""
+    rows = _rows("nli")
+    premises = list(dict.fromkeys(r["premise"] for r in rows))
+    held = {p for i, p in enumerate(premises) if i % 5 == 0}
+    pairs = [Labelled(r["premise"], r["label"], r["hypothesis"]) for r in rows]
+    return Split([x for x in pairs if x.text not in held], [x for x in pairs if x.text in held])
+
+
+@dataclass(frozen=True)
+class Question:
+    passage: str
+    question: str
+    answer: str  # a span of the passage
+
+    @property
+    def span(self) -> tuple[int, int]:
+        start = self.passage.find(self.answer)
+        return start, start + len(self.answer)
+
+
+def load_questions() -> tuple[list[Question], list[Question]]:
+    """(train, test), split by passage: every fifth passage's questions held out."""
+    rows = _rows("qa")
+    ids = list(dict.fromkeys(r["passage_id"] for r in rows))
+    held = {p for i, p in enumerate(ids) if i % 5 == 0}
+    qs = [(r["passage_id"], Question(r["passage"], r["question"], r["answer"])) for r in rows]
+    return [q for p, q in qs if p not in held], [q for p, q in qs if p in held]
+
+
+# -- frozen features --------------------------------------------------------------------------------
+@torch.inference_mode()
+def sentence_features(
+    model: Encoder, texts: Sequence[str], pairs: Sequence[str] | None = None, pooling: str = "cls"
+) -> np.ndarray:
+    """The last layer's [CLS] vector of each text (or text pair), or the mean of its other tokens: (n, D)."""
+    out: list[np.ndarray] = []
+    for _, batch, special, result in model.batches(texts, pairs):
+        last = result.hidden_states[-1].float()  # (batch, tokens, dim)
+        if pooling == "cls":
+            out.append(last[:, 0].cpu().numpy())
+        else:
+            keep = (batch["attention_mask"].bool() & ~special).to(last.device).unsqueeze(-1)
+            out.append(((last * keep).sum(1) / keep.sum(1).clamp(min=1)).cpu().numpy())
+    return np.concatenate(out) if out else np.zeros((0, model.config.hidden_size), np.float32)
+
+
+# -- heads on frozen features -----------------------------------------------------------------------
+@dataclass
+class Head:
+    """A linear classifier on standardised features."""
+
+    classes: tuple[str, ...]
+    weight: np.ndarray  # (classes, D)
+    bias: np.ndarray  # (classes,)
+    mean: np.ndarray  # (D,)
+    std: np.ndarray  # (D,)
+    accuracy: float  # on the held-out test examples
+    majority: float  # always answering the commonest training class, on the same test examples
+    seconds: float  # training time (features excluded)
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        logits = ((x - self.mean) / self.std) @ self.weight.T + self.bias
+        e = np.exp(logits - logits.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+
+def train_head(
+    x_train: np.ndarray,
+    y_train: Sequence[str],
+    x_test: np.ndarray,
+    y_test: Sequence[str],
+    *,
+    steps: int = 300,
+    l2: float = 1e-2,
+    on_progress: Progress | None = None,
+    seed: int = 0,
+) -> Head:
+    """Logistic regression, full batch with Adam: a few hundred examples train in well under a second."""
+    began = time.perf_counter()
+    classes = tuple(sorted(set(y_train)))
+    index = {c: k for k, c in enumerate(classes)}
+    mean, std = x_train.mean(0), x_train.std(0) + 1e-4
+    x = torch.from_numpy((x_train - mean) / std).float()
+    y = torch.tensor([index[c] for c in y_train])
+    torch.manual_seed(seed)
+    linear = nn.Linear(x.shape[1], len(classes))
+    optimizer = torch.optim.Adam(linear.parameters(), lr=1e-2)
+    for step in range(steps):
+        loss = nn.functional.cross_entropy(linear(x), y) + l2 * linear.weight.pow(2).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if on_progress is not None and step % 25 == 24:
+            on_progress((step + 1) / steps)
+    head = Head(
+        classes,
+        linear.weight.detach().numpy().copy(),
+        linear.bias.detach().numpy().copy(),
+        mean,
+        std,
+        accuracy=0.0,
+        majority=0.0,
+        seconds=time.perf_counter() - began,
+    )
+    if len(y_test):
+        predicted = np.array(classes)[head.probabilities(x_test).argmax(1)]
+        head.accuracy = float((predicted == np.array(y_test)).mean())
+        common = max(classes, key=list(y_train).count)
+        head.majority = float((np.array(y_test) == common).mean())
+    return head
+
+
+# -- extractive question answering -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Passage:
+    """One (question, passage) pair as BERT reads it: the last layer's vector of every passage token."""
+
+    tokens: list[str]  # the passage's tokens
+    chars: list[tuple[int, int]]  # each token's character span in the passage
+    vectors: np.ndarray  # (tokens, D)
+
+
+@torch.inference_mode()
+def passage_vectors(model: Encoder, questions: Sequence[str], passages: Sequence[str]) -> list[Passage]:
+    """Read "[CLS] question [SEP] passage [SEP]" and keep the passage's tokens (segment B)."""
+    out: list[Passage] = []
+    for _, batch, _, result in model.batches(list(questions), list(passages)):
+        last = result.hidden_states[-1].float().cpu().numpy()
+        for i in range(len(last)):
+            keep = [p for p, s in enumerate(batch.sequence_ids(i)) if s == 1]
+            spans = [batch.token_to_chars(i, p) for p in keep]
+            ids = batch["input_ids"][i, keep].tolist()
+            out.append(Passage(model.decode_each(ids), [(c.start, c.end) for c in spans], last[i, keep]))
+    return out
+
+
+@dataclass
+class QAHead:
+    start: np.ndarray  # (D,) the learned start vector
+    end: np.ndarray  # (D,) the learned end vector
+    start_bias: float
+    end_bias: float
+    exact: float  # exact-match share on the held-out questions
+    f1: float  # token-overlap F1 on them
+    seconds: float
+
+    def scores(self, passage: Passage) -> tuple[np.ndarray, np.ndarray]:
+        """Each passage token's start and end score: (tokens,), (tokens,)."""
+        return passage.vectors @ self.start + self.start_bias, passage.vectors @ self.end + self.end_bias
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str  # "" when there is no answer in the passage
+    start: int  # token positions (inclusive); -1 without an answer
+    end: int
+    start_scores: np.ndarray
+    end_scores: np.ndarray
+    best_start: int  # the argmax of each curve on its own
+    best_end: int
+
+
+def answer(head: QAHead, passage: Passage, text: str) -> Answer:
+    """The lecture's rule: take the best start and the best end; if the end comes first, there is no
+    answer in this passage. Otherwise the best span (start <= end, at most MAX_ANSWER_TOKENS long)."""
+    s, e = head.scores(passage)
+    best_start, best_end = int(s.argmax()), int(e.argmax())
+    if best_end < best_start:
+        return Answer("", -1, -1, s, e, best_start, best_end)
+    total = s[:, None] + e[None, :]
+    i, j = np.indices(total.shape)
+    total[(j < i) | (j - i >= MAX_ANSWER_TOKENS)] = -np.inf
+    a, b = np.unravel_index(int(total.argmax()), total.shape)
+    return Answer(text[passage.chars[a][0] : passage.chars[b][1]], int(a), int(b), s, e, best_start, best_end)
+
+
+def _token_f1(a: str, b: str) -> float:
+    x, y = a.lower().split(), b.lower().split()
+    common = sum(min(x.count(w), y.count(w)) for w in set(x))
+    if not x or not y or not common:
+        return float(x == y)
+    p, r = common / len(x), common / len(y)
+    return 2 * p * r / (p + r)
+
+
+def _gold_tokens(passage: Passage, span: tuple[int, int]) -> tuple[int, int] | None:
+    inside = [k for k, (a, b) in enumerate(passage.chars) if a < span[1] and b > span[0]]
+    return (inside[0], inside[-1]) if inside else None
+
+
+def train_qa(
+    model: Encoder,
+    train: Sequence[Question],
+    test: Sequence[Question],
+    *,
+    steps: int = 300,
+    on_progress: Progress | None = None,
+    seed: int = 0,
+) -> QAHead:
+    """Learn the start and end vectors on frozen features (cross-entropy over passage positions)."""
+    read = passage_vectors(model, [q.question for q in train], [q.passage for q in train])
+    began = time.perf_counter()
+    examples = [(p, g) for p, q in zip(read, train) if (g := _gold_tokens(p, q.span)) is not None]
+    torch.manual_seed(seed)
+    dim = read[0].vectors.shape[1]
+    w = nn.Parameter(torch.zeros(2, dim))
+    bias = nn.Parameter(torch.zeros(2))
+    optimizer = torch.optim.Adam([w, bias], lr=1e-2)
+    vectors = [torch.from_numpy(p.vectors) for p, _ in examples]
+    gold = torch.tensor([g for _, g in examples])  # (n, 2)
+    for step in range(steps):
+        loss = torch.zeros(())
+        for v, (a, b) in zip(vectors, gold):
+            logits = v @ w.T + bias  # (tokens, 2)
+            loss = loss + nn.functional.cross_entropy(logits.T, torch.stack([a, b]))
+        loss = loss / len(vectors) + 1e-3 * w.pow(2).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if on_progress is not None and step % 25 == 24:
+            on_progress((step + 1) / steps)
+    head = QAHead(
+        w[0].detach().numpy().copy(),
+        w[1].detach().numpy().copy(),
+        float(bias[0].detach()),
+        float(bias[1].detach()),
+        0.0,
+        0.0,
+        time.perf_counter() - began,
+    )
+    if test:
+        got = [
+            answer(head, p, q.passage).text
+            for p, q in zip(passage_vectors(model, [q.question for q in test], [q.passage for q in test]), test)
+        ]
+        head.exact = float(np.mean([g.strip().lower() == q.answer.lower() for g, q in zip(got, test)]))
+        head.f1 = float(np.mean([_token_f1(g, q.answer) for g, q in zip(got, test)]))
+    return head
+
+
+# -- fine-tuning the whole encoder --------------------------------------------------------------------
+@dataclass(frozen=True)
+class FineTuned:
+    accuracy: float
+    seconds: float
+    epochs: int
+
+
+def fine_tune(
+    model: Encoder,
+    data: Split,
+    *,
+    epochs: int = 3,
+    lr: float = 5e-5,
+    batch_size: int = 16,
+    on_progress: Progress | None = None,
+    seed: int = 0,
+) -> FineTuned:
+    """Train a copy of the whole encoder and a linear layer on [CLS] (the shared model is never touched)."""
+    if not data.train:
+        raise EmptyInput("training set")
+    began = time.perf_counter()
+    torch.manual_seed(seed)
+    encoder = copy.deepcopy(model.base).train()
+    classes = data.classes
+    linear = nn.Linear(model.config.hidden_size, len(classes))
+    params = [*encoder.parameters(), *linear.parameters()]
+    optimizer = torch.optim.AdamW(params, lr=lr)
+    labels = torch.tensor([classes.index(x.label) for x in data.train])
+    order = torch.Generator().manual_seed(seed)
+    total = epochs * ((len(data.train) + batch_size - 1) // batch_size)
+    done = 0
+    with torch.enable_grad():
+        for _ in range(epochs):
+            for batch in torch.randperm(len(data.train), generator=order).split(batch_size):
+                chosen = [data.train[int(k)] for k in batch]
+                pairs = [x.text_b for x in chosen] if chosen[0].text_b is not None else None
+                inputs = model.tokenize([x.text for x in chosen], pairs)  # type: ignore[arg-type]
+                cls = encoder(**{k: v.to(model.device) for k, v in inputs.items()}).last_hidden_state[:, 0]
+                loss = nn.functional.cross_entropy(linear(cls), labels[batch].to(model.device))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                done += 1
+                if on_progress is not None:
+                    on_progress(done / total)
+    encoder.eval()
+    right = 0
+    with torch.inference_mode():
+        for start in range(0, len(data.test), 32):
+            chunk = data.test[start : start + 32]
+            pairs = [x.text_b for x in chunk] if chunk[0].text_b is not None else None
+            inputs = model.tokenize([x.text for x in chunk], pairs)  # type: ignore[arg-type]
+            cls = encoder(**{k: v.to(model.device) for k, v in inputs.items()}).last_hidden_state[:, 0]
+            predicted = linear(cls).argmax(-1).cpu().tolist()
+            right += sum(classes[p] == x.label for p, x in zip(predicted, chunk))
+    return FineTuned(right / max(1, len(data.test)), time.perf_counter() - began, epochs)

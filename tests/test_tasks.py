@@ -1,0 +1,82 @@
+"""Using BERT for tasks (model_zoo.tasks) on a tiny random BERT and synthetic features (fast tier)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import model_zoo
+from model_zoo import tasks
+from model_zoo.tasks import Labelled, Passage, QAHead, Question, Split
+
+
+@pytest.fixture(scope="module")
+def bert(tiny_bert: Path) -> model_zoo.Encoder:
+    return model_zoo.load(tiny_bert)
+
+
+def test_a_head_learns_separable_features_and_beats_the_majority() -> None:
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(200) < 0.3, "pos", "neg")
+    x = rng.normal(size=(200, 8)) + np.where(y == "pos", 2.0, -2.0)[:, None] * np.eye(8)[0]
+    progress: list[float] = []
+    head = tasks.train_head(x[:150], list(y[:150]), x[150:], list(y[150:]), on_progress=progress.append)
+    assert head.classes == ("neg", "pos") and head.accuracy > 0.95 > head.majority
+    assert progress[-1] == 1.0
+    p = head.probabilities(x[150:])
+    np.testing.assert_allclose(p.sum(1), 1.0, rtol=1e-6)
+
+
+def test_cls_and_mean_pooling_differ_and_pairs_reach_the_model(bert) -> None:  # noqa: ANN001
+    cls = tasks.sentence_features(bert, ["the man went to the bank", "a river"])
+    mean = tasks.sentence_features(bert, ["the man went to the bank", "a river"], pooling="mean")
+    assert cls.shape == mean.shape == (2, bert.config.hidden_size) and not np.allclose(cls, mean)
+    ab = tasks.sentence_features(bert, ["the man went"], ["to the bank"])
+    ba = tasks.sentence_features(bert, ["to the bank"], ["the man went"])
+    assert not np.allclose(ab, ba)  # the order of a pair matters: segment ids reach the model
+
+
+def head_on(vectors: np.ndarray, start: int, end: int) -> tuple[QAHead, Passage]:
+    dim = vectors.shape[1]
+    s, e = np.zeros(dim), np.zeros(dim)
+    s[0], e[1] = 1.0, 1.0
+    passage = Passage(
+        [f"t{i}" for i in range(len(vectors))], [(3 * i, 3 * i + 2) for i in range(len(vectors))], vectors
+    )
+    vectors[start, 0] = vectors[end, 1] = 5.0
+    return QAHead(s, e, 0.0, 0.0, 0.0, 0.0, 0.0), passage
+
+
+def test_the_answer_span_starts_before_it_ends_and_an_end_first_means_no_answer() -> None:
+    text = " ".join(f"t{i}" for i in range(6))
+    head, passage = head_on(np.zeros((6, 4)), start=1, end=3)
+    got = tasks.answer(head, passage, text)
+    assert (got.start, got.end, got.text) == (1, 3, "t1 t2 t3")
+    head, passage = head_on(np.zeros((6, 4)), start=4, end=2)
+    got = tasks.answer(head, passage, text)
+    assert got.text == "" and got.best_end < got.best_start  # SQuAD 2.0's case, as the lecture puts it
+
+
+def test_qa_head_trains_on_frozen_features_and_answers_inside_the_passage(bert) -> None:  # noqa: ANN001
+    train = [Question("the bank is by the river and the boat is red", "what is red", "the boat")] * 4
+    head = tasks.train_qa(bert, train, train, steps=60)
+    (passage,) = tasks.passage_vectors(bert, ["what is red"], [train[0].passage])
+    got = tasks.answer(head, passage, train[0].passage)
+    assert got.text == "" or got.text in train[0].passage
+    assert 0 <= head.exact <= 1 and 0 <= head.f1 <= 1 and head.seconds > 0
+
+
+def test_fine_tuning_trains_a_copy_and_leaves_the_shared_model_alone(bert) -> None:  # noqa: ANN001
+    before = {k: v.clone() for k, v in bert.model.state_dict().items()}
+    data = Split(
+        [Labelled("good film", "pos"), Labelled("bad film", "neg")] * 8,
+        [Labelled("good film", "pos"), Labelled("bad film", "neg")],
+    )
+    progress: list[float] = []
+    result = tasks.fine_tune(bert, data, epochs=2, batch_size=4, on_progress=progress.append)
+    assert 0 <= result.accuracy <= 1 and progress[-1] == 1.0
+    assert all(torch.equal(before[k], v) for k, v in bert.model.state_dict().items())
+    assert not bert.model.training

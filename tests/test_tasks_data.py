@@ -1,0 +1,38 @@
+"""The shipped task sets (assets/tasks): sizes, balance, splits and spans (fast)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from model_zoo import tasks
+
+
+def test_sentence_sets_are_balanced_and_split() -> None:
+    for name, labels in (("sentiment", {"positive", "negative"}), ("spam", {"spam", "ham"})):
+        data = tasks.load_sentences(name)
+        everything = data.train + data.test
+        counts = Counter(x.label for x in everything)
+        assert set(counts) == labels and len(everything) >= 150 and max(counts.values()) == min(counts.values())
+        assert len({x.text for x in everything}) == len(everything)
+        assert not {x.text for x in data.train} & {x.text for x in data.test}
+        assert set(Counter(x.label for x in data.test)) == labels
+
+
+def test_pairs_have_one_of_each_label_per_premise_and_no_premise_in_two_splits() -> None:
+    data = tasks.load_pairs()
+    for split in (data.train, data.test):
+        by_premise: dict[str, list[str]] = {}
+        for x in split:
+            assert x.text_b
+            by_premise.setdefault(x.text, []).append(x.label)
+        assert all(sorted(v) == ["contradiction", "entailment", "neutral"] for v in by_premise.values())
+    assert not {x.text for x in data.train} & {x.text for x in data.test}
+
+
+def test_every_answer_is_a_span_of_its_passage() -> None:
+    train, test = tasks.load_questions()
+    assert len(train) >= 40 and len(test) >= 10
+    assert not {q.passage for q in train} & {q.passage for q in test}
+    for q in train + test:
+        start, end = q.span
+        assert start >= 0 and q.passage[start:end] == q.answer
