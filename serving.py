@@ -755,3 +755,25 @@ def fine_tuned(
             return tasks.fine_tune(loaded(model_name, model_zoo.Encoder), data, on_progress=on_progress)
 
     return _shared(("fine-tuned", model_name, task), compute)
+
+
+def ner_tagger(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.Head:
+    """A linear BIO tagger on the last layer of `model_name`, trained on the probing lesson's silver tags."""
+    from model_zoo import probing, tasks
+
+    def compute() -> tasks.Head:
+        features = probing_features(model_name, on_progress)
+        sentences, targets = _probing_data()
+        data = probing.task_set(sentences, targets, probing.TAGGING, max_train=probing.max_train_rows(features))
+        with _probe_gate(), _low_priority_threads():
+            return tasks.train_tagger(features, data)
+
+    return _shared(("ner tagger", model_name), compute)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def tag_sentence(model_name: str, text: str) -> list[tuple[str, str, float]]:
+    """Each word of `text` with the trained tagger's tag and probability."""
+    from model_zoo import tasks
+
+    return tasks.tag_words(contextual(model_name), ner_tagger(model_name), text)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,8 +24,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .contextual import Encoder
+from .contextual import Contextual, Encoder
 from .errors import EmptyInput
+from .probing import TaskSet
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "assets" / "tasks"
 SENTENCE_SETS = ("sentiment", "spam")
@@ -359,3 +361,32 @@ def fine_tune(
             predicted = linear(cls).argmax(-1).cpu().tolist()
             right += sum(classes[p] == x.label for p, x in zip(predicted, chunk))
     return FineTuned(right / max(1, len(data.test)), time.perf_counter() - began, epochs)
+
+
+# -- one class per token: named entities -------------------------------------------------------------
+_TOKEN = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]")
+
+
+def train_tagger(features: np.ndarray, data: TaskSet) -> Head:
+    """A linear BIO tagger on the last layer of frozen features (the probing lesson's word vectors and
+    silver tags), scored per word on its test sentences; `data` is probing's TAGGING task set."""
+    last = features.shape[1] - 1
+
+    def x(split: str) -> np.ndarray:
+        return np.nan_to_num(np.asarray(features[data.rows[split], last], dtype=np.float32))
+
+    names = np.array(data.classes)
+    return train_head(x("train"), list(names[data.labels["train"]]), x("test"), list(names[data.labels["test"]]))
+
+
+def tag_words(model: Contextual, head: Head, text: str) -> list[tuple[str, str, float]]:
+    """Each word of `text` with the tagger's BIO tag and its probability."""
+    found = [(m.group(), m.span()) for m in _TOKEN.finditer(text)]
+    if not found:
+        raise EmptyInput()
+    (vectors,) = model.span_vectors([text], [[span for _, span in found]])
+    kept = [word for (word, _), v in zip(found, vectors) if not np.isnan(v[-1]).any()]  # past the limit: none
+    if not kept:
+        raise EmptyInput()
+    p = head.probabilities(np.stack([v[-1] for v in vectors if not np.isnan(v[-1]).any()]))
+    return [(word, str(head.classes[int(q.argmax())]), float(q.max())) for word, q in zip(kept, p)]

@@ -9,7 +9,7 @@ import model_zoo
 import serving
 from components.charts import build_score_bars
 from components.frame import ensure_app_frame
-from components.i18n import t, t_plain
+from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, select_model
 from components.url import keep_in_url, key_from_url
 
@@ -85,10 +85,40 @@ try:
 except model_zoo.ModelZooError as err:
     render_error(err)
 else:
-    st.plotly_chart(build_score_bars(guesses, t_plain("using.probabilities", pooling=pooling)), key="sentence_bars")
+    label = t_plain(f"using.pooling_{pooling}")
+    st.plotly_chart(build_score_bars(guesses, t_plain("using.probabilities", pooling=label)), key="sentence_bars")
     st.write(t("using.verdict", label=guesses[0][0], p=f"{guesses[0][1]:.0%}"))
 
-# 2. Two sentences -> one class --------------------------------------------------------------------
+# 2. One class per token ------------------------------------------------------------------------
+st.header(t("using.token_title"))
+st.markdown(t("using.token_diagram"))
+ner_text = st.text_input(
+    t("using.token_text"),
+    value="Barack Obama visited Paris in June 2009 with a delegation from the United Nations.",
+    key="ner_text",
+    bind="query-params",
+    max_chars=MAX_CHARS,
+)
+st.button(
+    t("using.token_train"),
+    key="train_tagger",
+    icon=":material/model_training:",
+    on_click=lambda: st.session_state.update(tagger=True),
+)
+if st.session_state.get("tagger"):
+    bar = st.progress(0.0, text=t_plain("using.token_training", model=model.name))
+    try:
+        tagger = serving.ner_tagger(model.name, lambda f: bar.progress(f))
+        tagged = serving.tag_sentence(model.name, ner_text)
+    except model_zoo.ModelZooError as err:
+        bar.empty()
+        render_error(err)
+    else:
+        bar.empty()
+        st.markdown(" ".join(md_escape(w) if tag == "O" else f"**{md_escape(w)}** `{tag}`" for w, tag, _ in tagged))
+        st.caption(t("using.token_caption", accuracy=f"{tagger.accuracy:.2f}", majority=f"{tagger.majority:.2f}"))
+
+# 3. Two sentences -> one class --------------------------------------------------------------------
 st.header(t("using.pair_title"))
 st.markdown(t("using.pair_diagram"))
 st.session_state.setdefault("premise", "A woman in a red coat is walking her dog along the beach at sunset.")
@@ -120,7 +150,7 @@ st.caption(
     )
 )
 
-# 3. Fine-tuning against frozen features -----------------------------------------------------------
+# 4. Fine-tuning against frozen features -----------------------------------------------------------
 st.header(t("using.finetune_title"))
 st.write(t("using.finetune_intro", model=model.name, task=t_plain(f"using.task_{task}")))
 st.button(

@@ -80,3 +80,20 @@ def test_fine_tuning_trains_a_copy_and_leaves_the_shared_model_alone(bert) -> No
     assert 0 <= result.accuracy <= 1 and progress[-1] == 1.0
     assert all(torch.equal(before[k], v) for k, v in bert.model.state_dict().items())
     assert not bert.model.training
+
+
+def test_a_tagger_on_probing_features_tags_every_word_of_a_new_sentence(bert) -> None:  # noqa: ANN001
+    from model_zoo import probing
+    from tests.test_probing import sentences
+
+    data = sentences()
+    targets = probing.select_targets(data)
+    features = probing.word_features(bert, data, targets)
+    tagging = probing.task_set(data, targets, probing.TAGGING)
+    head = tasks.train_tagger(features, tagging)
+    assert head.classes == ("O",) and head.accuracy == 1.0  # the tiny set tags everything O
+    tagged = tasks.tag_words(bert, head, "the dogs ran, home!")
+    assert [w for w, _, _ in tagged] == ["the", "dogs", "ran", ",", "home", "!"]
+    assert all(tag == "O" and 0 < p <= 1 for _, tag, p in tagged)
+    with pytest.raises(model_zoo.EmptyInput):
+        tasks.tag_words(bert, head, "   ")

@@ -61,3 +61,12 @@ def test_empty_sentence_gets_a_sentence() -> None:
 def test_the_page_speaks_chinese() -> None:
     at = open_page("pages/using_bert.py", lang="zh")
     assert not at.exception and "BERT 先在普通文本上训练一次" in all_text(at)
+
+
+def test_the_tagger_trains_on_the_probing_data_and_tags_the_sentence() -> None:
+    at = open_page("pages/using_bert.py")
+    at.button(key="train_tagger").click().run(timeout=300)
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "**Barack** `B-PERSON`" in text and "**Paris** `B-GPE`" in text
+    assert "a weak tagger" in all_text(at)
