@@ -736,11 +736,12 @@ def answer_question(model_name: str, question: str, passage: str) -> model_zoo.t
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def passage_tokens(model_name: str, question: str, passage: str) -> list[str]:
+def read_question(model_name: str, question: str, passage: str) -> model_zoo.tasks.Answer:
+    """A reader fine-tuned for extractive QA (minilm-l6-qa, or a SQuAD 2.0 BERT once prefetched) on the
+    learner's question: its own start and end scores over [CLS], the passage and [SEP], and the span."""
     from model_zoo import tasks
 
-    (read,) = tasks.passage_vectors(loaded(model_name, model_zoo.Encoder), [question], [passage])
-    return read.tokens
+    return tasks.read_answer(loaded(model_name, model_zoo.Reader), question, passage)
 
 
 def fine_tuned(

@@ -336,3 +336,149 @@ def build_probe_curves(
     fig.update_yaxes(range=[0, 1.02], title_text=_text(labels["score"]), col=1)
     _depth_title(fig, tasks, 1, labels["depth"])
     return fig
+
+
+def build_span_curves(
+    tokens: list[str],
+    start: np.ndarray,
+    end: np.ndarray,
+    span: tuple[int, int] | None,
+    names: tuple[str, str, str],
+    title: str = "",
+    first: int = 0,
+) -> go.Figure:
+    """Extractive QA: the start and the end probability of every token, as bars over token positions (a
+    repeated word keeps its own place; the first is numbered `first`), the picked span (positions) shaded.
+    Red for start and blue for end, the lecture's colours. `names`: the two series' labels and the span's."""
+    x = list(range(first, first + len(tokens)))
+    labels = _texts(tokens)
+    hover = [f"{i}: {w}" for i, w in zip(x, labels)]
+    data: list[dict] = [
+        {
+            "type": "bar",
+            "x": x,
+            "y": [float(v) for v in ys],
+            "name": _text(name),
+            "marker": {"color": colour},
+            "hovertext": hover,
+            "hovertemplate": "%{hovertext}<br>%{y:.1%}<extra>" + _text(name) + "</extra>",
+        }
+        for ys, name, colour in ((start, names[0], "#d62728"), (end, names[1], "#1f77b4"))
+    ]
+    shapes = []
+    if span is not None:
+        shade = "rgba(255, 190, 0, 0.3)"
+        shapes.append(
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "paper",
+                "x0": span[0] - 0.5,
+                "x1": span[1] + 0.5,
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": shade,
+                "line": {"width": 0},
+                "layer": "below",
+            }
+        )
+        legend_only = {"type": "bar", "x": [None], "y": [None], "name": _text(names[2]), "marker": {"color": shade}}
+        data.append(legend_only)
+    layout = {
+        "title": {"text": _text(title)},
+        "height": 380,
+        "barmode": "group",
+        "bargap": 0.15,
+        "margin": {"l": 10, "r": 10, "t": 70, "b": 10},
+        "xaxis": {"tickmode": "array", "tickvals": x, "ticktext": labels, "tickangle": -90, "tickfont": {"size": 10}},
+        "yaxis": {"tickformat": ".0%", "rangemode": "tozero"},
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+        "shapes": shapes,
+    }
+    return go.Figure({"data": data, "layout": layout})
+
+
+def build_task_diagram(
+    kind: str, tokens: list[str], segments: list[int], positions: list[int | None], labels: dict[str, str]
+) -> go.Figure:
+    """Which output vector feeds which classifier, drawn over the learner's own tokens (the lecture's four
+    figures): `kind` "sentence" or "pair" (one linear layer on C, the [CLS] output), "mean" (one linear
+    layer on the mean of the tokens' outputs), "token" (the same linear layer on every token's output),
+    "qa" (a start vector and an end vector dotted with every passage token's output). `segments`: 0 for
+    sentence A, 1 for B (filled differently); `positions`: each token's place (None for an elided "…"),
+    written Tk, C for [CLS], and dk for a passage's k-th token; `labels`: "bert", "linear", "class",
+    "tag", "start", "end"."""
+    n = len(tokens)
+    specials = {"[CLS]", "[SEP]", "…"}
+    shapes: list[dict] = []
+    notes: list[dict] = []
+
+    def box(x0: float, x1: float, y0: float, y1: float, fill: str, text: str = "", size: int = 12) -> None:
+        shapes.append(
+            {"type": "rect", "x0": x0, "x1": x1, "y0": y0, "y1": y1, "fillcolor": fill, "line": {"color": "#555"}}
+        )
+        if text:
+            notes.append(
+                {
+                    "x": (x0 + x1) / 2,
+                    "y": (y0 + y1) / 2,
+                    "text": _text(text),
+                    "showarrow": False,
+                    "font": {"size": size},
+                }
+            )
+
+    def line(x0: float, y0: float, x1: float, y1: float, colour: str = "#555") -> None:
+        shapes.append({"type": "line", "x0": x0, "x1": x1, "y0": y0, "y1": y1, "line": {"color": colour, "width": 1.5}})
+
+    for i, (token, segment, position) in enumerate(zip(tokens, segments, positions)):
+        box(i - 0.45, i + 0.45, 0.0, 0.6, "#dbeafe" if segment == 0 else "#dcfce7", token, 11)
+        line(i, 0.6, i, 1.0)
+        line(i, 2.0, i, 2.4)
+        name = (
+            "…"
+            if position is None
+            else "C"
+            if position == 0
+            else f"{'d' if kind == 'qa' and segment else 'T'}{position}"
+        )
+        box(i - 0.3, i + 0.3, 2.4, 3.0, "#fef9c3", name, 11)
+    box(-0.5, n - 0.5, 1.0, 2.0, "#e5e7eb", labels["bert"], 16)
+    if kind in ("sentence", "pair"):
+        line(0, 3.0, 0, 3.5)
+        box(-0.45, 1.45, 3.5, 4.1, "#fde68a", labels["linear"])
+        notes.append({"x": 0.5, "y": 4.45, "text": _text(labels["class"]), "showarrow": False})
+    elif kind == "mean":
+        words = [i for i, token in enumerate(tokens) if token not in specials]
+        for i in words:
+            line(i, 3.0, (n - 1) / 2, 3.5)
+        box((n - 1) / 2 - 1.5, (n - 1) / 2 + 1.5, 3.5, 4.1, "#fde68a", labels["linear"])
+        notes.append({"x": (n - 1) / 2, "y": 4.45, "text": _text(labels["class"]), "showarrow": False})
+    elif kind == "token":
+        for i, token in enumerate(tokens):
+            if token not in specials:
+                line(i, 3.0, i, 3.5)
+                box(i - 0.4, i + 0.4, 3.5, 4.1, "#fde68a", labels["linear"], 10)
+                notes.append(
+                    {"x": i, "y": 4.45, "text": _text(labels["tag"]), "showarrow": False, "font": {"size": 11}}
+                )
+    else:  # qa: the passage's tokens are segment B
+        passage = [i for i, (tok, seg) in enumerate(zip(tokens, segments)) if seg == 1 and tok not in specials]
+        if passage:
+            left, right = passage[0] - 0.45, passage[-1] + 0.45
+            for i in passage:
+                line(i, 3.0, i - 0.12, 3.5, "#d62728")
+                line(i, 3.0, i + 0.12, 4.3, "#1f77b4")
+            box(left, right, 3.5, 4.0, "#fecaca", labels["start"], 11)
+            box(left, right, 4.3, 4.8, "#bfdbfe", labels["end"], 11)
+    layout = {
+        "height": 280,
+        "margin": {"l": 5, "r": 5, "t": 5, "b": 5},
+        "xaxis": {"visible": False, "range": [-0.6, n - 0.4]},
+        "yaxis": {"visible": False, "range": [-0.1, 5.0]},
+        "shapes": shapes,
+        "annotations": notes,
+        "showlegend": False,
+        "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    return go.Figure({"data": [], "layout": layout})

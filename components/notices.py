@@ -54,8 +54,12 @@ def with_fallback(name: str, get: Callable[[str], tuple[M, ModelUnavailable | No
 
 
 def select_model(
-    label: str, names: list[str], default: str, get: Callable[[str], tuple[M, ModelUnavailable | None]]
+    label: str,
+    names: list[str],
+    default: str,
+    get: Callable[[str], tuple[M, ModelUnavailable | None]],
+    key: str = "model",
 ) -> M:
-    """A model picker kept in the URL (key "model"), and the model it names through `get`."""
-    name = st.selectbox(label, names, index=names.index(default), key="model", bind="query-params")
+    """A model picker kept in the URL (?model=..., or `key`), and the model it names through `get`."""
+    name = st.selectbox(label, names, index=names.index(default), key=key, bind="query-params")
     return with_fallback(name, get)

@@ -16,6 +16,8 @@ _WHERE = {
     "Encoder": "contextual",
     "Encoding": "contextual",
     "MaskedLM": "contextual",
+    "Reader": "contextual",
+    "Reading": "contextual",
     "select_device": "device",
     "ElmoModel": "elmo",
     "BadCheckpoint": "errors",
@@ -53,6 +55,8 @@ __all__ = [
     "ModelUnavailable",
     "ModelZooError",
     "NoMaskToken",
+    "Reader",
+    "Reading",
     "StaticModel",
     "UnknownModel",
     "WordNotInText",
@@ -67,7 +71,7 @@ __all__ = [
 assert sorted(__all__) == sorted(_WHERE)
 
 if TYPE_CHECKING:
-    from .contextual import CausalLM, Contextual, Encoder, Encoding, MaskedLM
+    from .contextual import CausalLM, Contextual, Encoder, Encoding, MaskedLM, Reader, Reading
     from .device import select_device
     from .elmo import ElmoModel
     from .errors import (

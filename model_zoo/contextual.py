@@ -418,6 +418,46 @@ class CausalLM(Encoder):
         return [list(zip(self.decode_each(top.indices.cpu().tolist()), top.values.cpu().tolist()))]
 
 
+@dataclass(frozen=True)
+class Reading:
+    """A reader's scores for one (question, passage): every token it may point at, with the [CLS] token
+    first and the closing [SEP] last, as a SQuAD 2.0 model also points there for "no answer"."""
+
+    passage: str
+    tokens: list[str]  # "[CLS]", the passage's tokens, "[SEP]"
+    chars: list[tuple[int, int] | None]  # each passage token's character span; None for the two specials
+    start_scores: np.ndarray  # (tokens,)
+    end_scores: np.ndarray  # (tokens,)
+    cut: bool  # the passage was longer than the model reads: its end is not in `tokens`
+
+
+class Reader(Encoder):
+    """An encoder fine-tuned for extractive question answering (BertForQuestionAnswering): a linear
+    layer gives each token of "[CLS] question [SEP] passage [SEP]" a start score and an end score."""
+
+    kind = "qa"
+
+    @torch.inference_mode()
+    def read(self, question: str, passage: str) -> Reading:
+        self._check_text(question)
+        self._check_text(passage)
+        batch = self.tokenize(question, passage, truncation="only_second")
+        inputs = {k: v.to(self.device) for k, v in batch.items()}
+        last = self.fast_base(**inputs).last_hidden_state
+        logits = self.model.qa_outputs(last)[0].float().cpu().numpy()  # (T, 2)
+        sequence = batch.sequence_ids(0)
+        inside = [k for k, s in enumerate(sequence) if s == 1]
+        if not inside:
+            raise EmptyInput()
+        keep = [0, *inside, inside[-1] + 1]
+        ids = batch["input_ids"][0, keep].tolist()
+        spans = [batch.token_to_chars(0, k) for k in inside]
+        chars: list[tuple[int, int] | None] = [None, *[(c.start, c.end) for c in spans], None]
+        read = _readable(passage)
+        cut = bool(spans) and spans[-1].end < len(read.rstrip())
+        return Reading(read, self.decode_each(ids), chars, logits[keep, 0], logits[keep, 1], cut)
+
+
 # -- helpers -------------------------------------------------------------------------
 def _layer_at(layer: Any, hidden: torch.Tensor, where: torch.Tensor, attention_mask: Any) -> torch.Tensor:
     """BERT layer `layer`'s output at positions `where` only: (batch, positions, dim).

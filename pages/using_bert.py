@@ -3,30 +3,132 @@ the mean; a sentence pair -> one class), trained live, and fine-tuning the whole
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import streamlit as st
 
 import model_zoo
 import serving
-from components.charts import build_score_bars
+from components.charts import build_score_bars, build_span_curves, build_task_diagram
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, select_model
 from components.url import keep_in_url, key_from_url
+from model_zoo import tasks
+from model_zoo.registry import trained_metrics
 
 ensure_app_frame()
+T = TypeVar("T")
 
-ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT"]
+ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and c.kind != "qa"]
 SETS = ("sentiment", "spam")
 POOLINGS = ("cls", "mean")
 MAX_CHARS = 500
+READERS = [c.name for c in model_zoo.list_models() if c.kind == "qa"]
+PASSAGES = tasks.written_passages()
+SEED_PASSAGE = "p11"  # the lecture's precipitation passage
+MAX_PASSAGE_CHARS = 2000  # about 450 WordPiece tokens: within what BERT reads with a question
+
+
+def with_bar(text: str, work: Callable[[Callable[[float], None]], T]) -> T | None:
+    """work(on_progress) under a progress bar (a training the first time anyone on the server asks); on a
+    model error, None and the reason in one sentence."""
+    bar = st.progress(0.0, text=text)
+    try:
+        return work(lambda f: bar.progress(f))
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+        return None
+    finally:
+        bar.empty()
+
+
+def when_asked(
+    label: str, key: str, text: str, work: Callable[[Callable[[float], None]], T], once: bool = False
+) -> T | None:
+    """A button that starts `work` under a progress bar: its result after a click (on every later rerun
+    too, unless `once`), else None. The click sets a flag, which AppTest and fragments keep."""
+    flag = f"{key}_asked"
+    st.button(label, key=key, icon=":material/model_training:", on_click=lambda: st.session_state.update({flag: True}))
+    asked = st.session_state.pop(flag, False) if once else st.session_state.get(flag, False)
+    return with_bar(text, work) if asked else None
 
 
 def trained(task: str, pooling: str) -> serving.TrainedHead:
-    """The shared head, trained with a progress bar the first time anyone on the server asks."""
-    bar = st.progress(0.0, text=t_plain("using.training", task=t_plain(f"using.task_{task}"), pooling=pooling))
-    head = serving.task_head(model.name, task, pooling, lambda f: bar.progress(f))
-    bar.empty()
+    """The shared head of a task, trained once per server."""
+    text = t_plain("using.training", task=t_plain(f"using.task_{task}"), pooling=pooling)
+    head = with_bar(text, lambda progress: serving.task_head(model.name, task, pooling, progress))
+    if head is None:
+        st.stop()
     return head
+
+
+def abridged(
+    encoding: model_zoo.Encoding, passage: bool, per_segment: int = 5
+) -> tuple[list[str], list[int], list[int | None]]:
+    """What a diagram draws: each segment's first few tokens, "…" for the rest, and its closing [SEP];
+    with each one's segment and place (None for the "…"). Places count the sequence from [CLS] = 0; with
+    `passage`, the second text is counted from 1, as the lecture counts a passage's words (d1 … dN)."""
+    tokens: list[str] = []
+    segments: list[int] = []
+    positions: list[int | None] = []
+    ids = encoding.segment_ids.tolist()
+    for segment in sorted(set(ids)):
+        first = ids.index(segment) - 1 if passage and segment else 0
+        mine: list[tuple[str, int | None]] = [
+            (tok, k - first) for k, (tok, s) in enumerate(zip(encoding.tokens, ids)) if s == segment
+        ]
+        shown = mine if len(mine) <= per_segment + 1 else [*mine[:per_segment], ("…", None), mine[-1]]
+        tokens += [tok for tok, _ in shown]
+        positions += [k for _, k in shown]
+        segments += [segment] * len(shown)
+    return tokens, segments, positions
+
+
+def draw(kind: str, encoding: model_zoo.Encoding, key: str) -> None:
+    """Which output vector feeds which classifier, over the learner's own tokens."""
+    labels = {k: t_plain(f"using.diagram_{k}") for k in ("bert", "linear", "class", "tag", "start", "end")}
+    figure = build_task_diagram(kind, *abridged(encoding, passage=kind == "qa"), labels)
+    st.plotly_chart(figure, key=key, config={"staticPlot": True})
+
+
+def show_answer(got: tasks.Answer, model_name: str, key: str) -> None:
+    """The span picked, highlighted in the passage (or why there is none), and both score curves. Places
+    are counted as the lecture counts a passage's words, from 1 ([CLS], where a reader has it, is 0)."""
+    base = 0 if got.tokens[:1] == ["[CLS]"] else 1
+    if got.span is not None:
+        a, b = got.span
+        st.success(
+            t("using.qa_answer", answer=got.text, start=got.start + base, end=got.end + base), icon=":material/check:"
+        )
+        before, after = md_escape(got.passage[:a]), md_escape(got.passage[b:])
+        st.markdown(f"{before}**:orange-background[{md_escape(got.passage[a:b])}]**{after}")
+    else:
+        st.warning(
+            t(
+                f"using.qa_none_{got.reason}",
+                start=got.best_start + base,
+                end=got.best_end + base,
+                start_token=got.tokens[got.best_start],
+                end_token=got.tokens[got.best_end],
+            ),
+            icon=":material/block:",
+        )
+        if got.inside:
+            st.caption(t("using.qa_inside", span=got.inside))
+    if got.cut:
+        st.caption(t("using.qa_cut"))
+    curves = build_span_curves(
+        got.tokens,
+        got.start_probabilities,
+        got.end_probabilities,
+        None if got.span is None else (got.start + base, got.end + base),
+        (t_plain("using.qa_start"), t_plain("using.qa_end"), t_plain("using.qa_span")),
+        t_plain("using.qa_curves", model=model_name),
+        first=base,
+    )
+    st.plotly_chart(curves, key=key)
 
 
 st.title(t("lesson.using_bert.title"))
@@ -81,6 +183,7 @@ sentence = st.text_input(
     max_chars=MAX_CHARS,
 )
 try:
+    draw("sentence" if pooling == "cls" else "mean", serving.hidden_states(model.name, sentence), "sentence_diagram")
     guesses = serving.classify(model.name, task, pooling, sentence)
 except model_zoo.ModelZooError as err:
     render_error(err)
@@ -99,24 +202,20 @@ ner_text = st.text_input(
     bind="query-params",
     max_chars=MAX_CHARS,
 )
-st.button(
+try:
+    draw("token", serving.hidden_states(model.name, ner_text), "token_diagram")
+except model_zoo.ModelZooError as err:
+    render_error(err)
+tagging = when_asked(
     t("using.token_train"),
-    key="train_tagger",
-    icon=":material/model_training:",
-    on_click=lambda: st.session_state.update(tagger=True),
+    "train_tagger",
+    t_plain("using.token_training", model=model.name),
+    lambda progress: (serving.ner_tagger(model.name, progress), serving.tag_sentence(model.name, ner_text)),
 )
-if st.session_state.get("tagger"):
-    bar = st.progress(0.0, text=t_plain("using.token_training", model=model.name))
-    try:
-        tagger = serving.ner_tagger(model.name, lambda f: bar.progress(f))
-        tagged = serving.tag_sentence(model.name, ner_text)
-    except model_zoo.ModelZooError as err:
-        bar.empty()
-        render_error(err)
-    else:
-        bar.empty()
-        st.markdown(" ".join(md_escape(w) if tag == "O" else f"**{md_escape(w)}** `{tag}`" for w, tag, _ in tagged))
-        st.caption(t("using.token_caption", accuracy=f"{tagger.accuracy:.2f}", majority=f"{tagger.majority:.2f}"))
+if tagging:
+    tagger, tagged = tagging
+    st.markdown(" ".join(md_escape(w) if tag == "O" else f"**{md_escape(w)}** `{tag}`" for w, tag, _ in tagged))
+    st.caption(t("using.token_caption", accuracy=f"{tagger.accuracy:.2f}", majority=f"{tagger.majority:.2f}"))
 
 # 3. Two sentences -> one class --------------------------------------------------------------------
 st.header(t("using.pair_title"))
@@ -135,6 +234,7 @@ hypothesis = b.text_input(t("using.hypothesis"), key="hypothesis", bind="query-p
 st.button(t("using.swap"), key="swap", on_click=swap, icon=":material/swap_horiz:")
 pairs = trained("nli", "cls")
 try:
+    draw("pair", serving.pair_states(model.name, premise, hypothesis), "pair_diagram")
     guesses = serving.classify(model.name, "nli", "cls", premise, hypothesis)
 except model_zoo.ModelZooError as err:
     render_error(err)
@@ -150,39 +250,134 @@ st.caption(
     )
 )
 
-# 4. Fine-tuning against frozen features -----------------------------------------------------------
+# 4. Extractive question answering -------------------------------------------------------------------
+st.header(t("using.qa_title"))
+st.markdown(t("using.qa_diagram"))
+reader = select_model(
+    t("using.qa_model"),
+    READERS,
+    serving.ready_or("bert-base-squad2", "minilm-l6-qa"),
+    serving.model_or_fallback,
+    key="reader",
+)
+reader_card = model_zoo.get_card(reader.name)
+if reader_card.trained:
+    m = trained_metrics(reader_card)
+    st.info(
+        t(
+            "using.qa_trained",
+            model=reader.name,
+            script=m["script"],
+            examples=f"{m['run']['examples']:,}",
+            minutes=m["run"]["minutes"],
+            device=m["device"],
+            exact=f"{m['written']['exact']:.0%}",
+            f1=f"{m['written']['f1']:.0%}",
+            cexact=f"{m['cloze_test']['exact']:.0%}",
+            cf1=f"{m['cloze_test']['f1']:.0%}",
+            none=f"{m['cloze_test']['unanswerable_said_none']:.0%}",
+        ),
+        icon=":material/model_training:",
+    )
+
+
+def pick_passage() -> None:
+    """A preset picked: its text in the passage box, its first question in the question box."""
+    chosen = PASSAGES[st.session_state.qa_passage]
+    st.session_state.passage, st.session_state.question = chosen[0].passage, chosen[0].question
+
+
+st.session_state.setdefault("qa_passage", key_from_url("qa_passage", list(PASSAGES), SEED_PASSAGE))
+preset = st.selectbox(
+    t("using.qa_passage_pick"),
+    list(PASSAGES),
+    format_func=lambda k: f"{PASSAGES[k][0].passage[:70]}…",
+    key="qa_passage",
+    on_change=pick_passage,
+)
+keep_in_url("qa_passage", preset)
+st.session_state.setdefault("passage", PASSAGES[preset][0].passage)
+st.session_state.setdefault("question", PASSAGES[preset][0].question)
+passage = st.text_area(
+    t("using.qa_passage"), key="passage", bind="query-params", max_chars=MAX_PASSAGE_CHARS, height=150
+)
+question = st.text_input(t("using.qa_question"), key="question", bind="query-params", max_chars=MAX_CHARS)
+tries = [q.question for q in PASSAGES[preset]] + [t_plain("using.qa_unanswerable")]
+
+
+def ask() -> None:
+    """A suggested question picked: it goes into the question box (the pill does not stay selected)."""
+    if st.session_state.qa_try:
+        st.session_state.question = st.session_state.qa_try
+    st.session_state.qa_try = None
+
+
+st.pills(t("using.qa_try"), tries, key="qa_try", on_change=ask)
+try:
+    draw("qa", serving.pair_states(reader.name, question, passage), "qa_diagram")
+    got = serving.read_question(reader.name, question, passage)
+except model_zoo.ModelZooError as err:
+    render_error(err)
+else:
+    show_answer(got, reader.name, "qa_curves")
+    st.caption(t("using.qa_curves_caption", max=tasks.MAX_ANSWER_TOKENS))
+
+with st.expander(t("using.qa_frozen")):
+    st.write(t("using.qa_frozen_intro", model=model.name))
+    frozen_qa = when_asked(
+        t("using.qa_frozen_train"),
+        "train_qa_head",
+        t_plain("using.qa_frozen_training", model=model.name),
+        lambda progress: (
+            serving.qa_head(model.name, progress),
+            serving.answer_question(model.name, question, passage),
+        ),
+    )
+    if frozen_qa:
+        head, frozen = frozen_qa
+        show_answer(frozen, f"{model.name} (frozen)", "qa_frozen_curves")
+        if reader_card.trained:
+            m = trained_metrics(reader_card)
+            st.caption(
+                t(
+                    "using.qa_frozen_caption",
+                    exact=f"{head.exact:.0%}",
+                    f1=f"{head.f1:.0%}",
+                    reader=reader.name,
+                    rexact=f"{m['written_test']['exact']:.0%}",
+                    rf1=f"{m['written_test']['f1']:.0%}",
+                )
+            )
+        else:
+            st.caption(t("using.qa_frozen_score", exact=f"{head.exact:.0%}", f1=f"{head.f1:.0%}"))
+
+# 5. Fine-tuning against frozen features -----------------------------------------------------------
 st.header(t("using.finetune_title"))
 st.write(t("using.finetune_intro", model=model.name, task=t_plain(f"using.task_{task}")))
-st.button(
+result = when_asked(
     t("using.finetune"),
-    key="finetune",
-    icon=":material/model_training:",
-    on_click=lambda: st.session_state.update(to_finetune=True),  # a flag: AppTest and fragments keep it
+    "finetune",
+    t_plain("using.finetuning", model=model.name),
+    lambda progress: serving.fine_tuned(model.name, task, progress),
+    once=True,
 )
-if st.session_state.pop("to_finetune", False):
-    bar = st.progress(0.0, text=t_plain("using.finetuning", model=model.name))
-    try:
-        result = serving.fine_tuned(model.name, task, lambda f: bar.progress(f))
-    except model_zoo.ModelZooError as err:
-        render_error(err)
-    else:
-        bar.empty()
-        frozen = heads["cls"]
-        st.dataframe(
-            [
-                {
-                    t_plain("using.col_way"): t_plain("using.way_frozen"),
-                    t_plain("using.col_accuracy"): round(frozen.head.accuracy, 3),
-                    t_plain("using.col_cost"): f"{frozen.feature_seconds + frozen.head.seconds:.1f} s",
-                },
-                {
-                    t_plain("using.col_way"): t_plain("using.way_finetuned", epochs=result.epochs),
-                    t_plain("using.col_accuracy"): round(result.accuracy, 3),
-                    t_plain("using.col_cost"): f"{result.seconds:.1f} s",
-                },
-            ],
-            hide_index=True,
-            width="stretch",
-        )
-        st.caption(t("using.finetune_caption"))
+if result:
+    frozen_head = heads["cls"]
+    st.dataframe(
+        [
+            {
+                t_plain("using.col_way"): t_plain("using.way_frozen"),
+                t_plain("using.col_accuracy"): round(frozen_head.head.accuracy, 3),
+                t_plain("using.col_cost"): f"{frozen_head.feature_seconds + frozen_head.head.seconds:.1f} s",
+            },
+            {
+                t_plain("using.col_way"): t_plain("using.way_finetuned", epochs=result.epochs),
+                t_plain("using.col_accuracy"): round(result.accuracy, 3),
+                t_plain("using.col_cost"): f"{result.seconds:.1f} s",
+            },
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(t("using.finetune_caption"))
 st.caption(t("using.data_note"))

@@ -35,22 +35,23 @@ def make_bert_tokenizer(folder: Path):
     return BertTokenizerFast(vocab={w: i for i, w in enumerate(SPECIALS + WORDS)}, do_lower_case=True)
 
 
-def save_tiny_bert(folder: Path, *, pretraining: bool = True) -> Path:
-    """A random BertForPreTraining (MLM + NSP heads), 2 layers, 4 heads, 32 dims."""
+def save_tiny_bert(folder: Path, *, pretraining: bool = True, qa: bool = False, layers: int = 2) -> Path:
+    """A random BertForPreTraining (MLM + NSP heads), 2 layers, 4 heads, 32 dims; without `pretraining`
+    a bare BertModel (an encoder); with `qa` a BertForQuestionAnswering (start/end layer)."""
     import torch
-    from transformers import BertConfig, BertForPreTraining, BertModel
+    from transformers import BertConfig, BertForPreTraining, BertForQuestionAnswering, BertModel
 
     tokenizer = make_bert_tokenizer(folder)
     config = BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=32,
-        num_hidden_layers=2,
+        num_hidden_layers=layers,
         num_attention_heads=4,
         intermediate_size=37,
         max_position_embeddings=64,
     )
     torch.manual_seed(0)
-    model = BertForPreTraining(config) if pretraining else BertModel(config)
+    model = BertForQuestionAnswering(config) if qa else BertForPreTraining(config) if pretraining else BertModel(config)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -100,6 +101,14 @@ def _fake_hub_snapshot(repo: str, files_from: Path, names: list[str] | None = No
         if item.is_file() and (names is None or item.name in names):
             shutil.copy2(item, snapshot / item.name)
     return snapshot
+
+
+@pytest.fixture
+def hub_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the Hub at a closed local port: what an offline classroom server sees."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
 
 
 @pytest.fixture

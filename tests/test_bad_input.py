@@ -17,6 +17,7 @@ PAGES = [
     "pages/attention.py",
     "pages/senses.py",
     "pages/playground.py",
+    "pages/using_bert.py",
 ]
 BAD = {
     "empty": "",

@@ -47,6 +47,7 @@ def test_chinese_is_actually_translated() -> None:
         "mlm.recipe_default",
         "using.example_sentiment",
         "using.example_spam",
+        "using.qa_unanswerable",
     } | {f"road.{stop.key}.example" for stop in ROAD}
 
 

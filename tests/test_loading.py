@@ -12,20 +12,12 @@ import model_zoo
 from tests.conftest import ROOT
 
 
-@pytest.fixture
-def hub_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Point the Hub at a closed local port: what an offline classroom server sees."""
-    from huggingface_hub import constants
-
-    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
-
-
 def test_registry_is_consistent() -> None:
     cards = model_zoo.list_models()
     names = [c.name for c in cards]
     assert len(names) == len(set(names))
     offline = {c.name for c in cards if c.offline}
-    assert offline == {"glove-6b-50d", "elmo-mini", "minilm-l6", "minilm-l6-mlm", "smollm2-135m"}
+    assert offline == {"glove-6b-50d", "elmo-mini", "minilm-l6", "minilm-l6-mlm", "minilm-l6-qa", "smollm2-135m"}
     for card in cards:
         assert card.licence and card.size and card.source and card.capabilities
         homes = [card.offline, card.hub_repo is not None, bool(card.downloads)]
@@ -40,9 +32,9 @@ def test_registry_is_consistent() -> None:
 def test_offline_pack_is_installed_and_classics_need_download(hub_unreachable, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("CONTEXTLAB_CACHE", str(tmp_path))  # nothing prefetched
     states = {c.name: model_zoo.availability(c) for c in model_zoo.list_models()}
-    for name in ("glove-6b-50d", "elmo-mini", "minilm-l6", "minilm-l6-mlm", "smollm2-135m"):
+    for name in ("glove-6b-50d", "elmo-mini", "minilm-l6", "minilm-l6-mlm", "minilm-l6-qa", "smollm2-135m"):
         assert states[name].status == "installed" and states[name].ready
-    for name in ("bert-base-uncased", "elmo-small"):
+    for name in ("bert-base-uncased", "elmo-small", "bert-base-squad2"):
         assert states[name].status == "needs download" and not states[name].ready
         assert f"prefetch {name}" in states[name].reason
 

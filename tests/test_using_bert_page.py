@@ -70,3 +70,100 @@ def test_the_tagger_trains_on_the_probing_data_and_tags_the_sentence() -> None:
     text = " ".join(m.value for m in at.markdown)
     assert "**Barack** `B-PERSON`" in text and "**Paris** `B-GPE`" in text
     assert "a weak tagger" in all_text(at)
+
+
+# -- extractive question answering: minilm-l6-qa, trained by ContextLab (assets/models/minilm-l6-qa) ----
+PRECIPITATION = (
+    "In meteorology, precipitation is any product of the condensation of atmospheric water vapor that falls "
+    "under gravity."
+)
+
+
+MIN_SEED_RIGHT = 2  # of the four; measured: see the test
+
+
+def curves(at, key: str = "qa_curves") -> dict:  # noqa: ANN001
+    found = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+    return json.loads(found.proto.spec)
+
+
+def verdict(at) -> str:  # noqa: ANN001
+    """The answer box (success) or the no-answer box (warning) of the QA section."""
+    boxes = [b.value for b in [*at.success, *at.warning] if "Answer:" in b.value or "No answer" in b.value]
+    assert len(boxes) == 1, boxes
+    return boxes[0]
+
+
+def test_the_lectures_precipitation_passage_is_read_with_both_curves() -> None:
+    at = open_page("pages/using_bert.py")
+    assert not at.exception
+    assert at.text_area(key="passage").value.startswith(PRECIPITATION)
+    assert "was fine-tuned by ContextLab" in all_text(at)  # a model trained here says so
+    spec = curves(at)
+    start, end = spec["data"][0], spec["data"][1]
+    assert (start["name"], end["name"]) == ("start", "end")
+    ticks = spec["layout"]["xaxis"]["ticktext"]
+    assert ticks[0] == "[CLS]" and ticks[-1] == "[SEP]" and "gravity" in ticks and len(start["y"]) == len(ticks)
+    assert sum(start["y"]) == pytest.approx(1.0, abs=1e-4) and sum(end["y"]) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_the_seed_questions_are_answered_from_the_passage() -> None:
+    """The lecture's three questions and the fourth written for ContextLab, asked as a learner does."""
+    at = open_page("pages/using_bert.py")
+    gold = {
+        "What causes precipitation to fall?": "gravity",
+        "What is another main form of precipitation besides drizzle, rain, snow, sleet and hail?": "graupel",
+        "Where do water droplets collide with ice crystals to form precipitation?": "within a cloud",
+        "What are short, intense periods of rain in scattered locations called?": "showers",
+    }
+    right = 0
+    for question, answer in gold.items():
+        at.pills(key="qa_try").set_value(question).run()
+        assert not at.exception
+        assert at.text_input(key="question").value == question  # the pill fills the question box
+        shown = verdict(at)
+        if shown.startswith("Answer:"):
+            span = shown.split("**")[1]
+            assert span.replace("\\", "") in at.text_area(key="passage").value  # a span of the passage
+            right += answer in span.replace("\\", "")
+    assert right >= MIN_SEED_RIGHT
+
+
+def test_a_question_the_passage_cannot_answer_gets_no_answer() -> None:
+    at = open_page("pages/using_bert.py")
+    at.pills(key="qa_try").set_value("Who won the football World Cup in 1998?").run()
+    assert not at.exception
+    assert verdict(at).startswith("No answer in this passage")
+    spec = curves(at)
+    assert not spec["layout"].get("shapes")  # no span shaded
+
+
+def test_the_question_is_kept_in_the_url_and_odd_input_stays_text() -> None:
+    question = "What are short, intense periods of rain in scattered locations called?"
+    at = open_page("pages/using_bert.py", qa_passage="p11", question=question)
+    assert at.text_input(key="question").value == question
+    assert "showers" in verdict(at)
+    at.text_input(key="question").input("<script>alert(1)</script> [x](http://evil) **?**").run()
+    assert not at.exception and verdict(at)
+    at.text_input(key="question").input("   ").run()
+    assert not at.exception and "empty" in at.info[-1].value
+
+
+def test_another_passage_and_the_learners_own() -> None:
+    at = open_page("pages/using_bert.py")
+    at.selectbox(key="qa_passage").set_value("p01").run()
+    assert not at.exception and at.text_area(key="passage").value.startswith("Honeybees")
+    own = "Marie Curie was born in Warsaw in 1867. She moved to Paris to study physics."
+    at.text_area(key="passage").input(own).run()
+    at.text_input(key="question").input("Where was Marie Curie born?").run()
+    assert not at.exception
+    shown = verdict(at)
+    assert shown.startswith("No answer") or shown.split("**")[1].replace("\\", "") in own
+
+
+def test_the_frozen_head_is_compared_with_the_fine_tuned_reader() -> None:
+    at = open_page("pages/using_bert.py")
+    at.button(key="train_qa_head").click().run(timeout=300)
+    assert not at.exception
+    assert curves(at, "qa_frozen_curves")["data"][0]["name"] == "start"
+    assert "the frozen-vector head gives the exact answer" in all_text(at)

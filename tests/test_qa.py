@@ -1,0 +1,200 @@
+"""Extractive question answering: the reader (BertForQuestionAnswering), the answer rule, fine-tuning
+minilm-l6-qa (model_zoo.train_qa) and a prefetched SQuAD 2.0 BERT, all on tiny random models (fast tier)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import model_zoo
+from model_zoo import tasks
+from model_zoo.loading import load_partial_weights, reader_from_encoder
+from model_zoo.train_qa import WEIGHTS, Example, Trainer, export, targets, top_logits
+from tests.conftest import save_tiny_bert
+
+PASSAGE = "The man went to the bank. We sat on the river bank, and the boat is at the water."
+
+
+@pytest.fixture(scope="module")
+def tiny_reader(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-reader"), qa=True, layers=4)
+
+
+class Peaks(nn.Module):
+    """A start/end layer that points at fixed positions of the sequence, whatever the vectors."""
+
+    def __init__(self, start: int, end: int) -> None:
+        super().__init__()
+        self.start, self.end = start, end
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        logits = torch.zeros(*hidden.shape[:2], 2)
+        logits[:, self.start, 0] = logits[:, self.end, 1] = 10.0
+        return logits
+
+
+def test_a_reader_scores_cls_the_passage_and_sep_and_answers_with_passage_words(tiny_reader: Path) -> None:
+    reader = model_zoo.load(tiny_reader)
+    assert isinstance(reader, model_zoo.Reader)
+    read = reader.read("where is the boat ?", PASSAGE)
+    assert read.tokens[0] == "[CLS]" and read.tokens[-1] == "[SEP]"
+    assert read.chars[0] is None and read.chars[-1] is None and None not in read.chars[1:-1]
+    assert [PASSAGE[a:b].lower() for a, b in read.chars[1:-1]] == read.tokens[1:-1]  # WordPiece of the passage only
+    assert read.start_scores.shape == read.end_scores.shape == (len(read.tokens),) and not read.cut
+    boat = read.tokens.index("boat")
+    # "[CLS] where is the boat ? [SEP] passage": the passage's token k (1 = its first) is at position k + 6
+    reader.model.qa_outputs = Peaks(boat - 1 + 6, boat + 6)
+    got = tasks.read_answer(reader, "where is the boat ?", PASSAGE)
+    assert got.text == "the boat" and got.passage[slice(*got.span)] == "the boat"
+    assert (got.start, got.end) == (boat - 1, boat) and got.reason == ""
+    np.testing.assert_allclose(got.start_probabilities.sum(), 1.0, rtol=1e-6)
+
+
+def test_no_answer_when_the_end_comes_first_or_a_special_token_wins(tiny_reader: Path) -> None:
+    reader = model_zoo.load(tiny_reader)
+    question_tokens = 6  # [CLS] where is the boat ? [SEP]
+    reader.model.qa_outputs = Peaks(question_tokens + 8, question_tokens + 3)  # end before start
+    got = tasks.read_answer(reader, "where is the boat ?", PASSAGE)
+    assert (got.text, got.span, got.reason) == ("", None, "end_before_start")
+    assert got.best_end < got.best_start
+    reader.model.qa_outputs = Peaks(0, 0)  # both on [CLS]: where SQuAD 2.0 models say "no answer"
+    got = tasks.read_answer(reader, "where is the boat ?", PASSAGE)
+    assert (got.text, got.reason) == ("", "outside_passage")
+
+
+def test_a_passage_longer_than_the_model_reads_is_cut_and_says_so(tiny_reader: Path) -> None:
+    reader = model_zoo.load(tiny_reader)
+    long = " ".join([PASSAGE] * 8)  # far beyond 64 positions
+    read = reader.read("where is the boat ?", long)
+    assert read.cut and len(read.tokens) <= reader.max_length and read.tokens[-1] == "[SEP]"
+    assert tasks.read_answer(reader, "where is the boat ?", long).cut
+    with pytest.raises(model_zoo.EmptyInput):
+        reader.read("where is the boat ?", "   ")
+
+
+def test_the_answer_rule_picks_the_best_span_inside_the_passage() -> None:
+    tokens = ["[CLS]", "a", "b", "c", "d", "[SEP]"]
+    chars = [None, (0, 1), (2, 3), (4, 5), (6, 7), None]
+    start = np.array([0.0, 1.0, 3.0, 0.0, 0.0, 2.9])
+    end = np.array([0.0, 0.0, 0.0, 1.0, 2.0, 0.0])
+    got = tasks.pick_answer(tokens, chars, start, end, "a b c d")
+    assert (got.text, got.start, got.end, got.span) == ("b c d", 2, 4, (2, 7))
+    end[5] = 5.0  # the closing [SEP] now wins the end: no answer
+    got = tasks.pick_answer(tokens, chars, start, end, "a b c d")
+    assert (got.text, got.reason, got.inside) == ("", "outside_passage", "b c d")  # what it would have said
+
+
+def test_squad_measures() -> None:
+    assert tasks.exact_match("The Gravity.", "gravity")
+    assert not tasks.exact_match("a cloud", "within a cloud")
+    assert tasks.token_f1("a cloud", "within a cloud") == pytest.approx(2 / 3)
+    assert tasks.token_f1("", "gravity") == 0.0
+
+
+@pytest.fixture(scope="module")
+def trainer(tmp_path_factory: pytest.TempPathFactory) -> Trainer:
+    encoder = save_tiny_bert(tmp_path_factory.mktemp("tiny-encoder"), pretraining=False)
+    return Trainer(torch.device("cpu"), lr=3e-3, batch=8, encoder_dir=encoder, frozen=1)
+
+
+def examples() -> list[Example]:
+    found = [
+        Example("where did the man go ?", PASSAGE, "bank", PASSAGE.index("bank")),
+        Example("what is at the water ?", PASSAGE, "the boat", PASSAGE.index("the boat")),
+    ]
+    return [*found, Example("who is his money ?", PASSAGE, None, -1)]
+
+
+def test_targets_point_at_the_answer_or_at_sep_then_cls(trainer: Trainer) -> None:
+    batch = trainer.tokenize(examples())
+    starts, ends, kept = targets(batch, examples())
+    ids = batch["input_ids"]
+    assert trainer.tokenizer.decode(ids[0, starts[0] : ends[0] + 1]) == "bank"
+    assert trainer.tokenizer.decode(ids[1, starts[1] : ends[1] + 1]) == "the boat"
+    sep = trainer.tokenizer.sep_token_id
+    assert ids[2, starts[2]] == sep and batch.sequence_ids(2)[starts[2] - 1] == 1 and ends[2] == 0  # closing [SEP]
+    assert kept.all()
+
+
+def test_the_cached_bottom_layers_give_the_full_models_scores(trainer: Trainer) -> None:
+    """Training reads the frozen layers' output once; the top layers on it must equal the whole model."""
+    batch = trainer.tokenize(examples())  # three lengths: padding in the batch
+    with torch.inference_mode():
+        full = trainer.model(**batch)
+        bottom = trainer.model.bert(**batch, output_hidden_states=True).hidden_states[trainer.frozen]
+        top = top_logits(trainer.model, bottom, batch["attention_mask"], trainer.frozen)
+    read = batch["attention_mask"].bool()
+    torch.testing.assert_close(top[..., 0][read], full.start_logits[read])
+    torch.testing.assert_close(top[..., 1][read], full.end_logits[read])
+    assert torch.isinf(top[~read]).all()
+
+
+def test_training_learns_and_the_exported_weights_load_back(trainer: Trainer, tmp_path: Path) -> None:
+    frozen_before = trainer.model.bert.embeddings.word_embeddings.weight.clone()
+    run = trainer.train(examples() * 16, epochs=30, minutes=5)
+    assert run["final_loss"] < run["first_loss"] / 2
+    assert torch.equal(trainer.model.bert.embeddings.word_embeddings.weight, frozen_before)
+    export(trainer, tmp_path, {"run": run})
+    from safetensors.torch import load_file
+
+    saved = load_file(str(tmp_path / WEIGHTS))
+    assert {k.split(".")[3] for k in saved if k.startswith("bert.")} == {"1"}  # only the layer above the frozen one
+    assert {"qa_outputs.weight", "qa_outputs.bias"} <= set(saved)
+    fresh = load_partial_weights(reader_from_encoder(trainer.tokenizer.name_or_path), tmp_path / WEIGHTS).eval()
+    reader = model_zoo.Reader("tiny-qa", fresh, trainer.tokenizer, torch.device("cpu"))
+    assert tasks.read_answer(reader, "where did the man go ?", PASSAGE).text == "bank"
+    assert tasks.read_answer(reader, "who is his money ?", PASSAGE).reason == "end_before_start"
+
+
+def test_weights_made_for_another_model_are_refused(tiny_reader: Path, tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+
+    save_file({"cls.predictions.bias": torch.zeros(3)}, str(tmp_path / "mlm.safetensors"))
+    with pytest.raises(ValueError, match="qa_outputs.weight"):
+        load_partial_weights(reader_from_encoder(tiny_reader), tmp_path / "mlm.safetensors")
+
+
+def test_a_prefetched_squad2_bert_is_read_from_the_cache(tiny_reader, hub_unreachable, fake_hub) -> None:  # noqa: ANN001
+    card = model_zoo.get_card("bert-base-squad2")
+    assert card.kind == "qa" and card.fallback == "minilm-l6-qa"
+    with pytest.raises(model_zoo.ModelUnavailable) as err:
+        model_zoo.load("bert-base-squad2")
+    assert err.value.fallback == "minilm-l6-qa"
+    fake_hub(card.hub_repo, tiny_reader)
+    reader = model_zoo.load("bert-base-squad2")
+    assert isinstance(reader, model_zoo.Reader) and reader.name == "bert-base-squad2"
+    got = tasks.read_answer(reader, "where is the boat ?", PASSAGE)
+    assert got.reason in ("end_before_start", "outside_passage") or got.text in PASSAGE
+
+
+def test_the_score_chart_shades_the_span_and_shows_tokens_as_text() -> None:
+    from components.charts import build_span_curves
+
+    tokens = ["[CLS]", "<b>rain</b>", "falls", "[SEP]"]
+    fig = build_span_curves(tokens, np.full(4, 0.25), np.full(4, 0.25), (1, 2), ("start", "end", "answer"))
+    assert [d.name for d in fig.data] == ["start", "end", "answer"]
+    assert fig.layout.xaxis.ticktext[1] == "&lt;b&gt;rain&lt;/b&gt;"  # plotly draws it as the text typed
+    (shade,) = fig.layout.shapes
+    assert (shade.x0, shade.x1) == (0.5, 2.5)
+    assert not build_span_curves(tokens, np.ones(4), np.ones(4), None, ("s", "e", "a")).layout.shapes
+
+
+def test_the_diagram_feeds_each_task_from_its_vectors() -> None:
+    from components.charts import build_task_diagram
+
+    labels = {k: k for k in ("bert", "linear", "class", "tag", "start", "end")}
+    tokens = ["[CLS]", "where", "[SEP]", "the", "boat", "…", "[SEP]"]
+    segments, positions = [0, 0, 0, 1, 1, 1, 1], [0, 1, 2, 1, 2, None, 7]
+
+    def drawn(kind: str) -> list[str]:
+        return [a.text for a in build_task_diagram(kind, tokens, segments, positions, labels).layout.annotations]
+
+    assert drawn("sentence").count("linear") == 1 and "C" in drawn("sentence")
+    assert drawn("token").count("linear") == 3  # where, the, boat: not [CLS], [SEP] or the "…"
+    qa = drawn("qa")
+    assert "start" in qa and "end" in qa and "linear" not in qa
+    assert {"d1", "d2", "d7"} <= set(qa) and "T1" in qa  # the passage's vectors are counted from 1
