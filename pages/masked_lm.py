@@ -53,6 +53,21 @@ if card.trained:
         ),
         icon=":material/model_training:",
     )
+    plain = [s["tokens"] for s in m.get("stages", []) if not s["config"].get("unlikelihood")]
+    if plain and sum(plain) < m["tokens_seen"]:
+        # The curve's point where the plain objective ended, against its last point.
+        before = next(p for p in m["curve"] if p["tokens"] >= sum(plain))
+        st.caption(
+            t(
+                "mlm.trained_unlikelihood",
+                tokens=f"{(m['tokens_seen'] - sum(plain)) / 1e6:.1f}M",
+                before=f"{before['cloze_top1']:.0%}",
+                after=f"{m['cloze_top1']:.0%}",
+                held_before=f"{before['held_top1']:.1%}",
+                held_after=f"{m['held_top1']:.1%}",
+                item=f"{100 / m['cloze_items']:.1f}",
+            )
+        )
     with st.expander(t("mlm.curve_title")):
         curve = build_learning_curve(
             m["curve"],

@@ -27,6 +27,7 @@ POOLINGS = ("cls", "mean")
 MAX_CHARS = 500
 READERS = [c.name for c in model_zoo.list_models() if c.kind == "qa"]
 PASSAGES = tasks.written_passages()
+QUESTIONS = tasks.load_questions()  # (train, test): every fifth passage held out
 SEED_PASSAGE = "p11"  # the lecture's precipitation passage
 MAX_PASSAGE_CHARS = 2000  # about 450 WordPiece tokens: within what BERT reads with a question
 
@@ -271,8 +272,11 @@ if reader_card.trained:
             examples=f"{m['run']['examples']:,}",
             minutes=m["run"]["minutes"],
             device=m["device"],
-            exact=f"{m['written']['exact']:.0%}",
-            f1=f"{m['written']['f1']:.0%}",
+            written=m["written_stage"]["written_questions"],
+            test=m["written_test"]["answerable"],
+            exact=f"{m['written_test']['exact']:.0%}",
+            f1=f"{m['written_test']['f1']:.0%}",
+            said_none=f"{m['written_test']['answerable_said_none']:.0%}",
             cexact=f"{m['cloze_test']['exact']:.0%}",
             cf1=f"{m['cloze_test']['f1']:.0%}",
             none=f"{m['cloze_test']['unanswerable_said_none']:.0%}",
@@ -323,7 +327,7 @@ else:
     st.caption(t("using.qa_curves_caption", max=tasks.MAX_ANSWER_TOKENS))
 
 with st.expander(t("using.qa_frozen")):
-    st.write(t("using.qa_frozen_intro", model=model.name))
+    st.write(t("using.qa_frozen_intro", model=model.name, train=len(QUESTIONS[0])))
     frozen_qa = when_asked(
         t("using.qa_frozen_train"),
         "train_qa_head",
@@ -341,6 +345,7 @@ with st.expander(t("using.qa_frozen")):
             st.caption(
                 t(
                     "using.qa_frozen_caption",
+                    test=len(QUESTIONS[1]),
                     exact=f"{head.exact:.0%}",
                     f1=f"{head.f1:.0%}",
                     reader=reader.name,
@@ -349,7 +354,9 @@ with st.expander(t("using.qa_frozen")):
                 )
             )
         else:
-            st.caption(t("using.qa_frozen_score", exact=f"{head.exact:.0%}", f1=f"{head.f1:.0%}"))
+            st.caption(
+                t("using.qa_frozen_score", test=len(QUESTIONS[1]), exact=f"{head.exact:.0%}", f1=f"{head.f1:.0%}")
+            )
 
 # 5. Fine-tuning against frozen features -----------------------------------------------------------
 st.header(t("using.finetune_title"))
@@ -380,4 +387,4 @@ if result:
         width="stretch",
     )
     st.caption(t("using.finetune_caption"))
-st.caption(t("using.data_note"))
+st.caption(t("using.data_note", questions=sum(map(len, QUESTIONS)), passages=len(PASSAGES)))

@@ -93,8 +93,9 @@ def test_shipped_model_fills_everyday_blanks(mlm, shipped_metrics) -> None:
     items = cloze.items()
     guesses = [[tok for tok, _ in mlm.fill_mask(i.text, top_k=5)[0]] for i in items]
     got = cloze.score(items, guesses)
-    # Measured when shipped: top-1 27%, top-5 75% (the issue asks 35% and 60%: top-1 is still short).
-    assert got["cloze_top1"] >= 0.25 and got["cloze_top5"] >= 0.70
+    # Measured when shipped: top-1 35% (40 of 114), top-5 82%; the issue asks 35% and 60%. One sentence
+    # is 0.9 points, and fp16 weights may move one or two of them.
+    assert got["cloze_top1"] >= 0.33 and got["cloze_top5"] >= 0.75
     assert got["cloze_top1"] == pytest.approx(shipped_metrics["cloze_top1"], abs=0.03)  # fp16 vs training's fp32
     assert got["cloze_top5"] == pytest.approx(shipped_metrics["cloze_top5"], abs=0.03)
     # Always answering the corpus's most frequent tokens scores nothing here.
@@ -108,6 +109,7 @@ def test_shipped_model_answers_the_seed_examples(mlm) -> None:
     assert "bank" in bank
     capital = [tok for tok, _ in mlm.fill_mask("Paris is the capital of [MASK].", top_k=3)[0]]
     assert "france" in capital
+    assert capital[:2] == ["paris", "france"]  # the copy the page's label owns up to
 
 
 def test_metrics_file_says_how_the_model_was_trained(shipped_metrics) -> None:
@@ -133,6 +135,10 @@ def test_masked_lm_page_default(shipped_metrics) -> None:
     for figure in ("held_top1", "held_top5", "unigram_top1", "cloze_top1", "cloze_top5"):
         assert f"{m[figure]:.0%}" in label, figure
     assert f"{m['tokens_seen'] / 1e6:.1f}M tokens" in label and "python -m model_zoo.train_mlm" in label
+    # The last stage's unlikelihood term, what it was for, and that it did not stop the copying.
+    stage = shown(next(c.value for c in at.caption if "unlikelihood" in c.value))
+    assert f"{m['stages'][-1]['tokens'] / 1e6:.1f}M tokens" in stage and f"to {m['cloze_top1']:.0%}" in stage
+    assert "the first answer is still “paris”" in stage
     assert len(at.get("plotly_chart")) == 2  # the learning curve and the one [MASK]
     assert len(at.table[0].value) >= 1  # the recipe picked at least one token
     assert at.metric[0].label.startswith("Masked-LM loss")

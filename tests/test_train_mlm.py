@@ -10,7 +10,7 @@ import torch
 
 from model_zoo import cloze
 from model_zoo.loading import FROZEN, masked_lm_with_trained_weights, trained_state
-from model_zoo.train_mlm import Config, Trainer, batches, collate, pack, read_documents
+from model_zoo.train_mlm import Config, Trainer, batches, collate, context_unlikelihood, pack, read_documents
 from tests.conftest import save_tiny_bert
 
 SENTENCES = [
@@ -132,6 +132,53 @@ def test_a_new_run_can_start_from_exported_weights(tiny_run, tmp_path: Path) -> 
     assert again.step == 0
     a, b = trained_state(first.model), trained_state(again.model)
     assert all(torch.allclose(a[k], b[k].float(), atol=1e-2) for k in a)  # fp16 export
+
+
+def test_a_continued_run_exports_the_whole_history(tiny_run, tmp_path: Path) -> None:
+    """A run started from exported weights adds its tokens, time, steps and curve to theirs."""
+    trainer, encoder = tiny_run
+    first = trainer()
+    first.train(hours=1, checkpoint_minutes=60, progress=False, until_step=10)
+    before = first.export(tmp_path / "out")
+    torch.manual_seed(0)
+    config = Config(**{**vars(first.config), "unlikelihood": 1.0})
+    again = Trainer(
+        first.run_dir.parent / "corpus",
+        tmp_path / "second",
+        config,
+        "cpu",
+        encoder,
+        tmp_path / "out" / "model.safetensors",
+    )
+    again.train(hours=1, checkpoint_minutes=60, progress=False, until_step=5)
+    after = again.export(tmp_path / "out")
+    assert after["tokens_seen"] == before["tokens_seen"] + again.tokens and after["steps"] == 15
+    assert [s["tokens"] for s in after["stages"]] == [before["tokens_seen"], again.tokens]
+    assert [s["config"]["unlikelihood"] for s in after["stages"]] == [0.0, 1.0]
+    tokens = [p["tokens"] for p in after["curve"]]
+    assert tokens[: len(before["curve"])] == [p["tokens"] for p in before["curve"]]
+    assert tokens == sorted(tokens) and tokens[-1] == after["tokens_seen"]
+
+
+def test_unlikelihood_charges_the_sequences_own_words_but_not_the_answer() -> None:
+    vocab = 10
+    ids = torch.tensor([[1, 4, 5, 6, 2, 0], [1, 7, 8, 2, 0, 0]])  # [CLS]=1 [SEP]=2 [PAD]=0
+    special = (ids == 1) | (ids == 2) | (ids == 0)
+    picked = torch.zeros_like(ids, dtype=torch.bool)
+    picked[0, 2] = picked[1, 1] = True  # the answers: 5 in row 0, 7 in row 1
+    labels = torch.tensor([5, 7])
+
+    def paid(row0: int, row1: int) -> float:
+        """The term when each picked position puts nearly all its probability on one word."""
+        logits = torch.full((2, vocab), -10.0)
+        logits[0, row0] = logits[1, row1] = 10.0
+        return float(context_unlikelihood(logits, labels, ids, special, picked))
+
+    assert paid(5, 7) < 1e-3  # the answers themselves cost nothing
+    assert paid(9, 3) < 1e-3  # nor do words outside the sequence
+    assert paid(4, 7) > 3  # another word of row 0's own text: charged
+    assert paid(8, 7) < 1e-3  # a word of the other row's text is not a negative here
+    assert paid(1, 2) < 1e-3 and paid(0, 0) < 1e-3  # nor are specials or padding
 
 
 def test_weights_for_another_encoder_are_refused(tiny_run, tmp_path: Path) -> None:

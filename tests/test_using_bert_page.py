@@ -79,7 +79,7 @@ PRECIPITATION = (
 )
 
 
-MIN_SEED_RIGHT = 2  # of the four; measured: see the test
+MIN_SEED_RIGHT = 2  # of the four; measured: graupel, showers ("a cloud" for "within a cloud"; no answer to gravity)
 
 
 def curves(at, key: str = "qa_curves") -> dict:  # noqa: ANN001
