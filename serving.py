@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
     import model_zoo.probing
     import model_zoo.senses
     import model_zoo.tasks
+    import model_zoo.why_mask
     from model_zoo import Model
     from model_zoo.attention import HeadSummary, QueryKey
     from model_zoo.contextual import Guess
@@ -580,6 +581,19 @@ def _probing_data() -> tuple[list[model_zoo.probing.Sentence], model_zoo.probing
 def _probe_gate() -> threading.Semaphore:
     """One probe retraining at a time per server: a class clicking "Retrain" queues, the pages stay quick."""
     return threading.Semaphore(1)
+
+
+def masking_race(seed: int = 0, on_progress: Callable[[float], None] | None = None) -> model_zoo.why_mask.Race:
+    """The Masked LM page's two tiny Transformers (copying vs BERT's masking), trained on the probing
+    lesson's sentences once per server and seed, one training at a time, at low priority."""
+    from model_zoo import probing, why_mask
+
+    def compute() -> why_mask.Race:
+        sentences = [[w.lower() for w in s.words] for s in probing.load_sentences()]
+        with _probe_gate(), _low_priority_threads():
+            return why_mask.race(sentences, seed=seed, on_progress=on_progress)
+
+    return _shared(("masking race", seed), compute)
 
 
 def probing_features(model_name: str, on_progress: Callable[[float], None] | None = None) -> np.ndarray:

@@ -81,7 +81,7 @@ def build_layer_cosines(cosines: dict[str, float], title: str = "") -> go.Figure
 
 
 def build_matrix(
-    z: np.ndarray,
+    z: np.ndarray | list[list[float]],
     rows: list[str],
     cols: list[str],
     title: str = "",
@@ -482,3 +482,32 @@ def build_task_diagram(
         "plot_bgcolor": "rgba(0,0,0,0)",
     }
     return go.Figure({"data": [], "layout": layout})
+
+
+def build_lines(
+    x: list[float],
+    series: dict[str, list[float]],
+    baselines: dict[str, float],
+    title: str,
+    x_title: str,
+    percent: bool = False,
+) -> go.Figure:
+    """One line per series (label -> y at each x), each baseline (label -> value) as a dashed level line."""
+    fig = go.Figure()
+    palette = ("#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd")  # series apart at a glance on a projector
+    for k, (label, ys) in enumerate(series.items()):
+        colour = palette[k % len(palette)]
+        fig.add_trace(go.Scatter(x=x, y=ys, mode="lines+markers", name=_text(label), line=dict(color=colour)))
+    for label, value in baselines.items():
+        grey = dict(dash="dash", color="#7f7f7f")
+        fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[value, value], mode="lines", name=_text(label), line=grey))
+    fig.update_layout(
+        title=_text(title),
+        height=320,
+        margin=dict(l=10, r=10, t=50, b=10),
+        xaxis_title=_text(x_title),
+        legend=dict(orientation="h", y=-0.25),
+    )
+    if percent:
+        fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    return fig

@@ -2,14 +2,16 @@
 
 import math
 
+import numpy as np
 import streamlit as st
 
 import model_zoo
 import serving
-from components.charts import build_learning_curve, build_score_bars
+from components.charts import build_learning_curve, build_lines, build_matrix, build_score_bars
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, select_model
+from model_zoo import why_mask
 from model_zoo.lexicon import unique
 from model_zoo.registry import FILL_MASK, trained_metrics
 from model_zoo.words import find_word, words_in
@@ -166,7 +168,93 @@ except model_zoo.EmptyInput:
 except model_zoo.ModelZooError as err:
     render_error(err)
 
-# 3. Next-sentence prediction -------------------------------------------------------------------
+# 3. Why hide the words at all? -----------------------------------------------------------------
+st.header(t("mlm.why_title"))
+st.write(t("mlm.why_intro"))
+st.button(
+    t("mlm.why_train"),
+    key="why_train",
+    icon=":material/model_training:",
+    on_click=lambda: st.session_state.update(why_asked=True),
+)
+if st.session_state.get("why_asked"):
+    bar = st.progress(0.0, text=t_plain("mlm.why_training"))
+    race = serving.masking_race(0, lambda f: bar.progress(f))
+    bar.empty()
+    names = {"copy": t_plain("mlm.why_copy"), "masked": t_plain("mlm.why_masked")}
+    left, right = st.columns(2)
+    left.plotly_chart(
+        build_lines(
+            race.steps,
+            {names[k]: race.loss[k] for k in names},
+            {},
+            t_plain("mlm.why_loss_title"),
+            t_plain("mlm.why_steps"),
+        ),
+        key="why_loss",
+    )
+    right.plotly_chart(
+        build_lines(
+            race.steps,
+            {names[k]: race.masked_accuracy[k] for k in names},
+            {t_plain("mlm.why_commonest", word=race.commonest_word): race.commonest},
+            t_plain("mlm.why_accuracy_title"),
+            t_plain("mlm.why_steps"),
+            percent=True,
+        ),
+        key="why_accuracy",
+    )
+    st.write(
+        t(
+            "mlm.why_found",
+            steps=race.steps[-1],
+            copy_loss=f"{race.loss['copy'][-1]:.2f}",
+            masked_loss=f"{race.loss['masked'][-1]:.2f}",
+            copy_acc=f"{race.masked_accuracy['copy'][-1]:.1%}",
+            masked_acc=f"{race.masked_accuracy['masked'][-1]:.1%}",
+            commonest=f"{race.commonest:.1%}",
+            word=race.commonest_word,
+        )
+    )
+    st.caption(
+        t(
+            "mlm.why_caption",
+            sentences=f"{race.train_sentences:,}",
+            vocab=f"{race.vocab:,}",
+            positions=f"{race.test_positions:,}",
+            seconds=f"{race.seconds:.0f}",
+        )
+    )
+
+st.subheader(t("mlm.rollout_title"))
+st.write(t("mlm.rollout_intro", model=model.name))
+try:
+    view = serving.attention_view(model.name, clean, None)
+    assert view.attentions is not None
+    rolled = why_mask.attention_rollout(view.attentions)
+    ticks = [f"{i}:{tok}" for i, tok in enumerate(view.tokens)]
+    st.plotly_chart(
+        build_matrix(
+            rolled.tolist(),
+            ticks,
+            ticks,
+            t_plain("mlm.rollout_chart", model=model.name),
+            zmin=0,
+            colorscale="Blues",
+            hover="top %{y} ← input %{x}<br>%{z:.2f}",
+        ),
+        key="rollout",
+    )
+    own = float(np.diag(rolled).mean())
+    st.caption(
+        t("mlm.rollout_found", own=f"{own:.0%}", even=f"{1 / len(view.tokens):.0%}", layers=len(view.attentions))
+    )
+except model_zoo.EmptyInput:
+    st.info(t("mlm.recipe_empty"), icon=":material/info:")
+except model_zoo.ModelZooError as err:
+    render_error(err)
+
+# 4. Next-sentence prediction -------------------------------------------------------------------
 st.header(t("mlm.nsp_title"))
 st.write(t("mlm.nsp_intro"))
 a_col, b_col = st.columns(2)

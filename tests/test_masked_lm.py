@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -121,6 +123,11 @@ def test_metrics_file_says_how_the_model_was_trained(shipped_metrics) -> None:
 
 
 # -- the page ------------------------------------------------------------------------------------
+def mask_charts(at) -> list:  # noqa: ANN001
+    """The score bars, one per [MASK] (keys mask0, mask1, ...)."""
+    return [c for c in at.get("plotly_chart") if c.proto.id.rsplit("-", 1)[-1].startswith("mask")]
+
+
 def page(**query: str):
     return open_page("pages/masked_lm.py", **query)
 
@@ -139,7 +146,7 @@ def test_masked_lm_page_default(shipped_metrics) -> None:
     stage = shown(next(c.value for c in at.caption if "unlikelihood" in c.value))
     assert f"{m['stages'][-1]['tokens'] / 1e6:.1f}M tokens" in stage and f"to {m['cloze_top1']:.0%}" in stage
     assert "the first answer is still “paris”" in stage
-    assert len(at.get("plotly_chart")) == 2  # the learning curve and the one [MASK]
+    assert len(mask_charts(at)) == 1  # the one [MASK]
     assert len(at.table[0].value) >= 1  # the recipe picked at least one token
     assert at.metric[0].label.startswith("Masked-LM loss")
     assert any("no next-sentence head" in shown(i.value) for i in at.info)
@@ -149,11 +156,11 @@ def test_masked_lm_page_default(shipped_metrics) -> None:
 def test_masked_lm_page_examples_and_mask_button() -> None:
     at = page()
     at.button(key="ex3").click().run()
-    assert not at.exception and len(at.get("plotly_chart")) == 1 + 2  # the curve, two [MASK]s
+    assert not at.exception and len(mask_charts(at)) == 2
     at.selectbox(key="mask_pick").set_value("deposit")
     [b for b in at.button if b.label == "Mask it"][0].click().run()
     assert "[MASK]" in at.text_area(key="text").value and "deposit" not in at.text_area(key="text").value
-    assert len(at.get("plotly_chart")) == 1 + 3
+    assert len(mask_charts(at)) == 3
 
 
 @pytest.mark.slow
@@ -180,3 +187,21 @@ def test_masked_lm_page_unreachable_bert_falls_back() -> None:
     at = page(model="bert-base-uncased")
     assert not at.exception
     assert "minilm-l6-mlm" in shown(at.warning[0].value)
+
+
+@pytest.mark.slow
+def test_why_mask_trains_both_tiny_models_and_shows_the_rollout() -> None:
+    at = page()
+    rollout = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("-rollout"))
+    z = json.loads(rollout.proto.spec)["data"][0]["z"]
+    assert len(z) == len(z[0]) and all(abs(sum(row) - 1) < 1e-6 for row in z)  # a rollout of the recipe's sentence
+    assert "draws" in " ".join(c.value for c in at.caption)
+    at.button(key="why_train").click().run(timeout=300)
+    assert not at.exception
+    charts = {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    copy, masked = (trace["y"] for trace in charts["why_accuracy"]["data"][:2])
+    assert masked[-1] > copy[-1] + 0.05  # the masked model finds hidden words; the copier does not
+    loss = charts["why_loss"]["data"]
+    assert loss[0]["y"][-1] < 0.2 < loss[1]["y"][-1]  # ... though the copier's loss is all but zero
+    found = shown(" ".join(m.value for m in at.markdown))
+    assert f"finds {masked[-1]:.1%} of the hidden words" in found and f"finds it {copy[-1]:.1%} of the time" in found
