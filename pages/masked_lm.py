@@ -19,12 +19,12 @@ from model_zoo.words import find_word, words_in
 ensure_app_frame()
 
 MAX_MASKS = 10
-EXAMPLES = (  # from the lesson notes, and one for a Chinese model
-    "The man went to the [MASK] to deposit his money.",
-    "Let's stick to [MASK].",
-    "The victim was found lying dead on the river [MASK].",
-    "It is safest to deposit your [MASK] in the [MASK].",
-    "巴黎是法国的首[MASK]。",
+EXAMPLES = (  # each with where it comes from (the i18n key mlm.src_*), shown on its button and below them
+    ("The man went to the [MASK] to deposit his money.", "written"),
+    ("Let's stick to [MASK].", "illustrated"),
+    ("The victim was found lying dead on the river [MASK].", "lecture"),
+    ("It is safest to deposit your [MASK] in the [MASK].", "lecture"),
+    ("巴黎是法国的首[MASK]。", "written_zh"),
 )
 MASKED_LMS = [c.name for c in model_zoo.list_models() if FILL_MASK in c.capabilities]
 
@@ -88,7 +88,7 @@ if card.trained:
 # A fragment: typing a sentence, picking a word or moving top-k reruns this section only, not the
 # label, the learning curve, the recipe and NSP above and below (a class types here all lesson).
 st.header(t("mlm.fill_title"))
-st.session_state.setdefault("text", EXAMPLES[0])
+st.session_state.setdefault("text", EXAMPLES[0][0])
 
 
 def use_example(example: str) -> None:
@@ -111,8 +111,16 @@ def without_masks(text: str) -> str:
 @st.fragment
 def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
     cols = st.columns(len(EXAMPLES))
-    for i, (col, example) in enumerate(zip(cols, EXAMPLES)):
-        col.button(example, key=f"ex{i}", on_click=use_example, args=(example,), width="stretch")
+    for i, (col, (example, source)) in enumerate(zip(cols, EXAMPLES)):
+        col.button(
+            example,
+            key=f"ex{i}",
+            on_click=use_example,
+            args=(example,),
+            width="stretch",
+            help=t_plain(f"mlm.src_{source}"),
+        )
+    st.caption(t("mlm.sources", **{f"s{i + 1}": t_plain(f"mlm.src_{src}") for i, (_, src) in enumerate(EXAMPLES)}))
     text = st.text_area(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
     words = unique(words_in(without_masks(text)))
     if words:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -146,6 +150,8 @@ def test_masked_lm_page_default(shipped_metrics) -> None:
     stage = shown(next(c.value for c in at.caption if "unlikelihood" in c.value))
     assert f"{m['stages'][-1]['tokens'] / 1e6:.1f}M tokens" in stage and f"to {m['cloze_top1']:.0%}" in stage
     assert "the first answer is still “paris”" in stage
+    sources = shown(next(c.value for c in at.caption if "Where the examples come from" in c.value))
+    assert "not one of the lesson's sources" in sources and "The Illustrated BERT" in sources
     assert len(mask_charts(at)) == 1  # the one [MASK]
     assert len(at.table[0].value) >= 1  # the recipe picked at least one token
     assert at.metric[0].label.startswith("Masked-LM loss")
@@ -205,3 +211,31 @@ def test_why_mask_trains_both_tiny_models_and_shows_the_rollout() -> None:
     assert loss[0]["y"][-1] < 0.2 < loss[1]["y"][-1]  # ... though the copier's loss is all but zero
     found = shown(" ".join(m.value for m in at.markdown))
     assert f"finds {masked[-1]:.1%} of the hidden words" in found and f"finds it {copy[-1]:.1%} of the time" in found
+
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+
+
+def page_examples() -> tuple[tuple[str, str], ...]:
+    """The Masked LM page's EXAMPLES: (sentence, source key), read from the page's source."""
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "pages" / "masked_lm.py").read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "EXAMPLES")
+    return ast.literal_eval(node.value)
+
+
+def test_every_masked_lm_example_names_a_source_that_is_true() -> None:
+    """Each example's source label exists in both languages, and says truly whether the seeds hold it."""
+    if not SEEDS.is_dir():
+        pytest.skip("../shared/seeds is not beside this checkout")
+    seeds = {p.name[:3]: p.read_text(encoding="utf-8").replace("’", "'") for p in SEEDS.glob("*.txt")}
+    en, zh = (tomllib.loads((ROOT / "assets" / "i18n" / f"{lang}.toml").read_text())["mlm"] for lang in ("en", "zh"))
+    for sentence, source in page_examples():
+        assert f"src_{source}" in en and f"src_{source}" in zh
+        # A seed "holds" an example when it has the words up to the last blank (earlier blanks any word):
+        # "Let's stick to" is the Illustrated BERT's phrase, the bank sentences are the lecture's.
+        head = sentence[: sentence.rindex("[MASK]")].strip()
+        pattern = re.escape(head).replace(re.escape("[MASK]"), r"\S+").replace(r"\ ", r"\s+")
+        found = {name for name, text in seeds.items() if re.search(pattern, text)}
+        expected = {"illustrated": {"000", "004"}, "lecture": {"003"}}.get(source, set())
+        assert found == expected, (sentence, found)
