@@ -99,3 +99,15 @@ st.dataframe(
     width="stretch",
 )
 st.caption(t("inputs.sizes_note"))
+bert = {s.name: s for s in sizes}
+if {"bert-base-uncased", "bert-large-uncased"} <= bert.keys():
+    base, large = bert["bert-base-uncased"], bert["bert-large-uncased"]
+    st.caption(
+        t(
+            "inputs.ff_correction",
+            base_d=base.hidden,
+            large_d=large.hidden,
+            base_ff=f"{base.feed_forward:,}",
+            large_ff=f"{large.feed_forward:,}",
+        )
+    )

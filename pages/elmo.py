@@ -228,6 +228,7 @@ def context_matters() -> None:
         st.caption(t("elmo.cos_glove_missing", word=word))
     st.plotly_chart(build_layer_cosines(bars, t_plain("elmo.cos_title", word=word)), key="cosines")
     st.caption(t("elmo.cos_note"))
+    st.caption(t("elmo.not_context_free", word=word, cos=f"{float(cosines[1:].min()):.2f}"))
 
 
 context_matters()

@@ -55,6 +55,10 @@ def test_bert_inputs_default_pair() -> None:
         "minilm-l6",
     ]
     assert list(sizes["Parameters"])[:2] == ["109.5M", "335.1M"]
+    # The Illustrated BERT's feed-forward sizes (768 / 1024) are the widths: the page says so, from the configs.
+    correction = shown(next(c.value for c in at.caption if "feed-forward networks 768 and 1024" in c.value))
+    assert "are 3,072 and 4,096 wide" in correction
+    assert list(sizes["Feed-forward"])[:2] == [3072, 4096] and list(sizes["Hidden size"])[:2] == [768, 1024]
 
 
 @pytest.mark.slow

@@ -67,6 +67,9 @@ def test_same_sense_pair_is_closer_than_different_senses_at_lstm1() -> None:
         assert cos[pair]["GloVe (one vector per word)"] == 1.0
         assert cos[pair]["token (char CNN)"] == pytest.approx(1.0, abs=1e-5)  # characters only: no context
     assert cos[1]["LSTM-1"] > cos[2]["LSTM-1"]
+    # The source that calls ELMo context-free is answered with this pair's own lowest LSTM cosine.
+    lowest = min(cos[2]["LSTM-1"], cos[2]["LSTM-2"])
+    assert f"a cosine as low as {lowest:.2f}" in shown(" ".join(c.value for c in at.caption)) and lowest < 0.99
 
 
 @pytest.mark.parametrize(
