@@ -162,8 +162,19 @@ def choose_view(models: list[Shown]) -> View:
     return View(layer, deepest, method, neighbours, min_dist, seed)
 
 
+BLOOD_BANK = "The hospital has its own blood bank."  # the lecture notes' fifth bank: a third sense or not?
+
+
 def read_own_sentence(word: str, models: list[Shown]) -> tuple[str, dict[str, np.ndarray]]:
     """The learner's sentence and, where it uses the word, its vector at every layer of each contextual model."""
+    if word == "bank":
+        st.button(
+            t("senses.blood_bank"),
+            key="blood_bank",
+            icon=":material/bloodtype:",
+            on_click=lambda: st.session_state.update(mine=BLOOD_BANK),
+        )
+        st.caption(t("senses.blood_bank_note"))
     mine = st.text_input(
         t("senses.mine"),
         key="mine",

@@ -281,3 +281,16 @@ def test_votes_by_layer_reads_each_layer_on_its_own() -> None:
     uses = np.stack([np.stack([river, river])] * 3 + [np.stack([money, money])] * 3)  # (6, S=2, D=2)
     senses = ("river",) * 3 + ("money",) * 3
     assert votes_by_layer(uses, senses, np.stack([river, money]), k=3) == ["river", "money"]
+
+
+@pytest.mark.slow
+def test_the_lectures_blood_bank_is_placed_and_voted_on() -> None:
+    at = open_page("pages/senses.py")
+    at.button(key="blood_bank").click().run()
+    assert not at.exception
+    assert at.text_input(key="mine").value == "The hospital has its own blood bank."
+    assert "Dictionaries disagree" in " ".join(c.value for c in at.caption)
+    votes = at.dataframe[0].value
+    assert {row.iloc[0] for _, row in votes.iterrows()} == {"elmo-mini", "minilm-l6"}  # each model votes
+    own = chart(at, "minilm-l6 · layer 3 of 6")["own"]
+    assert own["sentence"] == "The hospital has its own blood bank." and own["note"].startswith("nearest 5 uses vote")
