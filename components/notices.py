@@ -12,6 +12,7 @@ from model_zoo import ModelUnavailable, ModelZooError
 from .i18n import md_escape, t
 
 M = TypeVar("M")
+T = TypeVar("T")
 
 
 def render_unavailable(err: ModelUnavailable) -> None:
@@ -63,3 +64,27 @@ def select_model(
     """A model picker kept in the URL (?model=..., or `key`), and the model it names through `get`."""
     name = st.selectbox(label, names, index=names.index(default), key=key, bind="query-params")
     return with_fallback(name, get)
+
+
+def with_bar(text: str, work: Callable[[Callable[[float], None]], T]) -> T | None:
+    """work(on_progress) under a progress bar (a training the first time anyone on the server asks); on a
+    model error, None and the reason in one sentence."""
+    bar = st.progress(0.0, text=text)
+    try:
+        return work(lambda f: bar.progress(f))
+    except ModelZooError as err:
+        render_error(err)
+        return None
+    finally:
+        bar.empty()
+
+
+def when_asked(
+    label: str, key: str, text: str, work: Callable[[Callable[[float], None]], T], once: bool = False
+) -> T | None:
+    """A button that starts `work` under a progress bar: its result after a click (on every later rerun
+    too, unless `once`), else None. The click sets a flag, which AppTest and fragments keep."""
+    flag = f"{key}_asked"
+    st.button(label, key=key, icon=":material/model_training:", on_click=lambda: st.session_state.update({flag: True}))
+    asked = st.session_state.pop(flag, False) if once else st.session_state.get(flag, False)
+    return with_bar(text, work) if asked else None

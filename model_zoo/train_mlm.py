@@ -403,8 +403,9 @@ class Trainer:
         path = self.run_dir / INIT_METRICS
         earlier = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         tokens0, seconds0 = earlier.get("tokens_seen", 0), earlier.get("train_seconds", 0)
-        stages = [*earlier.get("stages", [{"tokens": tokens0, "config": earlier["config"]}] if earlier else [])]
-        stages.append({"tokens": self.tokens, "config": vars(self.config)})
+        # Weights exported before stages were recorded were one plain run: that is their stage.
+        stages = earlier.get("stages") or ([{"tokens": tokens0, "config": earlier["config"]}] if earlier else [])
+        stages = [*stages, {"tokens": self.tokens, "config": vars(self.config)}]
         curve = [
             *earlier.get("curve", []),
             *(

@@ -10,7 +10,7 @@ import serving
 from components.charts import build_learning_curve, build_lines, build_matrix, build_score_bars
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
-from components.notices import render_error, select_model
+from components.notices import render_error, select_model, when_asked
 from model_zoo import why_mask
 from model_zoo.lexicon import unique
 from model_zoo.registry import FILL_MASK, trained_metrics
@@ -179,16 +179,13 @@ except model_zoo.ModelZooError as err:
 # 3. Why hide the words at all? -----------------------------------------------------------------
 st.header(t("mlm.why_title"))
 st.write(t("mlm.why_intro"))
-st.button(
+race = when_asked(
     t("mlm.why_train"),
-    key="why_train",
-    icon=":material/model_training:",
-    on_click=lambda: st.session_state.update(why_asked=True),
+    "why_train",
+    t_plain("mlm.why_training"),
+    lambda progress: serving.masking_race(0, progress),
 )
-if st.session_state.get("why_asked"):
-    bar = st.progress(0.0, text=t_plain("mlm.why_training"))
-    race = serving.masking_race(0, lambda f: bar.progress(f))
-    bar.empty()
+if race is not None:
     names = {"copy": t_plain("mlm.why_copy"), "masked": t_plain("mlm.why_masked")}
     left, right = st.columns(2)
     left.plotly_chart(

@@ -3,9 +3,6 @@ the mean; a sentence pair -> one class), trained live, and fine-tuning the whole
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
 import streamlit as st
 
 import model_zoo
@@ -13,13 +10,12 @@ import serving
 from components.charts import build_score_bars, build_span_curves, build_task_diagram
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
-from components.notices import render_error, select_model
+from components.notices import render_error, select_model, when_asked, with_bar
 from components.url import keep_in_url, key_from_url
 from model_zoo import tasks
 from model_zoo.registry import trained_metrics
 
 ensure_app_frame()
-T = TypeVar("T")
 
 ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and c.kind != "qa"]
 SETS = ("sentiment", "spam")
@@ -30,30 +26,6 @@ PASSAGES = tasks.written_passages()
 QUESTIONS = tasks.load_questions()  # (train, test): every fifth passage held out
 SEED_PASSAGE = "p11"  # the lecture's precipitation passage
 MAX_PASSAGE_CHARS = 2000  # about 450 WordPiece tokens: within what BERT reads with a question
-
-
-def with_bar(text: str, work: Callable[[Callable[[float], None]], T]) -> T | None:
-    """work(on_progress) under a progress bar (a training the first time anyone on the server asks); on a
-    model error, None and the reason in one sentence."""
-    bar = st.progress(0.0, text=text)
-    try:
-        return work(lambda f: bar.progress(f))
-    except model_zoo.ModelZooError as err:
-        render_error(err)
-        return None
-    finally:
-        bar.empty()
-
-
-def when_asked(
-    label: str, key: str, text: str, work: Callable[[Callable[[float], None]], T], once: bool = False
-) -> T | None:
-    """A button that starts `work` under a progress bar: its result after a click (on every later rerun
-    too, unless `once`), else None. The click sets a flag, which AppTest and fragments keep."""
-    flag = f"{key}_asked"
-    st.button(label, key=key, icon=":material/model_training:", on_click=lambda: st.session_state.update({flag: True}))
-    asked = st.session_state.pop(flag, False) if once else st.session_state.get(flag, False)
-    return with_bar(text, work) if asked else None
 
 
 def trained(task: str, pooling: str) -> serving.TrainedHead:
@@ -262,8 +234,9 @@ reader = select_model(
     key="reader",
 )
 reader_card = model_zoo.get_card(reader.name)
-if reader_card.trained:
-    m = trained_metrics(reader_card)
+reader_metrics = trained_metrics(reader_card) if reader_card.trained else None
+if reader_metrics is not None:
+    m = reader_metrics
     st.info(
         t(
             "using.qa_trained",
@@ -340,8 +313,8 @@ with st.expander(t("using.qa_frozen")):
     if frozen_qa:
         head, frozen = frozen_qa
         show_answer(frozen, f"{model.name} (frozen)", "qa_frozen_curves")
-        if reader_card.trained:
-            m = trained_metrics(reader_card)
+        if reader_metrics is not None:
+            m = reader_metrics
             st.caption(
                 t(
                     "using.qa_frozen_caption",
