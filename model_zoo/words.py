@@ -3,7 +3,8 @@
 A word is a run of letters or digits, which an apostrophe or a hyphen inside may join:
 "don't", "bank-holiday" and "twenty-one" are one word each. So "bank" is not in "bank-holiday"
 or "banks", but it is in "bank's": a possessive 's (or ’s) is not part of the word it follows.
-A Chinese character is a word of its own, as BERT's tokenizer reads it (长 in 长度).
+A Chinese character is a word of its own, as BERT's tokenizer reads it (长 in 长度); a Chinese word
+of several characters (苹果) is found as those characters in a row, the pieces a model reads it in.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a700-\
 _LETTERS = rf"[^\W_{_HAN}]"
 _WORD = re.compile(rf"[{_HAN}]|{_LETTERS}+(?:['’-]{_LETTERS}+)*")
 _POSSESSIVE = ("'s", "’s")
+_HAN_WORD = re.compile(rf"[{_HAN}]+")
 
 
 def words_in(text: str) -> list[str]:
@@ -36,6 +38,8 @@ def find_word(text: str, word: str) -> re.Match[str] | None:
     target = word.strip().lower()
     if not target:
         return None
+    if _HAN_WORD.fullmatch(target):  # Chinese is written without spaces: the characters in a row
+        return re.compile(re.escape(target)).search(text)
     for found in _WORD.finditer(text):
         written = found.group().lower()
         if written == target or (written.endswith(_POSSESSIVE) and written[:-2] == target):

@@ -29,7 +29,7 @@ CARDS = {c.name: c for c in registry.list_models()}
 MODELS = [n for n, c in CARDS.items() if {VECTORS, HIDDEN_STATES} & set(c.capabilities)]
 DEFAULT_MODELS = ["glove-6b-50d", "elmo-mini", "minilm-l6"]
 CHINESE_MODELS = ("bert-base-chinese", "bert-base-multilingual-cased")
-CHINESE = (  # 长 as "length" (cháng) and as "grow" (zhǎng), from the lecture notes
+CHANG = (  # 长 as "length" (cháng) and as "grow" (zhǎng): the Chinese notes on The Illustrated BERT
     ("这条河的长度是多少？", "cháng"),
     ("桌子的长度是两米。", "cháng"),
     ("这件衣服太长了。", "cháng"),
@@ -37,6 +37,15 @@ CHINESE = (  # 长 as "length" (cháng) and as "grow" (zhǎng), from the lecture
     ("春天草长得很快。", "zhǎng"),
     ("他长大以后想当医生。", "zhǎng"),
 )
+APPLE = (  # 苹果 as a fruit and as the company: the blog post comparing word2vec, ELMo and BERT
+    ("我每天早上吃一个苹果。", "水果 fruit"),
+    ("这个苹果又红又甜。", "水果 fruit"),
+    ("妈妈在市场买了三斤苹果。", "水果 fruit"),
+    ("苹果发布了新款手机。", "公司 company"),
+    ("苹果公司的股价今天上涨了。", "公司 company"),
+    ("他在苹果做软件工程师。", "公司 company"),
+)
+CHINESE = {"长": CHANG, "苹果": APPLE}  # the word -> its six sentences, each with its sense
 
 
 @dataclass
@@ -323,7 +332,7 @@ def render_measures(sense_set: SenseSet, models: list[Shown], deepest: int) -> N
 
 
 def render_chinese_corner() -> None:
-    """长 as "length" and as "grow", once a model that reads Chinese is on this machine."""
+    """长 (length / grow) and 苹果 (fruit / company), once a model that reads Chinese is on this machine."""
     st.header(t("senses.zh_title"))
     st.write(t("senses.zh_intro"))
     reader = next((name for name in CHINESE_MODELS if serving.availabilities()[name].ready), None)
@@ -340,10 +349,14 @@ def render_chinese_corner() -> None:
     from components.charts import build_similarity_heatmap
     from model_zoo.onehot import cosine_matrix
 
-    vectors = serving.word_vectors(reader, tuple(s for s, _ in CHINESE), "长")[:, -1]
-    names = [f"{s} ({p})" for s, p in CHINESE]
+    word = st.segmented_control(t("senses.zh_word"), list(CHINESE), default="长", key="zh_word") or "长"
+    sentences = CHINESE[word]
+    vectors = serving.word_vectors(reader, tuple(s for s, _ in sentences), word)[:, -1]
+    names = [f"{s} ({sense})" for s, sense in sentences]
     st.plotly_chart(
-        build_similarity_heatmap(names, cosine_matrix(vectors), t_plain("senses.zh_map", model=reader), number=False),
+        build_similarity_heatmap(
+            names, cosine_matrix(vectors), t_plain("senses.zh_map", word=word, model=reader), number=False
+        ),
         key="zh",
     )
 

@@ -202,12 +202,16 @@ def test_page_unavailable_models_say_so() -> None:
 
 @pytest.mark.slow
 def test_page_chinese_corner_with_a_chinese_model(tiny_bert, fake_hub) -> None:
-    """Once a Chinese BERT is in the cache (here a tiny one laid out as if downloaded), 长 is compared."""
+    """Once a Chinese BERT is in the cache (here a tiny one laid out as if downloaded), 长 is compared,
+    and 苹果 (two characters, read as both) at a click."""
     fake_hub(model_zoo.get_card("bert-base-chinese").hub_repo or "", tiny_bert)
     at = open_page("pages/senses.py")
     assert not at.exception
     assert "Cosine similarity of 长 in six sentences (bert-base-chinese, last layer)" in chart_titles(at)
     assert "No model that reads Chinese" not in all_text(at)
+    at.segmented_control(key="zh_word").set_value("苹果").run()
+    assert not at.exception
+    assert "Cosine similarity of 苹果 in six sentences (bert-base-chinese, last layer)" in chart_titles(at)
 
 
 @pytest.mark.slow

@@ -19,7 +19,9 @@ def test_a_word_is_whole_and_may_be_joined_by_hyphens_and_apostrophes() -> None:
     ]
     assert split_words("Don’t_stop") == ["don't", "stop"]
     assert words_in("这条河的长度") == list("这条河的长度")
-    assert find_word("孩子今年长高了", "长") is not None and find_word("银行", "银行") is None  # one character a word
+    assert find_word("孩子今年长高了", "长") is not None  # one character a word
+    found = find_word("我去银行取钱", "银行")  # a word of two characters: both, in a row
+    assert found is not None and found.span() == (2, 4) and find_word("银色的行李", "银行") is None
 
 
 def test_find_word_skips_other_forms_and_keeps_a_possessive() -> None:
