@@ -343,6 +343,16 @@ def input_embeddings(model_name: str, text: str, text_b: str | None) -> model_zo
     return parts(model, encoding.token_ids, encoding.segment_ids)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def reorderings(model_name: str, text: str) -> list[model_zoo.architecture.Reordering]:
+    """`text` fed with [CLS] last and with its words reversed, keeping or renumbering positions
+    (model_zoo.architecture.reorderings): the top layer's cosine with the usual order."""
+    from model_zoo.architecture import reorderings as reorder
+
+    model = loaded(model_name, model_zoo.Encoder)
+    return reorder(model, hidden_states(model_name, text).token_ids)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def word_vectors(model_name: str, texts: tuple[str, ...], word: str) -> np.ndarray:
     """`word`'s vector in each text at every layer: (texts, layers + 1, dim) (any contextual model)."""

@@ -116,3 +116,60 @@ def input_embeddings(model: Encoder, token_ids: np.ndarray, segment_ids: np.ndar
     return InputEmbeddings(
         *(x.float().cpu().numpy() for x in (token, segment, position, summed, emb.LayerNorm(summed)))
     )
+
+
+@dataclass(frozen=True)
+class Reordering:
+    """One way of feeding a sentence in another order, and how much the top layer's vectors moved."""
+
+    key: str  # "cls_kept" | "cls_renumbered" | "words_kept" | "words_renumbered"
+    tokens: list[str]  # the tokens in the order fed
+    positions: list[int]  # the position number each one was given
+    cosine: float  # cosine of the moved token(s) with their vectors in the usual order (mean over words)
+
+
+@torch.inference_mode()
+def reorderings(model: Encoder, token_ids: np.ndarray) -> list[Reordering]:
+    """[CLS] moved to the end and the words reversed, each time keeping every token's position number
+    or numbering them afresh, fed to `model`'s bare encoder; the top layer compared with the usual order.
+
+    Self-attention reads a set: tokens that keep their (token, position) pairs give the same vectors
+    wherever they sit in the sequence. Only the position embeddings tell the model the order.
+    `token_ids` is [CLS] w1 .. wn [SEP], as the tokenizer gives it (cut to the model's length).
+    """
+    ids = [int(i) for i in token_ids]
+    n = len(ids)
+    words = list(range(1, n - 1))  # the word pieces between [CLS] and [SEP]
+
+    def top(order: list[int], positions: list[int]) -> torch.Tensor:
+        out = model.base(
+            input_ids=torch.tensor([[ids[i] for i in order]], device=model.device),
+            position_ids=torch.tensor([positions], device=model.device),
+            token_type_ids=torch.zeros((1, n), dtype=torch.long, device=model.device),
+            attention_mask=torch.ones((1, n), dtype=torch.long, device=model.device),
+        )
+        states = out.last_hidden_state[0].float()
+        back = torch.empty_like(states)
+        back[torch.tensor(order, device=model.device)] = states  # row i: token i of the usual order
+        return back
+
+    usual = top(list(range(n)), list(range(n)))
+
+    def cosine(moved: torch.Tensor, rows: list[int]) -> float:
+        return float(torch.nn.functional.cosine_similarity(moved[rows], usual[rows], dim=-1).mean())
+
+    cls_last = [*range(1, n), 0]
+    reversed_words = [0, *words[::-1], n - 1]
+    cases = (
+        ("cls_kept", cls_last, cls_last, [0]),
+        ("cls_renumbered", cls_last, list(range(n)), [0]),
+        ("words_kept", reversed_words, reversed_words, words),
+        ("words_renumbered", reversed_words, list(range(n)), words),
+    )
+    result = []
+    for key, order, positions, rows in cases:
+        if not rows:  # an empty sentence: no words to reverse
+            continue
+        moved = top(order, positions)
+        result.append(Reordering(key, model.token_strings([ids[i] for i in order]), positions, cosine(moved, rows)))
+    return result

@@ -81,6 +81,26 @@ for tab, matrix, key in zip(
         st.plotly_chart(build_vector_strip(labels, matrix[:MAX_ROWS], t(f"inputs.strip_{key}")), key=f"strip_{key}")
 st.caption(t("inputs.sum_note"))
 
+st.header(t("inputs.order_title"))
+st.write(t("inputs.order_intro"))
+try:
+    moves = serving.reorderings(model.name, text_a)
+except model_zoo.ModelZooError as err:
+    render_error(err)
+else:
+    st.dataframe(
+        pd.DataFrame(
+            {
+                t("inputs.col_arrangement"): [t(f"inputs.order_{m.key}") for m in moves],
+                t("inputs.col_fed"): [" ".join(f"{tok}·{p}" for tok, p in zip(m.tokens, m.positions)) for m in moves],
+                t("inputs.col_cosine"): [round(m.cosine, 3) for m in moves],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(t("inputs.order_note", model=model.name))
+
 st.header(t("inputs.sizes_title"))
 sizes = serving.model_sizes()
 st.dataframe(

@@ -23,6 +23,20 @@ def test_embedding_sum_is_what_the_first_layer_reads(offline_models) -> None:
     np.testing.assert_allclose(parts.token[dog], input_embeddings(minilm, again.token_ids, again.segment_ids).token[1])
 
 
+def test_reordering_changes_vectors_only_through_position_numbers(tiny_bert) -> None:
+    """Self-attention reads a set: a tiny BERT gives [CLS] and the words the same top-layer vectors in
+    any order while each token keeps its position number, and other vectors once they are renumbered."""
+    from model_zoo.architecture import reorderings
+
+    model = model_zoo.load(tiny_bert)
+    moves = {m.key: m for m in reorderings(model, model.encode("the bank of the river", attentions=False).token_ids)}
+    assert moves["cls_kept"].tokens[-1] == "[CLS]" and moves["cls_kept"].positions[-1] == 0
+    assert moves["cls_renumbered"].positions == list(range(len(moves["cls_renumbered"].tokens)))
+    assert moves["cls_kept"].cosine == pytest.approx(1.0, abs=1e-4)
+    assert moves["words_kept"].cosine == pytest.approx(1.0, abs=1e-4)
+    assert moves["cls_renumbered"].cosine < 0.999 and moves["words_renumbered"].cosine < 0.999
+
+
 @pytest.mark.slow
 def test_sizes_are_computed_from_configs(offline_models) -> None:
     base = size_from_json("bert-base-uncased", ASSETS / "configs" / "bert-base-uncased.json")
@@ -47,7 +61,16 @@ def test_bert_inputs_default_pair() -> None:
     assert rows["##bed"] == "embeddings" and rows["he"] == "He"  # B's words are B's
     assert list(table["Segment id"]).count(1) == 9  # he plays fetch by the river bank . [SEP]
     assert "embeddings" in shown(at.caption[0].value)
-    sizes = at.dataframe[1].value
+    # [CLS] last or words reversed: the same vectors while each keeps its position number, others when renumbered
+    order = at.dataframe[1].value
+    cosine = dict(zip(order["Fed as"], order["Cosine with the usual order (top layer)"]))
+    assert cosine["[CLS] moved to the end, keeping position 0"] == pytest.approx(1.0, abs=1e-3)
+    assert cosine["Words reversed, each keeping its position"] == pytest.approx(1.0, abs=1e-3)
+    assert (
+        cosine["Words reversed, numbered afresh"] < cosine["[CLS] moved to the end, numbered as the last token"] < 0.99
+    )
+    assert order["Tokens · position numbers"][0].endswith("[SEP]·10 [CLS]·0")  # my dog loves word em ##bed ##ding ##s .
+    sizes = at.dataframe[2].value
     assert list(sizes["Model"]) == [
         "bert-base-uncased",
         "bert-large-uncased",
