@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
     import model_zoo.probing
     import model_zoo.senses
     import model_zoo.tasks
+    import model_zoo.transfer
     import model_zoo.why_mask
     from model_zoo import Model
     from model_zoo.attention import HeadSummary, QueryKey
@@ -604,6 +605,20 @@ def masking_race(seed: int = 0, on_progress: Callable[[float], None] | None = No
             return why_mask.race(sentences, seed=seed, on_progress=on_progress)
 
     return _shared(("masking race", seed), compute)
+
+
+def transfer_curve(
+    model_name: str, on_progress: Callable[[float], None] | None = None
+) -> model_zoo.transfer.TransferCurve:
+    """The transfer-learning stop's race (model_zoo.transfer): `model_name` fine-tuned from its pre-trained
+    weights and from random ones on growing shares of the sentiment set; once per server, at low priority."""
+    from model_zoo import transfer
+
+    def compute() -> transfer.TransferCurve:
+        with _probe_gate(), _low_priority_threads():
+            return transfer.transfer_curve(loaded(model_name, model_zoo.Encoder), on_progress=on_progress)
+
+    return _shared(("transfer curve", model_name), compute)
 
 
 def probing_features(model_name: str, on_progress: Callable[[float], None] | None = None) -> np.ndarray:

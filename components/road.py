@@ -37,6 +37,8 @@ ROAD: tuple[Stop, ...] = (
         (Lesson("embeddings", "pages/embeddings.py", ":material/scatter_plot:"),),
     ),
     Stop("elmo", "2018", "ELMo", (Lesson("elmo", "pages/elmo.py", ":material/swap_horiz:"),)),
+    Stop("ulmfit", "2018", None, (Lesson("transfer", "pages/transfer.py", ":material/move_up:"),)),
+    Stop("transformer", "2017", None, (Lesson("transformer", "pages/transformer.py", ":material/account_tree:"),)),
     Stop(
         "bert",
         "2018",

@@ -1,4 +1,5 @@
-"""The home page's map: the road one-hot -> word2vec/GloVe -> ELMo -> BERT -> GPT, clickable."""
+"""The home page's map: the road one-hot -> word2vec/GloVe -> ELMo -> ULMFiT -> Transformer -> BERT -> GPT,
+clickable."""
 
 from __future__ import annotations
 
@@ -54,14 +55,19 @@ _WRAP_LINKS = (
 )
 
 
+PER_ROW = 4  # stops side by side: seven in one row would squeeze each into a sliver on a projector
+
+
 def render_road(cards: list[ModelCard], states: dict[str, Availability]) -> None:
+    """The stops in rows of PER_ROW, numbered in order, an arrow between neighbours in a row."""
     st.html(_WRAP_LINKS)
     widths: list[float] = []
-    for i in range(len(ROAD)):
-        widths += [5.0] if i == len(ROAD) - 1 else [5.0, 0.6]
-    columns = st.columns(widths, vertical_alignment="center")
-    for i, stop in enumerate(ROAD):
-        with columns[2 * i]:
-            render_stop(i + 1, stop, cards, states)
-        if i < len(ROAD) - 1:
-            columns[2 * i + 1].markdown("## →")
+    for i in range(PER_ROW):
+        widths += [5.0] if i == PER_ROW - 1 else [5.0, 0.6]
+    for start in range(0, len(ROAD), PER_ROW):
+        columns = st.columns(widths, vertical_alignment="center")
+        for i, stop in enumerate(ROAD[start : start + PER_ROW]):
+            with columns[2 * i]:
+                render_stop(start + i + 1, stop, cards, states)
+            if i < PER_ROW - 1 and start + i < len(ROAD) - 1:
+                columns[2 * i + 1].markdown("## →")

@@ -221,3 +221,19 @@ def _project(base: Any, layer: int, h: torch.Tensor, inputs: dict) -> tuple[torc
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
         return q, k, module, True
     raise MissingCapability(type(base).__name__, "query-key view", "its attention layout is not one ContextLab reads")
+
+
+SPECIAL_TOKENS = ("[CLS]", "[SEP]", "<s>", "</s>")
+
+
+def farthest_link(attn: np.ndarray, i: int, tokens: list[str]) -> tuple[int, int, int, float] | None:
+    """(layer, head, token, weight) of the link from token i that carries the most attention farthest (the
+    largest weight x distance) in attentions (layers, heads, tokens, tokens); special tokens never count.
+    None when the sentence has no other word."""
+    words = [j for j in range(attn.shape[-1]) if j != i and tokens[j] not in SPECIAL_TOKENS]
+    if not words:
+        return None
+    rows = attn[:, :, i, words]  # (layers, heads, words)
+    reach = rows * np.abs(np.array(words) - i)
+    layer, head, k = np.unravel_index(int(reach.argmax()), reach.shape)
+    return int(layer), int(head), words[k], float(rows[layer, head, k])

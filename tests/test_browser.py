@@ -15,26 +15,15 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
+from components.road import ready_lessons
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 
 SHOTS = ROOT / "artifacts" / "screens"
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
-PAGES = {
-    "home": "",
-    "playground": "playground",
-    "onehot": "onehot",
-    "embeddings": "embeddings",
-    "elmo": "elmo",
-    "bert_inputs": "bert_inputs",
-    "masked_lm": "masked_lm",
-    "attention": "attention",
-    "senses": "senses",
-    "probing": "probing",
-    "gpt": "gpt",
-    "using_bert": "using_bert",
-}
+# Every page the app serves: the home page, the playground and each lesson on the road.
+PAGES = {"home": "", "playground": "playground"} | {lesson.key: lesson.key for lesson in ready_lessons()}
 
 
 def chromium_path() -> str | None:

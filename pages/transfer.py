@@ -1,0 +1,61 @@
+"""Lesson: transfer learning (ULMFiT, 2018): pre-train a language model on plain text, then fine-tune it on
+a task, as vision had done with ImageNet. Live: the same network fine-tuned from pre-trained and from
+random weights on a few labelled sentences."""
+
+import streamlit as st
+
+import model_zoo
+import serving
+from components.charts import build_lines
+from components.frame import ensure_app_frame
+from components.i18n import t, t_plain
+from components.notices import select_model, when_asked
+
+ensure_app_frame()
+
+# Encoders a copy of which can be fine-tuned here: MiniLM as released (the offline pack) or BERT.
+MODELS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and c.kind in ("encoder", "masked_lm")]
+
+st.title(t("lesson.transfer.title"))
+st.write(t("transfer.intro"))
+st.write(t("transfer.imagenet"))
+
+st.header(t("transfer.race_title"))
+st.write(t("transfer.race_intro"))
+model = select_model(t("transfer.model"), MODELS, "minilm-l6", serving.model_or_fallback)
+curve = when_asked(
+    t("transfer.train"),
+    "transfer_train",
+    t_plain("transfer.training", model=model.name),
+    lambda progress: serving.transfer_curve(model.name, progress),
+)
+if curve is not None:
+    names = {s: t_plain(f"transfer.line_{s}", model=model.name) for s in curve.accuracy}
+    st.plotly_chart(
+        build_lines(
+            list(curve.sizes),
+            {names[s]: curve.accuracy[s] for s in curve.accuracy},
+            {t_plain("transfer.chance"): curve.chance},
+            t_plain("transfer.chart", n=curve.test_size),
+            t_plain("transfer.axis"),
+            percent=True,
+        ),
+        key="transfer_chart",
+    )
+    few, full = curve.sizes[0], curve.sizes[-1]
+    st.markdown(
+        t(
+            "transfer.result",
+            few=few,
+            full=full,
+            pre_few=f"{curve.accuracy['pretrained'][0]:.0%}",
+            pre_full=f"{curve.accuracy['pretrained'][-1]:.0%}",
+            rand_few=f"{curve.accuracy['random'][0]:.0%}",
+            rand_full=f"{curve.accuracy['random'][-1]:.0%}",
+            seconds=f"{curve.seconds:.0f}",
+        )
+    )
+    st.caption(t("transfer.note", epochs=curve.epochs))
+st.header(t("transfer.next_title"))
+st.write(t("transfer.next"))
+st.page_link("pages/using_bert.py", label=t("lesson.using_bert.title"), icon=":material/build:")

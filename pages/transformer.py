@@ -1,0 +1,110 @@
+"""Lesson: the Transformer (2017), built for translation; why self-attention replaced the LSTM: any
+distance in one step, every position at once. Live: where one word looks, layer by layer."""
+
+import zlib
+
+import numpy as np
+import streamlit as st
+
+import model_zoo
+import serving
+from components.charts import build_matrix
+from components.frame import ensure_app_frame
+from components.i18n import t, t_plain
+from components.notices import render_error, select_model
+from model_zoo.attention import farthest_link
+from model_zoo.registry import ATTENTIONS
+
+ensure_app_frame()
+
+# Bidirectional encoders: the stop is about the encoder; GPT's masked attention has its own page.
+MODELS = [c.name for c in model_zoo.list_models() if ATTENTIONS in c.capabilities and c.kind != "causal_lm"]
+EXAMPLES = (  # (sentence, the word whose attention is drawn), written for ContextLab
+    ("The keys that the man who lives next door left on the kitchen table are mine.", "are"),
+    ("The animal didn't cross the street because it was too tired.", "it"),
+    ("The book that my sister gave me for my birthday last year was great.", "was"),
+)
+MAX_TOKENS = 64  # the chart draws every token: the sentence is cut here
+
+
+st.title(t("lesson.transformer.title"))
+st.write(t("tf.intro"))
+
+st.header(t("tf.reach_title"))
+st.write(t("tf.reach_intro"))
+model = select_model(
+    t("tf.model"), MODELS, serving.ready_or("bert-base-uncased", "minilm-l6"), serving.model_or_fallback
+)
+st.session_state.setdefault("tf_text", EXAMPLES[0][0])
+st.session_state.setdefault("tf_word", EXAMPLES[0][1])
+
+
+def use_example(text: str, word: str) -> None:
+    st.session_state.tf_text, st.session_state.tf_word = text, word
+
+
+cols = st.columns(len(EXAMPLES))
+for k, (col, (text, word)) in enumerate(zip(cols, EXAMPLES)):
+    col.button(f"{word} · {text}", key=f"tf_ex{k}", on_click=use_example, args=(text, word), width="stretch")
+text = st.text_input(t("tf.text"), key="tf_text", max_chars=2000)
+try:
+    view = serving.attention_view(model.name, text, None)
+except model_zoo.ModelZooError as err:
+    render_error(err)
+    st.stop()
+tokens = view.tokens[:MAX_TOKENS]
+attn = np.asarray(view.attentions)[:, :, :MAX_TOKENS, :MAX_TOKENS]
+if len(view.tokens) > MAX_TOKENS:
+    st.caption(t("tf.cut", n=MAX_TOKENS))
+choices = list(range(len(tokens)))
+wanted = str(st.session_state.get("tf_word", "")).lower()
+default = next((k for k, tok in enumerate(tokens) if tok == wanted), min(1, len(tokens) - 1))
+i = st.selectbox(
+    t("tf.word"),
+    choices,
+    index=default,
+    format_func=lambda k: f"{k}: {tokens[k]}",
+    key=f"tf_pick_{zlib.crc32(text.encode())}",  # a new sentence: pick afresh
+)
+reach = attn[:, :, i, :].max(axis=1)  # (layers, tokens): the strongest head of each layer
+ticks = [f"{k}:{tok}" for k, tok in enumerate(tokens)]
+st.plotly_chart(
+    build_matrix(
+        reach.tolist(),
+        [t_plain("tf.layer", n=layer + 1) for layer in range(reach.shape[0])],
+        ticks,
+        t_plain("tf.reach_chart", word=tokens[i], model=model.name),
+        zmin=0.0,
+        zmax=1.0,
+        colorscale="Blues",
+        hover="%{y} · %{x}<br>%{z:.2f}",
+    ),
+    key="tf_reach",
+)
+link = farthest_link(attn, i, tokens)
+if link is not None:
+    layer, head, j, weight = link
+    st.markdown(
+        t(
+            "tf.reach_note",
+            word=tokens[i],
+            other=tokens[j],
+            layer=layer + 1,
+            head=head + 1,
+            weight=f"{weight:.0%}",
+            distance=abs(j - i),
+        )
+    )
+
+st.header(t("tf.parallel_title"))
+n_layers = attn.shape[0]
+a, b = st.columns(2)
+a.metric(t("tf.steps_transformer"), n_layers)
+b.metric(t("tf.steps_lstm"), 2 * len(tokens))
+st.write(t("tf.parallel_note", n=len(tokens), layers=n_layers, model=model.name))
+
+st.header(t("tf.encdec_title"))
+st.write(t("tf.encdec"))
+left, right = st.columns(2)
+left.page_link("pages/bert_inputs.py", label=t("tf.to_bert"), icon=":material/token:")
+right.page_link("pages/gpt.py", label=t("tf.to_gpt"), icon=":material/arrow_forward:")
