@@ -305,6 +305,21 @@ def next_sentence(model_name: str, a: str, b: str) -> float:
     return model.next_sentence(a, b)
 
 
+@st.cache_data(max_entries=128, show_spinner=False)
+def pretraining_pair(model_name: str, a: str, b: str, seed: int) -> list[model_zoo.masking.PairLoss]:
+    """BERT's two losses on the learner's pair (labelled IsNext) and on A with a sentence drawn at random from
+    WordNet's examples (NotNext): next-sentence prediction as negative sampling of sentences."""
+    import random
+
+    from model_zoo.lexicon import examples
+    from model_zoo.masking import pair_loss
+
+    model = loaded(model_name, model_zoo.MaskedLM)
+    pool = [s for s in examples() if s.strip() != b.strip()]
+    negative = random.Random(seed).choice(pool)
+    return [pair_loss(model, a, b, True, seed), pair_loss(model, a, negative, False, seed)]
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def recipe_demo(model_name: str, text: str, seed: int) -> model_zoo.masking.RecipeDemo:
     """BERT's corruption of `text` (draw `seed`) with the model's guesses and loss."""

@@ -74,11 +74,7 @@ def recipe_demo(model: MaskedLM, text: str, seed: int) -> RecipeDemo:
     batch = model.tokenize(text, return_special_tokens_mask=True)
     special = batch.pop("special_tokens_mask").bool()
     ids = batch["input_ids"]
-    mask_id, vocab = model.tokenizer.mask_token_id, model.config.vocab_size
-    for attempt in range(50):
-        corrupted = bert_masking(ids, special, mask_id, vocab, torch.Generator().manual_seed(seed * 1000 + attempt))
-        if corrupted.picked.any():
-            break
+    corrupted = _pick_some(ids, special, model, seed)
     positions = corrupted.picked[0].nonzero().flatten()  # (P,)
     batch["input_ids"] = corrupted.input_ids
     probs = model.logits_at(batch, positions).softmax(-1)  # (P, vocab)
@@ -91,4 +87,62 @@ def recipe_demo(model: MaskedLM, text: str, seed: int) -> RecipeDemo:
         shown=model.token_strings(corrupted.input_ids[0, positions].tolist()),
         guesses=model.decode_each(probs.argmax(-1).tolist()),
         p_original=probs[torch.arange(len(positions)), originals].tolist(),
+    )
+
+
+@dataclass(frozen=True)
+class PairLoss:
+    """BERT's pre-training loss on one sentence pair: the masked words and, with an NSP head, the pair's label."""
+
+    text_b: str
+    is_next: bool  # the label: B really follows A (IsNext) or was drawn at random (NotNext)
+    tokens: list[str]  # the corrupted pair, as the model reads it
+    picked: int  # how many tokens the MLM loss is taken over
+    mlm: float  # mean of -log p(original) over the picked tokens
+    p_is_next: float | None  # the NSP head's probability of IsNext; None without a head
+    nsp: float | None  # -log p(the label); None without a head
+
+    @property
+    def total(self) -> float | None:
+        """What BERT minimised: the sum of the two losses."""
+        return None if self.nsp is None else self.mlm + self.nsp
+
+
+def _pick_some(ids: torch.Tensor, special: torch.Tensor, model: MaskedLM, seed: int) -> Masked:
+    """bert_masking of `ids` (draw `seed`), redrawn (up to 50 times) until at least one token is picked."""
+    mask_id, vocab = model.tokenizer.mask_token_id, model.config.vocab_size
+    for attempt in range(50):
+        corrupted = bert_masking(ids, special, mask_id, vocab, torch.Generator().manual_seed(seed * 1000 + attempt))
+        if corrupted.picked.any():
+            break
+    return corrupted
+
+
+@torch.inference_mode()
+def pair_loss(model: MaskedLM, a: str, b: str, is_next: bool, seed: int) -> PairLoss:
+    """The pair "[CLS] a [SEP] b [SEP]" corrupted as BERT's pre-training would (draw `seed`); the MLM loss
+    at the picked tokens and, where the model has an NSP head, the NSP loss for the label `is_next`."""
+    model._check_text(a)
+    model._check_text(b)
+    batch = model.tokenize(a, b, return_special_tokens_mask=True)
+    special = batch.pop("special_tokens_mask").bool()
+    ids = batch["input_ids"]
+    corrupted = _pick_some(ids, special, model, seed)
+    positions = corrupted.picked[0].nonzero().flatten()
+    batch["input_ids"] = corrupted.input_ids
+    probs = model.logits_at(batch, positions).softmax(-1)
+    mlm = float(-probs[torch.arange(len(positions)), ids[0, positions]].clamp_min(1e-12).log().mean())
+    p_is_next = nsp = None
+    if model.has_nsp:
+        pooled = model.fast_base(**{k: v.to(model.device) for k, v in batch.items()}).pooler_output
+        p_is_next = float(model.model.cls.seq_relationship(pooled).float().softmax(-1)[0, 0])  # [IsNext, NotNext]
+        nsp = float(-torch.tensor(p_is_next if is_next else 1 - p_is_next).clamp_min(1e-12).log())
+    return PairLoss(
+        text_b=b,
+        is_next=is_next,
+        tokens=model.token_strings(corrupted.input_ids[0].tolist()),
+        picked=len(positions),
+        mlm=mlm,
+        p_is_next=p_is_next,
+        nsp=nsp,
     )

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 import model_zoo
@@ -274,3 +275,40 @@ if model.has_nsp:
         render_error(err)
 else:
     st.info(t("mlm.no_nsp", name=model.name), icon=":material/info:")
+
+st.subheader(t("mlm.both_title"))
+st.write(t("mlm.both_intro"))
+st.button(
+    t("mlm.both_redraw"),
+    key="both_redraw",
+    icon=":material/casino:",
+    on_click=lambda: st.session_state.update(both_seed=st.session_state.get("both_seed", 0) + 1),
+)
+try:
+    pairs = serving.pretraining_pair(model.name, sentence_a, sentence_b, st.session_state.get("both_seed", 0))
+except model_zoo.ModelZooError as err:
+    render_error(err)
+else:
+
+    def loss(x: float | None) -> str:
+        return "—" if x is None else f"{x:.2f}"
+
+    st.dataframe(
+        pd.DataFrame(
+            {
+                t("mlm.both_col_b"): [p.text_b for p in pairs],
+                t("mlm.both_col_label"): [
+                    t_plain("mlm.both_isnext" if p.is_next else "mlm.both_notnext") for p in pairs
+                ],
+                t("mlm.both_col_mlm"): [f"{p.mlm:.2f} ({t_plain('mlm.both_picked', n=p.picked)})" for p in pairs],
+                t("mlm.both_col_p"): ["—" if p.p_is_next is None else f"{p.p_is_next:.1%}" for p in pairs],
+                t("mlm.both_col_nsp"): [loss(p.nsp) for p in pairs],
+                t("mlm.both_col_total"): [loss(p.total) for p in pairs],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(t("mlm.both_masked", tokens=" ".join(pairs[0].tokens)))
+    if pairs[0].nsp is None:
+        st.caption(t("mlm.both_no_nsp", name=model.name))

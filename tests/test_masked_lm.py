@@ -65,6 +65,23 @@ def test_recipe_demo_reports_what_the_model_saw_and_guessed(tiny_bert) -> None:
         recipe_demo(model, "  ", seed=0)
 
 
+def test_pair_loss_adds_the_two_heads_losses(tiny_bert) -> None:
+    """MLM + NSP on one pair: the NSP loss is -log of the probability the head gives the pair's label."""
+    from model_zoo.masking import pair_loss
+
+    model = model_zoo.load(tiny_bert)
+    assert model.has_nsp
+    a, b = "the man went to the bank", "he put his money in the bank"
+    real, drawn = pair_loss(model, a, b, True, seed=1), pair_loss(model, a, b, False, seed=1)
+    assert real.tokens.count("[SEP]") == 2 and real.picked >= 1 and real.mlm == pytest.approx(drawn.mlm)
+    assert real.p_is_next == pytest.approx(model.next_sentence(a, b), abs=0.2)  # the masks change the input a little
+    assert real.nsp == pytest.approx(-np.log(real.p_is_next), rel=1e-5)
+    assert drawn.nsp == pytest.approx(-np.log(1 - drawn.p_is_next), rel=1e-5)
+    assert real.total == pytest.approx(real.mlm + real.nsp) and drawn.total == pytest.approx(drawn.mlm + drawn.nsp)
+    with pytest.raises(model_zoo.EmptyInput):
+        pair_loss(model, a, " ", True, seed=0)
+
+
 @pytest.fixture(scope="module")
 def mlm(offline_models) -> model_zoo.MaskedLM:
     return offline_models("minilm-l6-mlm")
@@ -156,6 +173,28 @@ def test_masked_lm_page_default(shipped_metrics) -> None:
     assert len(at.table[0].value) >= 1  # the recipe picked at least one token
     assert at.metric[0].label.startswith("Masked-LM loss")
     assert any("no next-sentence head" in shown(i.value) for i in at.info)
+    # Two tasks at once: offline, the MLM loss of your pair and of a negative sample; no NSP, and why.
+    both = at.dataframe[-1].value
+    assert list(both["Label"]) == ["IsNext (your pair)", "NotNext (drawn at random)"]
+    assert list(both["Sentence B"])[0] == "He bought a gallon of milk."
+    assert all(float(x.split()[0]) > 0 for x in both["MLM loss"]) and list(both["NSP loss"]) == ["—", "—"]
+    assert any("only the MLM loss is live" in shown(c.value) for c in at.caption)
+
+
+@pytest.mark.slow
+def test_masked_lm_page_sums_both_losses_with_an_original_bert(tiny_bert, fake_hub) -> None:
+    """With a BERT that has both heads (a tiny one laid out as prefetched bert-base-uncased) the table gives
+    the NSP loss of each pair and the sum; drawing again changes the random sentence."""
+    fake_hub(get_card("bert-base-uncased").hub_repo or "", tiny_bert)
+    at = open_page("pages/masked_lm.py", model="bert-base-uncased")
+    assert not at.exception
+    both = at.dataframe[-1].value
+    for mlm_loss, nsp, total in zip(both["MLM loss"], both["NSP loss"], both["Loss = MLM + NSP"]):
+        assert float(total) == pytest.approx(float(mlm_loss.split()[0]) + float(nsp), abs=0.011)
+    first = list(both["Sentence B"])[1]
+    at.button(key="both_redraw").click().run()
+    assert not at.exception
+    assert list(at.dataframe[-1].value["Sentence B"])[1] != first  # another negative sample
 
 
 @pytest.mark.slow
