@@ -765,6 +765,29 @@ def classify(model_name: str, task: str, pooling: str, text: str, text_b: str | 
     return sorted(zip(trained.head.classes, p.tolist()), key=lambda g: -g[1])
 
 
+def cross_lingual(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.CrossLingual:
+    """The sentiment head trained on `model_name`'s English vectors, scored on English and Chinese (once per server)."""
+    from model_zoo import tasks
+
+    def compute() -> tasks.CrossLingual:
+        model = loaded(model_name, model_zoo.Encoder)
+        with _probe_gate(), _low_priority_threads():
+            return tasks.cross_lingual(model, on_progress)
+
+    return _shared(("cross-lingual", model_name), compute)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def classify_any_language(model_name: str, text: str) -> list[Guess]:
+    """The English-trained sentiment head of cross_lingual on the learner's sentence, in any language."""
+    from model_zoo import tasks
+
+    model = loaded(model_name, model_zoo.Encoder)
+    head = cross_lingual(model_name).head
+    p = head.probabilities(tasks.sentence_features(model, [text], pooling="mean"))[0]
+    return sorted(zip(head.classes, p.tolist()), key=lambda g: -g[1])
+
+
 def qa_head(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.QAHead:
     """Start and end vectors learned on `model_name`'s frozen features of the shipped questions."""
     from model_zoo import tasks

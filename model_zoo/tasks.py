@@ -66,6 +66,11 @@ def load_sentences(name: str) -> Split:
     return Split([x for i, x in enumerate(rows) if i % 5], [x for i, x in enumerate(rows) if i % 5 == 0])
 
 
+def load_chinese_sentiment() -> list[Labelled]:
+    """Chinese sentences with sentiment labels, for testing a head trained on English alone (never trained on)."""
+    return [Labelled(r["text"], r["label"]) for r in _rows("sentiment_zh")]
+
+
 def load_pairs() -> Split:
     """The entailment set, split by premise: every fifth premise (with its three hypotheses) held out."""
     rows = _rows("nli")
@@ -185,6 +190,39 @@ def train_head(
         common = max(classes, key=list(y_train).count)
         head.majority = float((np.array(y_test) == common).mean())
     return head
+
+
+# -- across languages: a head trained on English, read on Chinese -------------------------------------
+@dataclass(frozen=True)
+class CrossLingual:
+    head: Head  # the sentiment head, trained on English sentences only
+    english: float  # its accuracy on the held-out English sentences
+    chinese: float  # its accuracy on the Chinese sentences, none of which it was trained on
+    guesses: list[tuple[Labelled, str, float]]  # each Chinese sentence, the class given and its probability
+
+
+def cross_lingual(model: Encoder, on_progress: Progress | None = None) -> CrossLingual:
+    """Train the sentiment head on `model`'s mean-pooled English vectors; score it on English and on Chinese.
+
+    Mean pooling, not [CLS]: multilingual BERT's [CLS] was trained only on next-sentence prediction,
+    and the mean of the tokens carries more of what a sentence says across languages."""
+    data, chinese = load_sentences("sentiment"), load_chinese_sentiment()
+    x_train = sentence_features(model, [x.text for x in data.train], pooling="mean")
+    if on_progress is not None:
+        on_progress(0.7)
+    x_test = sentence_features(model, [x.text for x in data.test], pooling="mean")
+    x_zh = sentence_features(model, [x.text for x in chinese], pooling="mean")
+    head = train_head(x_train, [x.label for x in data.train], x_test, [x.label for x in data.test])
+    probs = head.probabilities(x_zh)
+    given = [head.classes[k] for k in probs.argmax(1)]
+    if on_progress is not None:
+        on_progress(1.0)
+    return CrossLingual(
+        head=head,
+        english=head.accuracy,
+        chinese=float(np.mean([g == x.label for g, x in zip(given, chinese)])),
+        guesses=[(x, g, float(p.max())) for x, g, p in zip(chinese, given, probs)],
+    )
 
 
 # -- extractive question answering -------------------------------------------------------------------

@@ -25,6 +25,7 @@ READERS = [c.name for c in model_zoo.list_models() if c.kind == "qa"]
 PASSAGES = tasks.written_passages()
 QUESTIONS = tasks.load_questions()  # (train, test): every fifth passage held out
 SEED_PASSAGE = "p11"  # the lecture's precipitation passage
+MULTILINGUAL = "bert-base-multilingual-cased"
 MAX_PASSAGE_CHARS = 2000  # about 450 WordPiece tokens: within what BERT reads with a question
 
 
@@ -331,7 +332,49 @@ with st.expander(t("using.qa_frozen")):
                 t("using.qa_frozen_score", test=len(QUESTIONS[1]), exact=f"{head.exact:.0%}", f1=f"{head.f1:.0%}")
             )
 
-# 5. Fine-tuning against frozen features -----------------------------------------------------------
+# 5. One model, many languages ----------------------------------------------------------------------
+st.header(t("using.ml_title"))
+st.write(t("using.ml_intro"))
+multilingual = serving.availabilities()[MULTILINGUAL].ready
+reader = MULTILINGUAL if multilingual else "minilm-l6"
+if not multilingual:
+    st.info(
+        t("using.ml_missing", model=MULTILINGUAL, command=f"python -m model_zoo prefetch {MULTILINGUAL}"),
+        icon=":material/cloud_off:",
+    )
+cross = when_asked(
+    t("using.ml_train", model=reader),
+    "ml_train",
+    t_plain("using.ml_training", model=reader),
+    lambda progress: serving.cross_lingual(reader, progress),
+)
+if cross is not None:
+    a, b = st.columns(2)
+    a.metric(t("using.ml_english", n=len(tasks.load_sentences("sentiment").test)), f"{cross.english:.0%}")
+    b.metric(t("using.ml_chinese", n=len(cross.guesses)), f"{cross.chinese:.0%}")
+    st.dataframe(
+        [
+            {
+                t_plain("using.ml_col_text"): x.text,
+                t_plain("using.ml_col_gold"): x.label,
+                t_plain("using.ml_col_given"): given,
+                t_plain("using.ml_col_p"): f"{p:.0%}",
+            }
+            for x, given, p in cross.guesses
+        ],
+        hide_index=True,
+        width="stretch",
+        height=240,
+    )
+    st.caption(t("using.ml_note" if multilingual else "using.ml_note_english", model=reader))
+    own = st.text_input(t("using.ml_own"), key="ml_own", max_chars=MAX_CHARS)
+    if own.strip():
+        try:
+            st.plotly_chart(build_score_bars(serving.classify_any_language(reader, own)), key="ml_own_bars")
+        except model_zoo.ModelZooError as err:
+            render_error(err)
+
+# 6. Fine-tuning against frozen features -----------------------------------------------------------
 st.header(t("using.finetune_title"))
 st.write(t("using.finetune_intro", model=model.name, task=t_plain(f"using.task_{task}")))
 result = when_asked(

@@ -97,3 +97,13 @@ def test_a_tagger_on_probing_features_tags_every_word_of_a_new_sentence(bert) ->
     assert all(tag == "O" and 0 < p <= 1 for _, tag, p in tagged)
     with pytest.raises(model_zoo.EmptyInput):
         tasks.tag_words(bert, head, "   ")
+
+
+def test_cross_lingual_head_is_trained_on_english_and_scored_on_chinese(tiny_bert) -> None:
+    model = model_zoo.load(tiny_bert)
+    cross = tasks.cross_lingual(model)
+    assert cross.head.classes == ("negative", "positive")
+    assert len(cross.guesses) == 30 and {g for _, g, _ in cross.guesses} <= {"negative", "positive"}
+    right = sum(g == x.label for x, g, _ in cross.guesses)
+    assert cross.chinese == pytest.approx(right / 30) and 0.0 <= cross.english <= 1.0
+    assert all(0.5 <= p <= 1.0 for _, _, p in cross.guesses)  # the probability of the class given

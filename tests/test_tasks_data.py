@@ -36,3 +36,14 @@ def test_every_answer_is_a_span_of_its_passage() -> None:
     for q in train + test:
         start, end = q.span
         assert start >= 0 and q.passage[start:end] == q.answer
+
+
+def test_chinese_sentiment_set_is_balanced_chinese_and_never_trained_on() -> None:
+    from model_zoo.words import words_in
+
+    chinese = tasks.load_chinese_sentiment()
+    assert Counter(x.label for x in chinese) == {"positive": 15, "negative": 15}
+    assert all(len(words_in(x.text)) >= 8 and x.text.isascii() is False for x in chinese)
+    assert not any(c.isascii() and c.isalpha() for x in chinese for c in x.text)  # no English word in it
+    english = tasks.load_sentences("sentiment")
+    assert not {x.text for x in chinese} & {x.text for x in english.train + english.test}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import all_text, open_page
+from tests.conftest import all_text, open_page, shown
 
 pytestmark = pytest.mark.slow
 
@@ -167,3 +167,35 @@ def test_the_frozen_head_is_compared_with_the_fine_tuned_reader() -> None:
     assert not at.exception
     assert curves(at, "qa_frozen_curves")["data"][0]["name"] == "start"
     assert "the frozen-vector head gives the exact answer" in all_text(at)
+
+
+def test_multilingual_section_offline_trains_on_english_and_reads_chinese() -> None:
+    """Offline: which model to prefetch, and the English-only model's answer on Chinese (near chance)."""
+    at = open_page("pages/using_bert.py")
+    assert not at.exception
+    missing = next(i.value for i in at.info if "bert-base-multilingual-cased" in i.value)
+    assert "python -m model_zoo prefetch bert-base-multilingual-cased" in missing and "104" in all_text(at)
+    at.button(key="ml_train").click().run(timeout=300)
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    english = int(metrics["English held-out accuracy (60 sentences)"].rstrip("%"))
+    chinese = int(metrics["Chinese accuracy (30 sentences, none trained on)"].rstrip("%"))
+    assert english >= 70 and chinese <= 65  # English learned; Chinese near the coin flip of an English-only model
+    table = next(d.value for d in at.dataframe if "Chinese sentence" in d.value.columns)
+    assert len(table) == 30 and set(table["Head's answer"]) <= {"positive", "negative"}
+    at.text_input(key="ml_own").input("这家餐厅太棒了。").run()
+    assert not at.exception and set(bars(at, "ml_own_bars")) == {"positive", "negative"}
+
+
+def test_multilingual_section_uses_multilingual_bert_once_prefetched(tiny_bert, fake_hub) -> None:
+    from model_zoo import get_card
+
+    fake_hub(get_card("bert-base-multilingual-cased").hub_repo or "", tiny_bert)
+    at = open_page("pages/using_bert.py")
+    assert not at.exception
+    assert not any("bert-base-multilingual-cased" in i.value for i in at.info)
+    at.button(key="ml_train").click().run(timeout=300)
+    assert not at.exception
+    assert shown(at.button(key="ml_train").label) == "Train on English, test on Chinese (bert-base-multilingual-cased)"
+    assert any("none trained on" in m.label for m in at.metric)
+    assert "bert-base-multilingual-cased's mean-pooled last layer" in all_text(at)
