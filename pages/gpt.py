@@ -14,6 +14,7 @@ from components.charts import build_matrix, build_score_bars
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
+from components.records import render_record
 from components.tokens import readable
 from components.url import keep_in_url, key_from_url
 from model_zoo.generation import BLANK, MAX_NEW_TOKENS, Strategy
@@ -303,3 +304,7 @@ st.caption(t("gpt.sizes_caption"))
 st.header(t("gpt.formats_title"))
 st.markdown(t("gpt.formats"))
 st.caption(t("gpt.formats_caption"))
+
+st.header(t("records.gpt_title"))
+st.write(t("records.gpt_intro"))
+render_record("coqa")

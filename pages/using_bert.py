@@ -11,6 +11,7 @@ from components.charts import build_score_bars, build_span_curves, build_task_di
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, select_model, when_asked, with_bar
+from components.records import render_record
 from components.url import keep_in_url, key_from_url
 from model_zoo import tasks
 from model_zoo.registry import trained_metrics
@@ -404,3 +405,9 @@ if result:
     )
     st.caption(t("using.finetune_caption"))
 st.caption(t("using.data_note", questions=sum(map(len, QUESTIONS)), passages=len(PASSAGES)))
+
+# 7. What BERT achieved ------------------------------------------------------------------------------
+st.header(t("records.bert_title"))
+st.write(t("records.bert_intro"))
+for record in ("glue", "qa_swag", "squad2_leaderboard"):
+    render_record(record)
