@@ -11,6 +11,7 @@ from components.charts import build_matrix, build_score_bars, build_vector_strip
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
+from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
 from model_zoo import lexicon
 from model_zoo.attention import METRICS, HeadSummary
@@ -234,3 +235,31 @@ if summary_tab.open:
             render_summary(summary)
         finally:  # a half-drawn bar must not stay above an error
             progress.empty()
+
+
+# Check yourself -------------------------------------------------------------------------------------
+ANIMAL = EXAMPLES[0][0]
+
+
+def solve_it() -> Solved:
+    view = serving.attention_view(model.name, ANIMAL, None)
+    tokens = list(view.tokens)
+    it = next((k for k, tok in enumerate(tokens) if tok.strip("Ġ▁ ").lower() == "it"), None)
+    if it is None:
+        raise model_zoo.WordNotInText("it", ANIMAL, 0)
+    shares = np.asarray(view.attentions)[-1, :, it, :].mean(0)
+    best = int(shares.argmax())
+    return Solved(tokens[best].strip("Ġ▁ "), {"model": model.name, "share": f"{shares[best]:.0%}"})
+
+
+def solve_heads() -> Solved:
+    layers, heads = np.asarray(serving.attention_view(model.name, ANIMAL, None).attentions).shape[:2]
+    return Solved(str(layers * heads), {"model": model.name, "layers": layers, "heads": heads})
+
+
+render_quiz(
+    (
+        Question("attn_it", ("animal", "street", "[SEP]", "it"), solve_it),
+        Question("attn_heads", ("12", "72", "144"), solve_heads),
+    )
+)

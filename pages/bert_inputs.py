@@ -9,6 +9,7 @@ from components.charts import build_vector_strip
 from components.frame import ensure_app_frame
 from components.i18n import t
 from components.notices import render_error, select_model
+from components.quiz import Question, Solved, render_quiz
 from components.tokens import render_tokens
 
 ensure_app_frame()
@@ -131,3 +132,27 @@ if {"bert-base-uncased", "bert-large-uncased"} <= bert.keys():
             large_ff=f"{large.feed_forward:,}",
         )
     )
+
+
+# Check yourself -------------------------------------------------------------------------------------
+DOG = "My dog loves word embeddings."
+
+
+def solve_tokens() -> Solved:
+    tokens = serving.hidden_states(model.name, DOG).tokens
+    pieces = [tok for tok in tokens if tok.startswith("##")]
+    return Solved(str(len(tokens)), {"model": model.name, "tokens": " ".join(tokens), "pieces": len(pieces) + 1})
+
+
+def solve_cls() -> Solved:
+    kept = next(m for m in serving.reorderings(model.name, DOG) if m.key == "cls_kept")
+    answer = "none" if kept.cosine > 0.9995 else "little" if kept.cosine > 0.9 else "lot"
+    return Solved(answer, {"model": model.name, "cos": f"{kept.cosine:.4f}"})
+
+
+render_quiz(
+    (
+        Question("inputs_tokens", ("5", "7", "11"), solve_tokens),
+        Question("inputs_cls", ("none", "little", "lot"), solve_cls, translated=True),
+    )
+)

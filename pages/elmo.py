@@ -10,7 +10,9 @@ from components.charts import build_layer_cosines, build_learning_curve, build_s
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_unavailable, select_model
+from components.quiz import Question, Solved, render_quiz
 from model_zoo.lexicon import unique
+from model_zoo.onehot import cosine_matrix
 from model_zoo.registry import NEXT_WORDS, trained_metrics
 from model_zoo.words import words_in
 
@@ -232,3 +234,27 @@ def context_matters() -> None:
 
 
 context_matters()
+
+
+# Check yourself -------------------------------------------------------------------------------------
+RIVER, MONEY = "He sat on the bank of the river.", "He deposited his money at the bank."
+
+
+def solve_bank() -> Solved:
+    vectors = serving.word_vectors(model.name, (RIVER, MONEY), "bank")[:, -1]
+    cos = float(cosine_matrix(vectors)[0, 1])
+    return Solved("same" if cos > 0.9999 else "different", {"model": model.name, "cos": f"{cos:.3f}"})
+
+
+def solve_hang() -> Solved:
+    forward, _, _ = serving.elmo_next_words(LM, LM_EXAMPLES[1], 5)
+    word, p = forward[0]
+    return Solved(word.strip(), {"model": LM, "p": f"{p:.0%}"})
+
+
+render_quiz(
+    (
+        Question("elmo_bank", ("same", "different"), solve_bank, translated=True),
+        Question("elmo_hang", ("out", "camera", "around"), solve_hang),
+    )
+)

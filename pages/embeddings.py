@@ -9,6 +9,7 @@ from components.charts import build_score_bars, build_vector_strip, build_word_m
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, with_fallback
+from components.quiz import Question, Solved, render_quiz
 from components.road import PLAYGROUND
 from model_zoo.lexicon import BUILD_SCRIPT, unique, word_classes
 from model_zoo.onehot import cosine_matrix
@@ -233,3 +234,22 @@ with tabs[4]:
         icon=":material/arrow_forward:",
         query_params={"model": "minilm-l6", "text": " ".join(BANK)},
     )
+
+
+# Check yourself -------------------------------------------------------------------------------------
+def solve_analogy() -> Solved:
+    best, score = serving.analogy(model.name, "man", "king", "woman", 1)[0]
+    return Solved(best, {"model": model.name, "cos": f"{score:.3f}"})
+
+
+def solve_dog() -> Solved:
+    cat, car = model.similarity("dog", "cat"), model.similarity("dog", "car")
+    return Solved("cat" if cat > car else "car", {"model": model.name, "cat": f"{cat:.2f}", "car": f"{car:.2f}"})
+
+
+render_quiz(
+    (
+        Question("emb_analogy", ("queen", "princess", "prince", "woman"), solve_analogy),
+        Question("emb_dog", ("cat", "car"), solve_dog),
+    )
+)

@@ -14,6 +14,7 @@ from components.charts import build_matrix, build_score_bars
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
+from components.quiz import Question, Solved, render_quiz
 from components.records import render_record
 from components.tokens import readable
 from components.url import keep_in_url, key_from_url
@@ -308,3 +309,34 @@ st.caption(t("gpt.formats_caption"))
 st.header(t("records.gpt_title"))
 st.write(t("records.gpt_intro"))
 render_record("coqa")
+
+
+# Check yourself -------------------------------------------------------------------------------------
+DEPOSIT = BLANKS[0]
+
+
+def solve_blank() -> Solved:
+    rows = serving.left_vs_whole(model.name, DEPOSIT, ())
+    left = min((r for r in rows if r.left_rank), key=lambda r: r.left_rank).candidate
+    bert = serving.fill_mask(MASKED, DEPOSIT.replace(BLANK, "[MASK]", 1), 1)[0][0][0].strip()
+    causal = serving.attention_view(model.name, DEPOSIT.replace(BLANK, "bank"), None)
+    later = np.triu(np.ones(np.asarray(causal.attentions).shape[-2:], dtype=bool), k=1)
+    zero = float(np.abs(np.asarray(causal.attentions)[..., later]).max())
+    return Solved(
+        "after" if zero < 1e-6 else "vocab",
+        {"model": model.name, "left": left, "bert": bert, "masked": MASKED, "zero": f"{zero:.0e}"},
+    )
+
+
+def solve_xl() -> Solved:
+    xl = next(s for s in serving.gpt_sizes(()) if s.name.startswith("GPT-2 XL"))
+    billions = xl.parameters / 1e9
+    return Solved(f"{billions:.1f}B", {"params": f"{xl.parameters:,}", "layers": xl.layers, "hidden": xl.hidden})
+
+
+render_quiz(
+    (
+        Question("gpt_blank", ("after", "vocab", "small"), solve_blank, translated=True),
+        Question("gpt_xl", ("124M", "1.5B", "175B"), solve_xl),
+    )
+)

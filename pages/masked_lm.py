@@ -12,6 +12,7 @@ from components.charts import build_learning_curve, build_lines, build_matrix, b
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, select_model, when_asked
+from components.quiz import Question, Solved, render_quiz
 from model_zoo import why_mask
 from model_zoo.lexicon import unique
 from model_zoo.registry import FILL_MASK, trained_metrics
@@ -312,3 +313,27 @@ else:
     st.caption(t("mlm.both_masked", tokens=" ".join(pairs[0].tokens)))
     if pairs[0].nsp is None:
         st.caption(t("mlm.both_no_nsp", name=model.name))
+
+
+# Check yourself -------------------------------------------------------------------------------------
+PARIS = "Paris is the capital of [MASK]."
+
+
+def solve_paris() -> Solved:
+    top = serving.fill_mask(model.name, PARIS, 3)[0]
+    return Solved(top[0][0].strip(), {"model": model.name, "top": ", ".join(f"{w.strip()} {p:.0%}" for w, p in top)})
+
+
+def solve_copy() -> Solved:
+    race = serving.masking_race(0)
+    copy, masked = race.masked_accuracy["copy"][-1], race.masked_accuracy["masked"][-1]
+    facts = {"loss": f"{race.loss['copy'][-1]:.2f}", "copy": f"{copy:.0%}", "masked": f"{masked:.0%}"}
+    return Solved("copy" if copy < masked else "predict", facts)
+
+
+render_quiz(
+    (
+        Question("mlm_paris", ("france", "paris", "london"), solve_paris),
+        Question("mlm_copy", ("copy", "predict"), solve_copy, translated=True),
+    )
+)

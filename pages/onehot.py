@@ -8,6 +8,7 @@ from components.charts import build_matrix, build_similarity_heatmap
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t
 from components.notices import with_fallback
+from components.quiz import Question, Solved, render_quiz
 from model_zoo.lexicon import unique, word_classes
 from model_zoo.onehot import bytes_per_vector, cosine_matrix, one_hot
 from model_zoo.words import split_words
@@ -102,3 +103,22 @@ groups = [f"**{md_escape(c)}**: {md_escape(', '.join(ws))}" for c, ws in shared.
 if groups:
     st.markdown(t("onehot.class_groups") + "\n\n" + "\n".join(f"- {g}" for g in groups))
 st.caption(t("onehot.class_note"))
+
+
+# Check yourself -------------------------------------------------------------------------------------
+def solve_cosine() -> Solved:
+    cos = float(cosine_matrix(one_hot(["dog", "cat"], ["dog", "cat", "car"]))[0, 1])
+    return Solved(f"{cos:g}", {"cos": f"{cos:g}"})
+
+
+def solve_size() -> Solved:
+    n = one_hot(["w0"], [f"w{i}" for i in range(30_000)]).shape[1]
+    return Solved(f"{n:,}", {"n": f"{n:,}", "kb": f"{bytes_per_vector(n) / 1024:.0f}"})
+
+
+render_quiz(
+    (
+        Question("onehot_cos", ("0", "0.5", "1"), solve_cosine),
+        Question("onehot_size", ("1", "300", "30,000"), solve_size),
+    )
+)

@@ -15,6 +15,7 @@ from components.charts import build_probe_curves, build_probe_weights
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_unavailable
+from components.quiz import Question, Solved, render_quiz
 from components.url import keep_in_url, keys_from_url
 from model_zoo import probing
 from model_zoo.probing import PAPER_BERT_LARGE, PAPER_FEATURE_F1, PAPER_LAYERS, TASKS, TaskResult
@@ -272,3 +273,39 @@ if st.button(t("probing.retrain"), key="retrain", type="primary", icon=":materia
     )
     st.rerun()  # the charts above now draw the new probe
 st.caption(t("probing.data_note", script=probing.SCRIPT))
+
+
+# Check yourself -------------------------------------------------------------------------------------
+def quiz_results() -> probing.ModelResults:
+    results = serving.probing_results("minilm-l6")
+    if results is None:
+        raise model_zoo.ModelUnavailable(
+            "minilm-l6", "its probing results are not shipped: python -m model_zoo.probing"
+        )
+    return results
+
+
+def solve_pos() -> Solved:
+    pos = quiz_results().tasks["pos"]
+    layer = int(np.argmax(pos.mix_weights))
+    return Solved(str(layer), {"weight": f"{pos.mix_weights[layer]:.0%}", "score": f"{pos.mix_score:.0%}"})
+
+
+def solve_highest() -> Solved:
+    tasks = quiz_results().tasks
+    high = max(tasks, key=lambda k: tasks[k].center_of_gravity)
+    low = min(tasks, key=lambda k: tasks[k].center_of_gravity)
+    facts = {
+        "high": f"{tasks[high].center_of_gravity:.1f}",
+        "low": low,
+        "low_cog": f"{tasks[low].center_of_gravity:.1f}",
+    }
+    return Solved(high, facts)
+
+
+render_quiz(
+    (
+        Question("probe_pos", tuple(str(k) for k in range(7)), solve_pos),
+        Question("probe_high", ("pos", "ner", "dep", "sense", "agreement"), solve_highest),
+    )
+)

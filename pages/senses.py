@@ -11,6 +11,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, render_light_chart
 from components.notices import render_error, render_unavailable
+from components.quiz import Question, Solved, render_quiz
 from model_zoo import registry
 from model_zoo.errors import ModelUnavailable
 from model_zoo.registry import HIDDEN_STATES, VECTORS
@@ -390,4 +391,28 @@ def explore(word: str, sense_set: SenseSet, models: list[Shown]) -> None:
     render_votes(sense_set, models, own_vectors)
 
 
+# Check yourself -------------------------------------------------------------------------------------
+def solve_layer() -> Solved:
+    measures = serving.sense_measures("minilm-l6", "bank")
+    best = int(measures.accuracy.argmax())
+    facts = {"acc": f"{measures.accuracy[best]:.0%}", "acc0": f"{measures.accuracy[0]:.0%}"}
+    return Solved(str(best), facts | {"chance": f"{measures.chance:.0%}"})
+
+
+def solve_glove() -> Solved:
+    glove, unavailable = serving.static_model("glove-6b-50d")
+    if unavailable is not None:
+        raise unavailable
+    sentences = SETS["bank"].sentences
+    points = len({glove.vector("bank").tobytes() for _ in sentences})  # the vector it gives in each sentence
+    return Solved(str(points), {"n": len(sentences)})
+
+
+QUIZ = (
+    Question("senses_layer", tuple(str(k) for k in range(7)), solve_layer),
+    Question("senses_glove", ("1", "2", "3"), solve_glove),
+)
+
+
 run()
+render_quiz(QUIZ)

@@ -10,6 +10,7 @@ from components.charts import build_lines
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import select_model, when_asked
+from components.quiz import Question, Solved, render_quiz
 
 ensure_app_frame()
 
@@ -59,3 +60,26 @@ if curve is not None:
 st.header(t("transfer.next_title"))
 st.write(t("transfer.next"))
 st.page_link("pages/using_bert.py", label=t("lesson.using_bert.title"), icon=":material/build:")
+
+
+# Check yourself -------------------------------------------------------------------------------------
+def solve_few() -> Solved:
+    curve = serving.transfer_curve(model.name)
+    pre, rand = curve.accuracy["pretrained"][0], curve.accuracy["random"][0]
+    facts = {"n": curve.sizes[0], "pre": f"{pre:.0%}", "rand": f"{rand:.0%}", "model": model.name}
+    return Solved("pretrained" if pre > rand else "random" if rand > pre else "tie", facts)
+
+
+def solve_onehot() -> Solved:
+    curve = serving.transfer_curve(model.name)
+    best = max(curve.accuracy, key=lambda s: curve.accuracy[s][-1])
+    facts = {s: f"{curve.accuracy[s][-1]:.0%}" for s in curve.accuracy} | {"n": curve.sizes[-1]}
+    return Solved(best, facts)
+
+
+render_quiz(
+    (
+        Question("transfer_few", ("pretrained", "random"), solve_few, translated=True),
+        Question("transfer_best", ("pretrained", "random", "onehot"), solve_onehot, translated=True),
+    )
+)

@@ -12,6 +12,7 @@ from components.charts import build_matrix
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
+from components.quiz import Question, Solved, render_quiz
 from model_zoo.attention import farthest_link
 from model_zoo.registry import ATTENTIONS
 
@@ -108,3 +109,36 @@ st.write(t("tf.encdec"))
 left, right = st.columns(2)
 left.page_link("pages/bert_inputs.py", label=t("tf.to_bert"), icon=":material/token:")
 right.page_link("pages/gpt.py", label=t("tf.to_gpt"), icon=":material/arrow_forward:")
+
+
+# Check yourself -------------------------------------------------------------------------------------
+KEYS = EXAMPLES[0][0]
+
+
+def keys_view() -> tuple[list[str], np.ndarray]:
+    view = serving.attention_view(model.name, KEYS, None)
+    return view.tokens, np.asarray(view.attentions)
+
+
+def solve_layer() -> Solved:
+    tokens, attn = keys_view()
+    if "are" not in tokens or "keys" not in tokens:
+        raise model_zoo.WordNotInText("keys", KEYS, 0)
+    i, j = tokens.index("are"), tokens.index("keys")
+    per_layer = attn[:, :, i, j].max(axis=1)
+    layer = int(per_layer.argmax())
+    facts = {"model": model.name, "weight": f"{per_layer[layer]:.0%}", "distance": abs(i - j)}
+    return Solved(str(layer + 1), facts | {"head": int(attn[layer, :, i, j].argmax()) + 1})
+
+
+def solve_steps() -> Solved:
+    tokens, attn = keys_view()
+    return Solved(str(2 * len(tokens)), {"n": len(tokens), "layers": attn.shape[0]})
+
+
+render_quiz(
+    (
+        Question("tf_layer", tuple(str(k) for k in range(1, attn.shape[0] + 1)), solve_layer),
+        Question("tf_steps", ("6", "19", "38"), solve_steps),
+    )
+)

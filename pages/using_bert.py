@@ -11,6 +11,7 @@ from components.charts import build_score_bars, build_span_curves, build_task_di
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, select_model, when_asked, with_bar
+from components.quiz import Question, Solved, render_quiz
 from components.records import render_record
 from components.url import keep_in_url, key_from_url
 from model_zoo import tasks
@@ -337,17 +338,17 @@ with st.expander(t("using.qa_frozen")):
 st.header(t("using.ml_title"))
 st.write(t("using.ml_intro"))
 multilingual = serving.availabilities()[MULTILINGUAL].ready
-reader = MULTILINGUAL if multilingual else "minilm-l6"
+ml_reader = MULTILINGUAL if multilingual else "minilm-l6"
 if not multilingual:
     st.info(
         t("using.ml_missing", model=MULTILINGUAL, command=f"python -m model_zoo prefetch {MULTILINGUAL}"),
         icon=":material/cloud_off:",
     )
 cross = when_asked(
-    t("using.ml_train", model=reader),
+    t("using.ml_train", model=ml_reader),
     "ml_train",
-    t_plain("using.ml_training", model=reader),
-    lambda progress: serving.cross_lingual(reader, progress),
+    t_plain("using.ml_training", model=ml_reader),
+    lambda progress: serving.cross_lingual(ml_reader, progress),
 )
 if cross is not None:
     a, b = st.columns(2)
@@ -367,11 +368,11 @@ if cross is not None:
         width="stretch",
         height=240,
     )
-    st.caption(t("using.ml_note" if multilingual else "using.ml_note_english", model=reader))
+    st.caption(t("using.ml_note" if multilingual else "using.ml_note_english", model=ml_reader))
     own = st.text_input(t("using.ml_own"), key="ml_own", max_chars=MAX_CHARS)
     if own.strip():
         try:
-            st.plotly_chart(build_score_bars(serving.classify_any_language(reader, own)), key="ml_own_bars")
+            st.plotly_chart(build_score_bars(serving.classify_any_language(ml_reader, own)), key="ml_own_bars")
         except model_zoo.ModelZooError as err:
             render_error(err)
 
@@ -411,3 +412,25 @@ st.header(t("records.bert_title"))
 st.write(t("records.bert_intro"))
 for record in ("glue", "qa_swag", "squad2_leaderboard"):
     render_record(record)
+
+
+# Check yourself -------------------------------------------------------------------------------------
+def solve_pooling() -> Solved:
+    cls, mean = (serving.task_head(model.name, "sentiment", p).head.accuracy for p in POOLINGS)
+    facts = {"model": model.name, "cls": f"{cls:.0%}", "mean": f"{mean:.0%}"}
+    return Solved("cls" if cls > mean else "mean" if mean > cls else "tie", facts)
+
+
+def solve_chinese() -> Solved:
+    cross = serving.cross_lingual(ml_reader)
+    # 20 of 30 right is the least a coin could reach less than 5% of the time (binomial, one-sided)
+    facts = {"model": ml_reader, "zh": f"{cross.chinese:.0%}", "en": f"{cross.english:.0%}"}
+    return Solved("yes" if cross.chinese >= 20 / 30 else "no", facts)
+
+
+render_quiz(
+    (
+        Question("using_pool", POOLINGS, solve_pooling, translated=True),
+        Question("using_zh", ("yes", "no"), solve_chinese, translated=True),
+    )
+)

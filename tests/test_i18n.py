@@ -142,3 +142,12 @@ def test_chart_titles_and_labels_show_html_as_text() -> None:
     assert all("<a" not in label for label in bars.data[0].y)
     words = build_word_map([link, "bank"], np.zeros((2, 2)), ["<b>noun</b>", "noun"], title="map")
     assert all("<" not in str(trace.text) and "<b>" not in trace.name for trace in words.data)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_bold_renders_as_bold(lang: str) -> None:
+    """CommonMark closes ** only where it is flanked right: "**答案：**11" would show its asterisks."""
+    from tests.conftest import rendered
+
+    literal = [key for key, text in strings(lang).items() if "**" in rendered(text)[1]]
+    assert literal == []
