@@ -80,7 +80,10 @@ def main() -> int:
                 errors.append(f"{path.name}:{number}: {why or 'duplicate'}: {sentence}")
             else:
                 seen.add(sentence.lower())
-                rows.append((word, key, wordnet[key][0], sentence, "contextlab"))
+                # A sentence that is one of WordNet's own examples is WordNet's, whoever typed it in.
+                quoted = {e.lower().rstrip(".?!") for e in wordnet[key][1]}
+                source = "wordnet" if sentence.lower().rstrip(".?!") in quoted else "contextlab"
+                rows.append((word, key, wordnet[key][0], sentence, source))
         for key in dict.fromkeys(r[1] for r in rows if r[0] == word):
             for example in wordnet[key][1]:
                 sentence = example[0].upper() + example[1:] + ("" if example[-1] in ".?!" else ".")
