@@ -46,6 +46,6 @@ def test_using_bert_and_gpt_pages_show_the_published_tables_with_sources() -> No
     )
     at = open_page("pages/gpt.py")
     assert not at.exception
-    coqa = next(d.value for d in at.dataframe if {"F1", "training"} <= set(d.value.columns))
-    assert dict(zip(coqa["system"], coqa["F1"]))["GPT-2 (1.5B)"] == "55"
+    coqa = next(d.value for d in at.dataframe if {"F1 (development)", "training"} <= set(d.value.columns))
+    assert dict(zip(coqa["system"], coqa["F1 (development)"]))["GPT-2 (1.5B)"] == "55"
     assert "Radford et al. 2019" in all_text(at)
