@@ -34,7 +34,8 @@ def run() -> None:
         t("app.nav.tools"): [page(PLAYGROUND)],
     }
     try:
-        st.navigation({name: pages for name, pages in sections.items() if pages}).run()
+        # expanded: every lesson stays in view (by default Streamlit folds all but ten under "View more").
+        st.navigation({name: pages for name, pages in sections.items() if pages}, expanded=True).run()
     finally:  # after the first page run, also when it stops or reruns itself; once per server
         serving.warm_up()
 

@@ -469,3 +469,26 @@ def test_sense_map_shows_html_in_a_sentence_as_text(server: str, tab: Page) -> N
     assert plot.locator("img").count() == 0
     tab.page.wait_for_timeout(500)
     assert tab.dialogs == [] and tab.exceptions() == 0
+
+
+def test_check_yourself_checks_a_pick_and_shows_every_answer(server: str, tab: Page) -> None:
+    """A learner's pick is checked against the model; the teacher's switch shows the answers."""
+    tab.open(f"{server}/bert_inputs")
+    tab.page.get_by_text("Check yourself").first.scroll_into_view_if_needed()
+    tokens = tab.page.locator('[data-testid="stRadio"]').filter(has_text="11").first
+    tokens.get_by_text("7", exact=True).click()  # a wrong count of tokens
+    tab.page.get_by_text("Not quite: the model's answer is 11.").wait_for(timeout=60_000)
+    tab.page.get_by_text("Show the answers (teacher)").click()
+    tab.page.get_by_text("not at all", exact=False).last.wait_for(timeout=60_000)
+    tab.settle()
+    assert "Answer:" in tab.page.locator('[data-testid="stMarkdown"]').filter(has_text="Answer:").last.inner_text()
+    assert tab.exceptions() == 0 and tab.blocked == []
+    tab.shot("quiz")
+
+
+def test_the_transformer_stop_names_the_long_link(server: str, tab: Page) -> None:
+    tab.open(f"{server}/transformer")
+    tab.chart("Attention from “are”")
+    note = tab.page.locator('[data-testid="stMarkdown"]').filter(has_text="One step:").first.inner_text()
+    assert "to “keys”, 13 tokens away" in note
+    assert tab.exceptions() == 0 and tab.blocked == []

@@ -40,7 +40,7 @@ def test_default_page_shows_every_section_from_the_model() -> None:
     full = heatmap(at, "full_mask")
     assert (full[np.triu_indices_from(full, k=1)] > 0).all()  # BERT: every token sees every other
     assert "heads give more than half of their attention to the first token" in text
-    sizes = at.dataframe[-1].value
+    sizes = next(d.value for d in at.dataframe if "Decoder layers" in d.value.columns)
     gpt1 = sizes[sizes["Model"] == "GPT-1 (2018)"].iloc[0]
     assert gpt1["Decoder layers"] == 12 and gpt1["Parameters"] == "117M"
     assert sizes["Model"].iloc[-1] == "smollm2-135m"

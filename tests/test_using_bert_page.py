@@ -47,7 +47,7 @@ def test_fine_tuning_a_copy_is_compared_with_the_frozen_head() -> None:
     at = open_page("pages/using_bert.py")
     at.button(key="finetune").click().run(timeout=300)
     assert not at.exception
-    table = at.dataframe[-1].value
+    table = next(d.value for d in at.dataframe if "How" in d.value.columns)
     assert list(table["How"]) == ["Frozen vectors + a linear layer on [CLS]", "The whole model fine-tuned (3 epochs)"]
     assert 0.5 <= table["Held-out accuracy"].iloc[1] <= 1.0
 
@@ -146,7 +146,7 @@ def test_the_question_is_kept_in_the_url_and_odd_input_stays_text() -> None:
     at.text_input(key="question").input("<script>alert(1)</script> [x](http://evil) **?**").run()
     assert not at.exception and verdict(at)
     at.text_input(key="question").input("   ").run()
-    assert not at.exception and "empty" in at.info[-1].value
+    assert not at.exception and any("empty" in i.value for i in at.info)
 
 
 def test_another_passage_and_the_learners_own() -> None:
