@@ -491,8 +491,10 @@ def build_lines(
     title: str,
     x_title: str,
     percent: bool = False,
+    log_x: bool = False,
 ) -> go.Figure:
-    """One line per series (label -> y at each x), each baseline (label -> value) as a dashed level line."""
+    """One line per series (label -> y at each x), each baseline (label -> value) as a dashed level line;
+    `log_x` spaces x by its logarithm (sizes that double), with a tick at each x."""
     fig = go.Figure()
     palette = ("#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd")  # series apart at a glance on a projector
     for k, (label, ys) in enumerate(series.items()):
@@ -510,4 +512,6 @@ def build_lines(
     )
     if percent:
         fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    if log_x:
+        fig.update_xaxes(type="log", tickvals=x, ticktext=[f"{v:g}" for v in x])
     return fig

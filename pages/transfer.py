@@ -40,6 +40,7 @@ if curve is not None:
             t_plain("transfer.chart", n=curve.test_size),
             t_plain("transfer.axis"),
             percent=True,
+            log_x=True,
         ),
         key="transfer_chart",
     )
