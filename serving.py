@@ -766,26 +766,19 @@ def classify(model_name: str, task: str, pooling: str, text: str, text_b: str | 
 
 
 def cross_lingual(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.CrossLingual:
-    """The sentiment head trained on `model_name`'s English vectors, scored on English and Chinese (once per server)."""
+    """The Using BERT lesson's sentiment head on `model_name`'s mean-pooled vectors (task_head: trained on
+    English only, shared), scored on the Chinese sentences; once per server.
+
+    Mean pooling, not [CLS]: multilingual BERT's [CLS] was trained only on next-sentence prediction,
+    and the mean of the tokens carries more of what a sentence says across languages."""
     from model_zoo import tasks
 
     def compute() -> tasks.CrossLingual:
-        model = loaded(model_name, model_zoo.Encoder)
+        english = task_head(model_name, "sentiment", "mean", on_progress)
         with _probe_gate(), _low_priority_threads():
-            return tasks.cross_lingual(model, on_progress)
+            return tasks.cross_lingual(loaded(model_name, model_zoo.Encoder), english.head, "mean")
 
     return _shared(("cross-lingual", model_name), compute)
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def classify_any_language(model_name: str, text: str) -> list[Guess]:
-    """The English-trained sentiment head of cross_lingual on the learner's sentence, in any language."""
-    from model_zoo import tasks
-
-    model = loaded(model_name, model_zoo.Encoder)
-    head = cross_lingual(model_name).head
-    p = head.probabilities(tasks.sentence_features(model, [text], pooling="mean"))[0]
-    return sorted(zip(head.classes, p.tolist()), key=lambda g: -g[1])
 
 
 def qa_head(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.QAHead:

@@ -372,7 +372,7 @@ if cross is not None:
     own = st.text_input(t("using.ml_own"), key="ml_own", max_chars=MAX_CHARS)
     if own.strip():
         try:
-            st.plotly_chart(build_score_bars(serving.classify_any_language(ml_reader, own)), key="ml_own_bars")
+            st.plotly_chart(build_score_bars(serving.classify(ml_reader, "sentiment", "mean", own)), key="ml_own_bars")
         except model_zoo.ModelZooError as err:
             render_error(err)
 

@@ -101,9 +101,18 @@ def test_a_tagger_on_probing_features_tags_every_word_of_a_new_sentence(bert) ->
 
 def test_cross_lingual_head_is_trained_on_english_and_scored_on_chinese(tiny_bert) -> None:
     model = model_zoo.load(tiny_bert)
-    cross = tasks.cross_lingual(model)
+    english = tasks.load_sentences("sentiment")
+    x_train, x_test = (
+        tasks.sentence_features(model, [x.text for x in d], pooling="mean") for d in (english.train, english.test)
+    )
+    head = tasks.train_head(x_train, [x.label for x in english.train], x_test, [x.label for x in english.test])
+    cross = tasks.cross_lingual(model, head)
     assert cross.head.classes == ("negative", "positive")
-    assert len(cross.guesses) == 30 and {g for _, g, _ in cross.guesses} <= {"negative", "positive"}
+    assert (
+        cross.english == head.accuracy
+        and len(cross.guesses) == 30
+        and {g for _, g, _ in cross.guesses} <= {"negative", "positive"}
+    )
     right = sum(g == x.label for x, g, _ in cross.guesses)
     assert cross.chinese == pytest.approx(right / 30) and 0.0 <= cross.english <= 1.0
     assert all(0.5 <= p <= 1.0 for _, _, p in cross.guesses)  # the probability of the class given
