@@ -25,7 +25,6 @@ EXAMPLES = (  # (sentence, the word whose attention is drawn), written for Conte
     ("The animal didn't cross the street because it was too tired.", "it"),
     ("The book that my sister gave me for my birthday last year was great.", "was"),
 )
-MAX_TOKENS = 64  # the chart draws every token: the sentence is cut here
 
 
 st.title(t("lesson.transformer.title"))
@@ -53,10 +52,10 @@ try:
 except model_zoo.ModelZooError as err:
     render_error(err)
     st.stop()
-tokens = view.tokens[:MAX_TOKENS]
-attn = np.asarray(view.attentions)[:, :, :MAX_TOKENS, :MAX_TOKENS]
-if len(view.tokens) > MAX_TOKENS:
-    st.caption(t("tf.cut", n=MAX_TOKENS))
+tokens = view.tokens
+attn = np.asarray(view.attentions)
+if view.truncated:  # attention_view reads the first VIEW_TOKENS tokens: every one is drawn
+    st.caption(t("tf.cut", n=serving.VIEW_TOKENS))
 choices = list(range(len(tokens)))
 wanted = str(st.session_state.get("tf_word", "")).lower()
 default = next((k for k, tok in enumerate(tokens) if tok == wanted), min(1, len(tokens) - 1))

@@ -56,6 +56,8 @@ def test_transformer_page_odd_sentences(text: str) -> None:
         assert at.info and not at.get("plotly_chart")  # one sentence, no chart
     else:
         assert chart(at, "tf_reach")
+        cut = "Only the first 48 tokens are drawn." in all_text(at)
+        assert cut == (len(text) > 100)  # the long sentence is cut, and says so
 
 
 # -- transfer learning ---------------------------------------------------------------------------------
