@@ -223,14 +223,11 @@ def _project(base: Any, layer: int, h: torch.Tensor, inputs: dict) -> tuple[torc
     raise MissingCapability(type(base).__name__, "query-key view", "its attention layout is not one ContextLab reads")
 
 
-SPECIAL_TOKENS = ("[CLS]", "[SEP]", "<s>", "</s>")
-
-
-def farthest_link(attn: np.ndarray, i: int, tokens: list[str]) -> tuple[int, int, int, float] | None:
+def farthest_link(attn: np.ndarray, i: int, word_ids: list[int | None]) -> tuple[int, int, int, float] | None:
     """(layer, head, token, weight) of the link from token i that carries the most attention farthest (the
-    largest weight x distance) in attentions (layers, heads, tokens, tokens); special tokens never count.
-    None when the sentence has no other word."""
-    words = [j for j in range(attn.shape[-1]) if j != i and tokens[j] not in SPECIAL_TOKENS]
+    largest weight x distance) in attentions (layers, heads, tokens, tokens). Only tokens of words count
+    (word_ids as an Encoding gives them: None for [CLS], [SEP] and the like). None when there is no other word."""
+    words = [j for j, word in enumerate(word_ids[: attn.shape[-1]]) if j != i and word is not None]
     if not words:
         return None
     rows = attn[:, :, i, words]  # (layers, heads, words)

@@ -81,7 +81,7 @@ st.plotly_chart(
     ),
     key="tf_reach",
 )
-link = farthest_link(attn, i, tokens)
+link = farthest_link(attn, i, view.word_ids)
 if link is not None:
     layer, head, j, weight = link
     st.markdown(

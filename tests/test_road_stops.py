@@ -20,15 +20,15 @@ def chart(at, key: str) -> dict:  # noqa: ANN001
 def test_farthest_link_weighs_attention_by_distance() -> None:
     from model_zoo.attention import farthest_link
 
-    tokens = ["[CLS]", "the", "keys", "on", "the", "table", "are", "[SEP]"]
+    word_ids = [None, 0, 1, 2, 3, 4, 5, None]  # [CLS] the keys on the table are [SEP]
     attn = np.zeros((2, 3, 8, 8))
     attn[0, 1, 6, 5] = 0.9  # "are" -> "table", next door, very strong
     attn[1, 2, 6, 2] = 0.4  # "are" -> "keys", four tokens back: 0.4 x 4 beats 0.9 x 1
     attn[1, 0, 6, 0] = 0.99  # [CLS] never counts
-    assert farthest_link(attn, 6, tokens) == (1, 2, 2, pytest.approx(0.4))
+    assert farthest_link(attn, 6, word_ids) == (1, 2, 2, pytest.approx(0.4))
     attn[1, 2, 6, 2] = 0.1  # 0.1 x 4 < 0.9 x 1: the near link
-    assert farthest_link(attn, 6, tokens) == (0, 1, 5, pytest.approx(0.9))
-    assert farthest_link(attn[:, :, :2, :2], 1, ["[CLS]", "x"]) is None  # one word: no link
+    assert farthest_link(attn, 6, word_ids) == (0, 1, 5, pytest.approx(0.9))
+    assert farthest_link(attn[:, :, :2, :2], 1, [None, 0]) is None  # one word: no link
 
 
 @pytest.mark.slow
