@@ -71,7 +71,7 @@ def solve_few() -> Solved:
     return Solved("pretrained" if pre > rand else "random" if rand > pre else "tie", facts)
 
 
-def solve_onehot() -> Solved:
+def solve_best() -> Solved:
     curve = serving.transfer_curve(model.name)
     best = max(curve.accuracy, key=lambda s: curve.accuracy[s][-1])
     facts = {s: f"{curve.accuracy[s][-1]:.0%}" for s in curve.accuracy} | {"n": curve.sizes[-1]}
@@ -81,6 +81,6 @@ def solve_onehot() -> Solved:
 render_quiz(
     (
         Question("transfer_few", ("pretrained", "random"), solve_few, translated=True),
-        Question("transfer_best", ("pretrained", "random", "onehot"), solve_onehot, translated=True),
+        Question("transfer_best", ("pretrained", "random", "onehot"), solve_best, translated=True),
     )
 )
