@@ -6,9 +6,13 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
+import threading
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .bidirectional import BidirectionalLM, load_mntp
 from .contextual import CausalLM, Encoder, MaskedLM, Reader
 from .device import select_device
 from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
@@ -49,9 +53,18 @@ def load(name_or_path: str | os.PathLike[str], device: str | None = None) -> Mod
     here and cannot be downloaded now.
     """
     path = Path(name_or_path)
-    if path.is_dir():
-        return _load_folder(path, device)
-    return _load_card(get_card(str(name_or_path)), device)
+    with _LOADING:
+        if path.is_dir():
+            return _load_folder(path, device)
+        return _load_card(get_card(str(name_or_path)), device)
+
+
+# One load at a time in a process. transformers builds a model's skeleton on the meta device through
+# process-wide switches (torch's default device, patched init functions): two threads loading at once
+# (a fresh server whose students open different pages) corrupt each other's models ("Cannot copy out
+# of meta tensor") and can race transformers' lazy imports. Loads are CPU-bound anyway, so taking
+# turns costs a waiting page little. Re-entrant: a loader may load another model inside.
+_LOADING = threading.RLock()
 
 
 def _load_card(card: ModelCard, device: str | None) -> Model:
@@ -67,6 +80,8 @@ def _load_card(card: ModelCard, device: str | None) -> Model:
         assert location is not None
         if card.kind == "static":
             return StaticModel.from_glove_package(card.name, location)
+        if card.trained and location.suffix == ".gguf":
+            return _load_mntp(card, location, device)
         if card.trained:
             return _load_trained(card, location, device)
         if location.suffix == ".gguf":
@@ -189,6 +204,12 @@ def _load_trained(card: ModelCard, encoder_dir: Path, device: str | None) -> Mas
     return MaskedLM(card.name, model, tokenizer, select_device(device))
 
 
+def _load_mntp(card: ModelCard, gguf: Path, device: str | None) -> BidirectionalLM:
+    """A GGUF decoder ContextLab made into a masked LM (adapters and [MASK] vector under assets/)."""
+    model, tokenizer = load_mntp(gguf_checkpoint(gguf), trained_file(card).parent)
+    return BidirectionalLM(card.name, model, tokenizer, select_device(device))
+
+
 def _kind_of(path: Path) -> str:
     """encoder / masked_lm / causal_lm / qa, from the checkpoint's declared architectures."""
     architectures = json.loads((path / "config.json").read_text()).get("architectures") or []
@@ -283,10 +304,16 @@ def _require_hub(card: ModelCard) -> None:
 
 
 def _load_gguf(name: str, path: Path, device: str | None) -> Encoder:
-    """A GGUF causal LM, dequantised by transformers; converted once, then read from a local copy.
+    """A GGUF causal LM, dequantised by transformers (converted once: `gguf_checkpoint`)."""
+    return _load_transformers(name, str(gguf_checkpoint(path)), "causal_lm", device)
 
-    Converting the GGUF file (tokenizer included) takes about 20 s on two cores; the
-    converted checkpoint is saved under CONTEXTLAB_CACHE and loads in about a second.
+
+def gguf_checkpoint(path: Path) -> Path:
+    """A plain transformers checkpoint of the GGUF model at `path`, converted once and kept.
+
+    Converting the GGUF file (tokenizer included) takes about 20 s on two cores; the converted
+    checkpoint is saved under CONTEXTLAB_CACHE and loads in about a second. Where the cache cannot
+    be written (a read-only home), it goes to a temporary folder for this process.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -294,7 +321,7 @@ def _load_gguf(name: str, path: Path, device: str | None) -> Encoder:
     key = hashlib.sha1(f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:12]
     converted = cache_root() / "gguf" / f"{path.stem}-{key}"
     if (converted / "config.json").exists():
-        return _load_transformers(name, str(converted), "causal_lm", device)
+        return converted
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, attn_implementation="eager")
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     # The weights are already dequantised to float32; forget the GGUF quantiser so that
@@ -303,15 +330,18 @@ def _load_gguf(name: str, path: Path, device: str | None) -> Encoder:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     try:
-        tmp = converted.with_name(converted.name + f".tmp{os.getpid()}")
+        tmp = converted.with_name(f"{converted.name}.tmp{os.getpid()}-{uuid.uuid4().hex[:8]}")
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         tmp.rename(converted)
-    except OSError as err:  # a read-only home still works, only slower next time
+    except OSError as err:
+        if (converted / "config.json").exists():  # another process or thread got there first
+            return converted
         log.warning("could not cache the converted GGUF model at %s: %s", converted, err)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return CausalLM(name, model, tokenizer, select_device(device))
+        converted = Path(tempfile.mkdtemp(prefix="contextlab-gguf-"))
+        model.save_pretrained(converted)
+        tokenizer.save_pretrained(converted)
+    return converted
 
 
 def _short_reason(err: BaseException) -> str:

@@ -17,7 +17,15 @@ def test_registry_is_consistent() -> None:
     names = [c.name for c in cards]
     assert len(names) == len(set(names))
     offline = {c.name for c in cards if c.offline}
-    assert offline == {"glove-6b-50d", "elmo-mini", "minilm-l6", "minilm-l6-mlm", "minilm-l6-qa", "smollm2-135m"}
+    assert offline == {
+        "glove-6b-50d",
+        "elmo-mini",
+        "minilm-l6",
+        "minilm-l6-mlm",
+        "minilm-l6-qa",
+        "smollm2-135m",
+        "smollm2-135m-mlm",
+    }
     for card in cards:
         assert card.licence and card.size and card.source and card.capabilities
         homes = [card.offline, card.hub_repo is not None, bool(card.downloads)]
@@ -174,3 +182,33 @@ def test_cli_prefetch_offline_is_one_clear_line() -> None:
 def test_cli_prefetch_of_installed_model_is_a_no_op() -> None:
     out = _cli("prefetch", "minilm-l6")
     assert out.returncode == 0 and "already here" in out.stdout
+
+
+def test_many_threads_loading_different_models_at_once_all_succeed(tiny_bert, tiny_gpt2, tmp_path) -> None:
+    """A fresh server whose students open different pages at once loads different models in parallel
+    threads; transformers' meta-device loading is process-wide, so unguarded loads corrupted each
+    other ("Cannot copy out of meta tensor", 24 of these 48 loads before model_zoo.load took turns)."""
+    import threading
+
+    from tests.conftest import save_tiny_bert
+
+    folders = [tiny_bert, tiny_gpt2, save_tiny_bert(tmp_path / "encoder", pretraining=False)]
+    folders.append(save_tiny_bert(tmp_path / "reader", qa=True))
+    errors: list[str] = []
+    loaded: list[str] = []
+
+    def work(i: int) -> None:
+        for k in range(6):
+            try:
+                model = model_zoo.load(folders[(i + k) % len(folders)])
+                loaded.append(type(model).__name__)
+            except Exception as err:  # noqa: BLE001 - every failure is what the test counts
+                errors.append(f"{type(err).__name__}: {err}")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sorted(set(loaded)) == ["CausalLM", "Encoder", "MaskedLM", "Reader"] and len(loaded) == 48

@@ -199,7 +199,7 @@ def test_read_documents_splits_at_blank_lines(tmp_path: Path) -> None:
 def test_cloze_score_counts_first_and_top_five() -> None:
     items = [cloze.ClozeItem("a [MASK]", frozenset({"bank"})), cloze.ClozeItem("b [MASK]", frozenset({"dog"}))]
     got = cloze.score(items, [["bank", "the"], ["the", "a", "cat", "of", "dog", "x"]])
-    assert got == {"cloze_top1": 0.5, "cloze_top5": 1.0, "cloze_items": 2}
+    assert got == {"cloze_top1": 0.5, "cloze_top5": 1.0, "cloze_copies": 0.0, "cloze_items": 2}
     assert cloze.score(items, [["the"], ["x"] * 5 + ["dog"]])["cloze_top5"] == 0.0  # a sixth guess is out
 
 

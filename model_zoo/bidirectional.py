@@ -1,0 +1,154 @@
+"""A decoder made into a masked LM, as LLM2Vec does (BehnamGhader et al., 2024).
+
+SmolLM2-135M was pre-trained left to right on trillions of tokens: it knows everyday English far
+better than any encoder ContextLab can pre-train on two CPU cores. LLM2Vec's recipe turns such a
+decoder into an encoder that reads both sides of every word:
+
+1. **Bidirectional attention.** The causal mask is replaced by one that lets every token see every
+   other token of its text (padding excepted): `bidirectional_mask`.
+2. **Masked next-token prediction (MNTP).** Some tokens are replaced by a mask token, and the model
+   predicts each one *from the position before it*, so the language-model head keeps the job it was
+   trained for (position i - 1 predicts token i). A short training with LoRA adapters teaches the
+   layers to use the right-hand context they can now see (`model_zoo.train_mntp`).
+
+ContextLab adds a `[MASK]` token (one trained embedding vector, shipped beside the adapters) and
+starts every text with `<|endoftext|>`, SmolLM2's document separator, so that the first word too
+has a position before it to be predicted from.
+
+Shapes as in contextual.py: B texts, T tokens, D width, V the vocabulary.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .contextual import MaskedLM
+
+MASK = "[MASK]"
+START = "<|endoftext|>"  # SmolLM2's document separator: the position before a text's first word
+ADAPTER = "adapter_model.safetensors"  # peft's own file name: `PeftModel.from_pretrained` reads the folder
+MASK_VECTOR = "mask_embedding.safetensors"  # the [MASK] token's input embedding, (D,)
+
+
+def mlm_tokenizer(tokenizer: Any) -> Any:
+    """A copy of a byte-level BPE tokenizer that knows `[MASK]` and starts every text with START.
+
+    `[MASK]` takes the space before it (lstrip), as the masked token " france" carries its own
+    space: "capital of [MASK]." reads as Ġof, [MASK], '.'. The new token's id is the vocabulary size V.
+    """
+    from tokenizers import AddedToken
+    from tokenizers.processors import TemplateProcessing
+
+    tok = copy.deepcopy(tokenizer)
+    tok.add_special_tokens({"mask_token": AddedToken(MASK, lstrip=True, special=True, normalized=False)})
+    start_id = tok.convert_tokens_to_ids(START)
+    tok.backend_tokenizer.post_processor = TemplateProcessing(
+        single=f"{START} $A",
+        pair=f"{START} $A {START} $B:1",
+        special_tokens=[(START, start_id)],
+    )
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def bidirectional_mask(attention_mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """(B, T) 1/0 padding mask -> (B, 1, T, T) additive mask: every token sees every real token of its
+    text, none sees padding. transformers passes a 4D mask through unchanged, to eager and SDPA alike."""
+    keep = attention_mask[:, None, None, :].bool()  # (B, 1, 1, T)
+    blocked = torch.zeros(keep.shape, dtype=dtype, device=attention_mask.device)
+    blocked = blocked.masked_fill(~keep, torch.finfo(dtype).min)
+    return blocked.expand(-1, 1, attention_mask.shape[1], -1)
+
+
+def with_mask_row(model: Any, vector: torch.Tensor) -> Any:
+    """Give the vocabulary one more input row, the [MASK] embedding (id V). The output head is tied to
+    the same matrix, so it gains a logit for [MASK] too, which `BidirectionalLM` never offers."""
+    size = model.get_input_embeddings().weight.shape[0]
+    model.resize_token_embeddings(size + 1, mean_resizing=False)
+    with torch.no_grad():
+        model.get_input_embeddings().weight[size] = vector.to(model.get_input_embeddings().weight.dtype)
+    return model
+
+
+def load_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
+    """The causal LM in `causal_dir` with ContextLab's MNTP adapters (merged into its weights) and
+    [MASK] vector from `trained_dir`: (model, tokenizer), eager attention (it can return weights)."""
+    from peft import PeftModel
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    base = AutoModelForCausalLM.from_pretrained(str(causal_dir), attn_implementation="eager")
+    model = PeftModel.from_pretrained(base, str(trained_dir)).merge_and_unload()
+    model = with_mask_row(model, load_file(str(trained_dir / MASK_VECTOR))["mask"])
+    return model, mlm_tokenizer(AutoTokenizer.from_pretrained(str(causal_dir)))
+
+
+class BidirectionalLM(MaskedLM):
+    """A decoder turned masked LM (LLM2Vec): bidirectional attention, and the word at a [MASK] read
+    from the language-model head one position earlier. Serves the pages exactly as a BERT does."""
+
+    def _inputs(self, batch: Any) -> dict[str, torch.Tensor]:
+        inputs = {k: v.to(self.device) for k, v in batch.items() if k != "token_type_ids"}
+        inputs["attention_mask"] = bidirectional_mask(inputs["attention_mask"], self.model.dtype)
+        return inputs
+
+    @torch.inference_mode()
+    def _forward(self, batch: Any, attentions: bool) -> Any:
+        if attentions:
+            return self.base(**self._inputs(batch), output_hidden_states=True, output_attentions=True)
+        return self.fast_base(**self._inputs(batch), output_hidden_states=True)
+
+    def _mlm_head(self) -> Any | None:
+        return None
+
+    @property
+    def has_nsp(self) -> bool:
+        return False
+
+    @torch.inference_mode()
+    def _logits(self, batch: Any, rows: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits for the tokens at (rows, positions), read one position earlier: (N, V)."""
+        states = self.fast_base(**self._inputs(batch)).last_hidden_state  # (B, T, D)
+        picked = states[rows.to(self.device), positions.to(self.device) - 1]  # (N, D)
+        logits = self.fast_model.lm_head(picked).float()  # (N, V + 1)
+        logits[:, self._never] = -torch.inf
+        return logits
+
+    @cached_property
+    def _never(self) -> torch.Tensor:
+        """Ids never offered for a blank: [MASK], the special tokens, and pieces that are only
+        whitespace (a bare space or newline reads as an empty guess)."""
+        with self._tokenizer_lock:
+            texts = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
+        blank = [i for i, text in enumerate(texts) if not text.strip()]
+        return torch.tensor(sorted({*blank, *self.tokenizer.all_special_ids}), device=self.device)
+
+    def logits_at(self, batch: Any, positions: torch.Tensor) -> torch.Tensor:
+        return self._logits(batch, torch.zeros_like(positions), positions)
+
+    def fill_masks(self, texts: list[str], top_k: int = 5) -> list[list[list[tuple[str, float]]]]:
+        for text in texts:
+            self._check_text(text)
+        batch = self.tokenize(texts)
+        rows, positions = (batch["input_ids"] == self.tokenizer.mask_token_id).nonzero(as_tuple=True)
+        counts = torch.bincount(rows, minlength=len(texts)).tolist()
+        if 0 in counts:
+            from .errors import NoMaskToken
+
+            raise NoMaskToken(self.mask_token)
+        guesses = self._guesses(self._logits(batch, rows, positions), top_k)
+        out, start = [], 0
+        for n in counts:
+            out.append(guesses[start : start + n])
+            start += n
+        return out
+
+    def _guesses(self, logits: torch.Tensor, top_k: int) -> list[list[tuple[str, float]]]:
+        """As MaskedLM's, with the byte-level space marker gone: ' france' reads 'france'."""
+        return [[(word.strip(), p) for word, p in row] for row in super()._guesses(logits, top_k)]

