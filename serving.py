@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
     import model_zoo.generation
     import model_zoo.masking
     import model_zoo.probing
+    import model_zoo.projection
     import model_zoo.senses
     import model_zoo.tasks
     import model_zoo.transfer
@@ -510,6 +511,18 @@ def sense_map(
     if method == "umap":
         return umap_2d(vectors, seed, n_neighbors=neighbours, min_dist=min_dist)
     return pca_2d(vectors)
+
+
+def sense_pca(model_name: str, word: str, layer: int) -> model_zoo.projection.Pca2:
+    """The PCA of `word`'s uses at `layer`, fitted once per server: the learner's sentence is placed on
+    these axes (a projection of one point, no new fit), so thirty students typing at once cost thirty
+    small products, not thirty SVDs fighting over the BLAS threads (which took a class 50 s a rerun)."""
+    from model_zoo.projection import fit_pca_2d
+
+    return _shared(
+        ("sense pca", model_name, word, layer),
+        lambda: fit_pca_2d(sense_vectors(model_name, word).vectors[:, layer]),
+    )
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -9,14 +10,31 @@ import numpy as np
 Method = Literal["pca", "umap"]
 
 
-def pca_2d(vectors: np.ndarray) -> np.ndarray:
-    """(n, dim) -> (n, 2) along the two directions of largest variance; signs fixed for repeatability."""
-    centred = vectors - vectors.mean(0)
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+@dataclass(frozen=True)
+class Pca2:
+    """A fitted 2-D PCA: the data's mean (dim,) and its two directions of largest variance (2, dim)."""
+
+    mean: np.ndarray
+    axes: np.ndarray
+
+    def place(self, vectors: np.ndarray) -> np.ndarray:
+        """(n, dim) -> (n, 2) on these axes: a new point joins a map without moving the old ones."""
+        out = (vectors - self.mean) @ self.axes.T
+        return out if out.shape[1] == 2 else np.pad(out, ((0, 0), (0, 2 - out.shape[1])))
+
+
+def fit_pca_2d(vectors: np.ndarray) -> Pca2:
+    """The two directions of largest variance of (n, dim) vectors; signs fixed for repeatability."""
+    mean = vectors.mean(0)
+    _, _, vt = np.linalg.svd(vectors - mean, full_matrices=False)
     axes = vt[:2]
     axes *= np.sign(axes[np.arange(len(axes)), np.abs(axes).argmax(1)])[:, None]
-    out = centred @ axes.T
-    return out if out.shape[1] == 2 else np.pad(out, ((0, 0), (0, 2 - out.shape[1])))
+    return Pca2(mean, axes)
+
+
+def pca_2d(vectors: np.ndarray) -> np.ndarray:
+    """(n, dim) -> (n, 2) along the two directions of largest variance; signs fixed for repeatability."""
+    return fit_pca_2d(vectors).place(vectors)
 
 
 def umap_2d(vectors: np.ndarray, seed: int = 0, n_neighbors: int = 15, min_dist: float = 0.1) -> np.ndarray:

@@ -298,3 +298,51 @@ def test_the_lectures_blood_bank_is_placed_and_voted_on() -> None:
     assert {row.iloc[0] for _, row in votes.iterrows()} == {"elmo-mini", "minilm-l6"}  # each model votes
     own = chart(at, "minilm-l6 · layer 3 of 6")["own"]
     assert own["sentence"] == "The hospital has its own blood bank." and own["note"].startswith("nearest 5 uses vote")
+
+
+@pytest.mark.slow
+def test_own_sentence_rerun_on_the_default_view_reads_each_model_once_and_fits_nothing(monkeypatch) -> None:
+    """What one learner's own sentence costs the server on the default view (PCA): one pass of each
+    contextual model over that sentence, and no projection fitted (the map's axes are fitted once per
+    server; the sentence is placed on them). Counted, not timed: a class of thirty typing at once
+    waited 50 s a rerun when every rerun fitted a PCA of its own (thirty SVDs fighting for BLAS)."""
+    from model_zoo import projection
+    from model_zoo.contextual import Encoder
+    from model_zoo.elmo import ElmoModel
+
+    at = open_page("pages/senses.py", mine="We pulled the canoe up onto the muddy bank of the stream.")
+    assert not at.exception
+    calls: list[str] = []
+
+    def counted(name: str, original):  # noqa: ANN001, ANN202
+        def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            calls.append(name)
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(projection, "fit_pca_2d", counted("fit pca", projection.fit_pca_2d))
+    monkeypatch.setattr(projection, "umap_2d", counted("umap", projection.umap_2d))
+    monkeypatch.setattr(Encoder, "word_vectors", counted("encoder", Encoder.word_vectors))
+    monkeypatch.setattr(ElmoModel, "word_vectors", counted("elmo", ElmoModel.word_vectors))
+    at.text_input(key="mine").input("The fisherman sat on the bank of the quiet river all day.").run()
+    assert not at.exception
+    assert sorted(calls) == ["elmo", "encoder"]
+    own = chart(at, "minilm-l6 · layer 3 of 6")["own"]
+    assert own["sentence"].startswith("The fisherman") and own["note"].startswith("nearest 5 uses vote: 1.")
+
+
+@pytest.mark.slow
+def test_the_shipped_pca_maps_are_the_axes_the_learners_sentence_is_placed_on(offline_models) -> None:
+    """The star is placed with axes fitted on the encoded uses; the points come from the precomputed
+    file: both must be the same projection, or the star lands in the wrong place."""
+    from model_zoo.projection import fit_pca_2d
+    from model_zoo.sense_data import load_precomputed
+
+    precomputed = load_precomputed("minilm-l6")
+    assert precomputed is not None
+    pre = precomputed["bank"]
+    uses = cached_sense_vectors(offline_models("minilm-l6"), load_senses()["bank"], model_zoo.cache_root() / "senses")
+    for layer in (0, 3, 6):
+        placed = fit_pca_2d(uses.vectors[:, layer]).place(uses.vectors[:, layer])
+        assert np.allclose(placed, pre.pca[:, layer], atol=1e-3)
