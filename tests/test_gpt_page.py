@@ -88,7 +88,7 @@ def test_left_only_against_both_sides_names_what_each_reads() -> None:
     best_left = min(expected, key=lambda r: r.left_rank).candidate
     assert f"From the left alone, smollm2-135m's first guess is “{best_left}”" in all_text(at)
     assert list(rows["Rank, whole sentence"]) == sorted(rows["Rank, whole sentence"])
-    assert "minilm-l6-mlm, both sides" in set(rows["Proposed by"])  # the masked LM's words, scored too
+    assert "smollm2-135m-mlm, both sides" in set(rows["Proposed by"])  # the masked LM's words, scored too
     at.text_input(key="blank_text").input("no blank in this one").run()
     assert not at.exception and "___" in shown(at.info[0].value)
 
