@@ -84,7 +84,9 @@ def _elmo(name: str, title: str, checkpoint: str, size: str) -> ModelCard:
 
 
 def _google_bert(name: str, title: str, size: str, language: str = "en") -> ModelCard:
-    """One of Google's original BERT checkpoints, with its MLM and NSP heads."""
+    """One of Google's original BERT checkpoints, with its MLM and NSP heads. Out of reach, a page
+    falls back to minilm-l6-mlm: a BERT in every part (WordPiece, segment and position tables), which
+    the BERT inputs page reads; the Masked LM page opens on smollm2-135m-mlm, the better guesser."""
     return ModelCard(
         name=name,
         title=title,
@@ -97,7 +99,7 @@ def _google_bert(name: str, title: str, size: str, language: str = "en") -> Mode
         language=language,
         hub_repo=f"google-bert/{name}",
         hub_files=_BERT_FILES,
-        fallback="smollm2-135m-mlm",
+        fallback="minilm-l6-mlm",
     )
 
 

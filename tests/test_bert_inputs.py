@@ -109,4 +109,4 @@ def test_bert_inputs_unreachable_chinese_bert() -> None:
     at = page(model="bert-base-chinese")
     assert not at.exception
     assert "bert-base-chinese" in shown(at.warning[0].value) and "minilm" in shown(at.warning[0].value)
-    assert model_zoo.get_card("bert-base-chinese").fallback == "smollm2-135m-mlm"
+    assert model_zoo.get_card("bert-base-chinese").fallback == "minilm-l6-mlm"
