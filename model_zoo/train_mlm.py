@@ -440,17 +440,23 @@ class Trainer:
         return metrics
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_arguments(description: str, run: Path, out: Path, checkpoint_minutes: float) -> argparse.ArgumentParser:
+    """The arguments every resumable language-model run here takes (train_mlm, train_mntp)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="built by scripts/build_mlm_corpus.py")
-    parser.add_argument("--run", type=Path, default=DEFAULT_RUN, help="checkpoint, curve and log (resumed if there)")
+    parser.add_argument("--run", type=Path, default=run, help="checkpoint, curve and log (resumed if there)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--hours", type=float, default=3.0, help="stop (and save) after this long")
-    parser.add_argument("--checkpoint-minutes", type=float, default=10.0)
+    parser.add_argument("--checkpoint-minutes", type=float, default=checkpoint_minutes)
     parser.add_argument("--threads", type=int, default=0, help="torch threads on CPU (0: torch's default)")
     parser.add_argument("--export", action="store_true", help="write the shipped files from the run, then stop")
+    parser.add_argument("--out", type=Path, default=out)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = run_arguments(__doc__.splitlines()[0], DEFAULT_RUN, OUT, checkpoint_minutes=10.0)
     parser.add_argument("--init", type=Path, default=None, help="a new run starts from these exported weights")
-    parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--encoder", type=Path, default=None, help="a BERT encoder folder (default: minilm-l6)")
     for field, value in vars(Config()).items():
         parser.add_argument("--" + field.replace("_", "-"), type=type(value), default=value)

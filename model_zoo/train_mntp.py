@@ -17,7 +17,6 @@ goes on from it; SIGTERM saves and stops).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import signal
@@ -33,9 +32,8 @@ from .bidirectional import ADAPTER, MASK_VECTOR, START, bidirectional_mask, mlm_
 from .lexicon import ASSETS
 from .loading import gguf_checkpoint
 from .registry import cache_root, get_card, package_file
-from .train_mlm import read_documents, schedule
+from .train_mlm import read_documents, run_arguments, schedule
 
-DEFAULT_CORPUS = cache_root() / "mlm_corpus"
 DEFAULT_RUN = cache_root() / "mntp_run"
 OUT = ASSETS / "models" / "smollm2-135m-mlm"
 SCRIPT = "python -m model_zoo.train_mntp"
@@ -315,15 +313,7 @@ class Trainer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="built by scripts/build_mlm_corpus.py")
-    parser.add_argument("--run", type=Path, default=DEFAULT_RUN, help="checkpoint, curve and log (resumed if there)")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--hours", type=float, default=3.0, help="stop (and save) after this long")
-    parser.add_argument("--checkpoint-minutes", type=float, default=5.0)
-    parser.add_argument("--threads", type=int, default=0, help="torch threads on CPU (0: torch's default)")
-    parser.add_argument("--export", action="store_true", help="write the shipped files from the run, then stop")
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser = run_arguments(__doc__.splitlines()[0], DEFAULT_RUN, OUT, checkpoint_minutes=5.0)
     for field, value in asdict(Config()).items():
         parser.add_argument("--" + field.replace("_", "-"), type=type(value), default=value)
     args = parser.parse_args(argv)

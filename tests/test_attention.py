@@ -13,30 +13,9 @@ import pytest
 import model_zoo
 from components.attention_view import PATCHES, VENDOR, build_bertviz_html, script_json
 from model_zoo.attention import METRICS, head_summary, query_key, sentence_summary
-from tests.conftest import all_text, open_page
+from tests.conftest import all_text, open_page, save_tiny_llama
 
 ATTACK = "</script><img src=x onerror=alert(1)>"
-
-
-def save_tiny_llama(folder: Path, tokenizer_from: Path) -> Path:
-    """A random LlamaForCausalLM with grouped keys (4 query heads share 2 key heads) and rotary positions."""
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_from))
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=48,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from model_zoo.bidirectional import (
     load_mntp,
 )
 from model_zoo.train_mntp import TARGETS, blocks, mask_blocks
-from tests.conftest import save_tiny_gpt2
+from tests.conftest import save_tiny_gpt2, save_tiny_llama
 
 
 @pytest.fixture(scope="module")
@@ -28,27 +28,11 @@ def tiny_mntp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     random LoRA adapters on every linear layer and a [MASK] vector, saved as train_mntp exports them."""
     from peft import LoraConfig, get_peft_model
     from safetensors.torch import save_file
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
     root = tmp_path_factory.mktemp("tiny-mntp")
-    causal = save_tiny_gpt2(root / "causal")
-    tokenizer = AutoTokenizer.from_pretrained(str(causal))
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=48,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config)
-    for f in causal.glob("*.safetensors"):
-        f.unlink()
-    (causal / "config.json").unlink()
-    model.save_pretrained(causal)
+    causal = save_tiny_llama(root / "causal", save_tiny_gpt2(root / "tokenizer"), tied=True)
+    model = LlamaForCausalLM.from_pretrained(str(causal))
     lora = LoraConfig(r=4, lora_alpha=8, target_modules=list(TARGETS), init_lora_weights=False)
     trained = root / "trained"
     get_peft_model(model, lora).save_pretrained(str(trained))
