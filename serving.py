@@ -503,14 +503,15 @@ def sense_map(
     min_dist: float,
 ) -> np.ndarray:
     """2-D positions of the word's uses at `layer` (and of one extra vector, last): (n [+1], 2)."""
-    from model_zoo.projection import pca_2d, umap_2d
+    from model_zoo.projection import umap_2d
 
     vectors = sense_vectors(model_name, word).vectors[:, layer]
     if extra is not None:
         vectors = np.vstack([vectors, np.asarray(extra, dtype=vectors.dtype)[None]])
     if method == "umap":
         return umap_2d(vectors, seed, n_neighbors=neighbours, min_dist=min_dist)
-    return pca_2d(vectors)
+    # The axes are fitted once per server on the uses alone; a learner's sentence is placed on them.
+    return sense_pca(model_name, word, layer).place(vectors)
 
 
 def sense_pca(model_name: str, word: str, layer: int) -> model_zoo.projection.Pca2:

@@ -236,23 +236,14 @@ def render_maps(
         else:
             from model_zoo.senses import vote
 
-            # PCA: the map stays as it is and the learner's use is placed on its axes. UMAP has no
-            # such placement here: the map is drawn again with the learner's use in it.
-            pca = view.method == "pca"
-            point = None if extra is None or pca else tuple(float(v) for v in extra[at])
-            if pca and m.pre is not None:
-                xy = m.pre.pca[:, at]
-            else:
-                with st.spinner(t("emb.map_umap") if view.method == "umap" else t("emb.map_pca")):
-                    xy = serving.sense_map(
-                        m.name, word, at, view.method, point, view.seed, view.neighbours, view.min_dist
-                    )
+            point = None if extra is None else tuple(float(v) for v in extra[at])
+            with st.spinner(t("emb.map_umap") if view.method == "umap" else t("emb.map_pca")):
+                xy = serving.sense_map(m.name, word, at, view.method, point, view.seed, view.neighbours, view.min_dist)
             if extra is not None:
                 sense, share = vote(encoded(m.name, sense_set).vectors[:, at], sense_set.senses, extra[at])
                 note = t_plain("senses.vote", sense=labels[sense], share=f"{share:.0%}")
-                star = serving.sense_pca(m.name, word, at).place(extra[at][None])[0] if pca else xy[-1]
-                own = Own(float(star[0]), float(star[1]), mine, note)
-                xy = xy if pca else xy[:-1]
+                own = Own(float(xy[-1, 0]), float(xy[-1, 1]), mine, note)
+                xy = xy[:-1]
         title = (
             t_plain("senses.map_static", model=m.name)
             if m.static
