@@ -104,15 +104,8 @@ class BidirectionalLM(MaskedLM):
             return self.base(**self._inputs(batch), output_hidden_states=True, output_attentions=True)
         return self.fast_base(**self._inputs(batch), output_hidden_states=True)
 
-    def _mlm_head(self) -> Any | None:
-        return None
-
-    @property
-    def has_nsp(self) -> bool:
-        return False
-
     @torch.inference_mode()
-    def _logits(self, batch: Any, rows: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    def logits_of(self, batch: Any, rows: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """Vocabulary logits for the tokens at (rows, positions), read one position earlier: (N, V)."""
         states = self.fast_base(**self._inputs(batch)).last_hidden_state  # (B, T, D)
         picked = states[rows.to(self.device), positions.to(self.device) - 1]  # (N, D)
@@ -131,24 +124,7 @@ class BidirectionalLM(MaskedLM):
         return torch.tensor(sorted({*blank, *self.tokenizer.all_special_ids}), device=self.device)
 
     def logits_at(self, batch: Any, positions: torch.Tensor) -> torch.Tensor:
-        return self._logits(batch, torch.zeros_like(positions), positions)
-
-    def fill_masks(self, texts: list[str], top_k: int = 5) -> list[list[list[tuple[str, float]]]]:
-        for text in texts:
-            self._check_text(text)
-        batch = self.tokenize(texts)
-        rows, positions = (batch["input_ids"] == self.tokenizer.mask_token_id).nonzero(as_tuple=True)
-        counts = torch.bincount(rows, minlength=len(texts)).tolist()
-        if 0 in counts:
-            from .errors import NoMaskToken
-
-            raise NoMaskToken(self.mask_token)
-        guesses = self._guesses(self._logits(batch, rows, positions), top_k)
-        out, start = [], 0
-        for n in counts:
-            out.append(guesses[start : start + n])
-            start += n
-        return out
+        return self.logits_of(batch, torch.zeros_like(positions), positions)
 
     def _guesses(self, logits: torch.Tensor, top_k: int) -> list[list[tuple[str, float]]]:
         """As MaskedLM's, with the byte-level space marker gone: ' france' reads 'france'."""

@@ -370,19 +370,22 @@ class MaskedLM(Encoder):
         counts = torch.bincount(rows, minlength=len(texts)).tolist()
         if 0 in counts:  # checked on the batch's own tokens: no second tokenisation per text
             raise NoMaskToken(self.mask_token)
-        inputs = {k: v.to(self.device) for k, v in batch.items()}
-        rows_d, positions_d = rows.to(self.device), positions.to(self.device)
-        head = self._mlm_head()
-        if head is None:
-            logits = self.fast_model(**inputs).logits[rows_d, positions_d].float()
-        else:
-            logits = self._head_logits(head, self.fast_base(**inputs).last_hidden_state[rows_d, positions_d])
-        guesses = self._guesses(logits, top_k)
+        guesses = self._guesses(self.logits_of(batch, rows, positions), top_k)
         out, start = [], 0
         for n in counts:
             out.append(guesses[start : start + n])
             start += n
         return out
+
+    @torch.inference_mode()
+    def logits_of(self, batch: Any, rows: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits for the tokens at (rows, positions) of a whole batch: (N, vocab)."""
+        inputs = {k: v.to(self.device) for k, v in batch.items()}
+        rows_d, positions_d = rows.to(self.device), positions.to(self.device)
+        head = self._mlm_head()
+        if head is None:
+            return self.fast_model(**inputs).logits[rows_d, positions_d].float()
+        return self._head_logits(head, self.fast_base(**inputs).last_hidden_state[rows_d, positions_d])
 
     @property
     def has_nsp(self) -> bool:
