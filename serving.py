@@ -20,7 +20,7 @@ import numpy as np
 import streamlit as st
 
 import model_zoo
-from model_zoo import Availability, ModelUnavailable
+from model_zoo import Availability, ModelUnavailable, cloze
 
 if TYPE_CHECKING:  # importing this module must not import torch: the home page only reads availability
     import model_zoo.architecture
@@ -291,6 +291,29 @@ class _Slot(Generic[K, V]):
         if self.error is not None:
             raise self.error
         return self.value  # type: ignore[return-value]
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def lesson_blank(model_name: str, text: str) -> cloze.LessonCheck | None:
+    """For one of the lessons' own one-blank sentences, how the masked LM's guesses meet the answer the
+    lesson names (None for any other text)."""
+    answers = cloze.lesson_answers(text)
+    if answers is None or text.count("[MASK]") != 1:
+        return None
+    return cloze.check(answers, fill_mask(model_name, text, 15)[0])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def lesson_next_word(model_name: str, text: str) -> cloze.LessonCheck | None:
+    """For a text whose next word a lesson names, where that word stands among the language model's
+    guesses: an ELMo's whole vocabulary, or a GPT's 15 best tokens (None for any other text)."""
+    answers = cloze.NEXT_WORDS_NAMED.get(text.strip())
+    if answers is None:
+        return None
+    if model_zoo.get_card(model_name).family == "ELMo":
+        elmo = loaded(model_name, model_zoo.ElmoModel)
+        return cloze.check(answers, elmo.next_words(text, elmo.vocab_size))
+    return cloze.check(answers, next_words(model_name, text, 15)[0])
 
 
 @st.cache_data(max_entries=256, show_spinner=False)

@@ -8,6 +8,7 @@ from typing import TypeVar
 import streamlit as st
 
 from model_zoo import ModelUnavailable, ModelZooError
+from model_zoo.cloze import LessonCheck
 
 from .i18n import md_escape, t
 
@@ -34,6 +35,22 @@ def error_message(err: ModelZooError) -> str:
         return t(key, **params)
     except KeyError:  # an error without a translation yet: model_zoo's English sentence, as text
         return md_escape(str(err))
+
+
+def render_lesson_miss(
+    check: LessonCheck | None, model: str, classic: str = "", other: LessonCheck | None = None, other_model: str = ""
+) -> None:
+    """One line under a model's output where it misses the word the lesson names: what it says instead,
+    and the model that does show the point (`other`, measured live, or the `classic` to prefetch)."""
+    if check is None or check.shows:
+        return
+    where = t("notice.lesson_rank", rank=check.rank, p=f"{check.p:.0%}") if check.rank else t("notice.lesson_absent")
+    if other is not None and other.shows and other.p is not None:
+        then = t("notice.lesson_other", other=other_model, p=f"{other.p:.0%}")
+    else:
+        then = t("notice.lesson_classic", classic=classic) if classic else ""
+    answer = " / ".join(sorted(check.answers))
+    st.caption(t("notice.lesson_miss", model=model, first=check.first, answer=answer, where=where, other=then))
 
 
 def render_error(err: ModelZooError) -> None:

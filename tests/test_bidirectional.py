@@ -18,7 +18,7 @@ from model_zoo.bidirectional import (
     bidirectional_mask,
     load_mntp,
 )
-from model_zoo.train_mntp import TARGETS, blocks, mask_blocks
+from model_zoo.train_mntp import TARGETS, blocks, mask_blocks, neighbours
 from tests.conftest import save_tiny_gpt2, save_tiny_llama
 
 
@@ -115,6 +115,18 @@ def test_training_masks_like_bert_never_the_first_position_or_a_separator() -> N
     assert (masked <= picked).all() and 0.75 < masked.sum() / picked.sum() < 0.85
     kept_or_random = picked & ~masked
     assert (corrupted[~picked] == ids[~picked]).all() and kept_or_random.any()
+
+
+def test_unlikelihood_negatives_are_the_nearby_words_except_the_answer() -> None:
+    # "<s> paris is the capital of france . <s> the sea" with ids 0 = <s>; "france" (6) is picked
+    ids = torch.tensor([[0, 11, 12, 13, 14, 15, 16, 17, 0, 13, 18]])
+    picked = torch.zeros_like(ids, dtype=torch.bool)
+    picked[0, 6] = True
+    picked[0, 9] = True  # the second "the": its own id stays a negative only where another "the" is near
+    near = neighbours(ids, picked, window=3, start_id=0, vocab=20)
+    assert near.shape == (2, 20)
+    assert sorted(near[0].nonzero().flatten().tolist()) == [13, 14, 15, 17]  # not 16 (the answer), not <s>
+    assert sorted(near[1].nonzero().flatten().tolist()) == [16, 17, 18]  # "the" is the answer: never negative
 
 
 def test_blocks_follow_the_stream_each_after_the_separator(tiny_mntp: tuple[Path, Path]) -> None:

@@ -47,6 +47,24 @@ def test_a_new_text_gives_new_next_words() -> None:
     assert after[:3] == [w for w, _ in model_zoo.load("elmo-mini").next_words("After work we like to hang", 10)][:3]
 
 
+def test_the_page_says_where_its_lm_misses_the_lessons_word() -> None:
+    """The lesson says a good model expects "out" after "hang": the page checks elmo-mini against that
+    word live and, where it misses, says so in one line with the model that does show it."""
+    at = open_page("pages/elmo.py")
+    assert "does not show the lesson's point" not in all_text(at)  # "Let's stick to": the lesson names no word
+    at.text_input(key="lm_text").input("After work we like to hang").run()
+    assert not at.exception
+    guesses = [w for w, _ in model_zoo.load("elmo-mini").next_words("After work we like to hang", 20288)]
+    line = next((shown(c.value) for c in at.caption if "the lesson's point" in c.value), None)
+    if guesses[0] == "out":
+        assert line is None
+        return
+    assert line is not None and f"its first guess is “{guesses[0]}”" in line
+    assert f"its guess number {guesses.index('out') + 1} " in line
+    gpt = [w.strip() for w, _ in model_zoo.load("smollm2-135m").next_words("After work we like to hang", 5)[0]]
+    assert ("smollm2-135m, a GPT pre-trained" in line) == (gpt[0] == "out"), gpt
+
+
 def test_presets_set_the_softmax_weights() -> None:
     at = open_page("pages/elmo.py")
     assert "s = softmax(weights) = token 0.33, LSTM-1 0.33, LSTM-2 0.33" in all_text(at)
@@ -124,3 +142,14 @@ def test_shipped_elmo_mini_beats_the_unigram_model() -> None:
     sentences = [text.replace("[MASK]", answers.split(",")[0]) for text, answers in (x for x in lines if len(x) == 2)]
     measured = model_zoo.load("elmo-mini").perplexity(sentences)
     assert len(sentences) >= 100 and measured.forward < 120 and measured.backward < 120  # measured: 80 and 84
+
+
+def test_the_hang_question_offers_the_live_models_answer() -> None:
+    """The lesson asks what ELMo's LM expects after "hang": whatever the running model says is an option."""
+    at = open_page("pages/elmo.py")
+    first = model_zoo.load("elmo-mini").next_words("After work we like to hang", 1)[0][0]
+    radio = next(r for r in at.radio if r.key == "quiz_elmo_hang")
+    assert first in radio.options and {"out", "camera"} <= set(radio.options)
+    radio.set_value(first).run()
+    assert not at.exception
+    assert [s.value for s in at.success] == ["Right: the model agrees."]

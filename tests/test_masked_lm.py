@@ -193,6 +193,7 @@ def test_the_offline_masked_lm_fills_fresh_everyday_blanks(mntp, mntp_metrics) -
 MISSED = {
     "We sat on the river [MASK] and watched the boats.": "and, ',' before bank (third)",
     "The river [MASK] was muddy after the rain.": "was: the word after the blank",
+    "巴黎是法国的首[MASK]。": "人: its adapters were trained on English only (the page names bert-base-chinese)",
 }
 
 
@@ -228,6 +229,8 @@ def test_masked_lm_page_default(mntp_metrics) -> None:
     assert "not one of the lesson's sources" in sources and "The Illustrated BERT" in sources
     assert len(mask_charts(at)) == 1  # the one [MASK]
     assert len(at.table[0].value) >= 1  # the recipe picked at least one token
+    recipe = at.table[0].value.to_string() + at.code[0].value
+    assert "Ġ" not in recipe and "␣" in recipe  # a space the model sees is shown as ␣, as on the other pages
     assert at.metric[0].label.startswith("Masked-LM loss")
     assert any("no next-sentence head" in shown(i.value) for i in at.info)
     # Two tasks at once: offline, the MLM loss of your pair and of a negative sample; no NSP, and why.
@@ -252,6 +255,33 @@ def test_masked_lm_page_sums_both_losses_with_an_original_bert(tiny_bert, fake_h
     at.button(key="both_redraw").click().run()
     assert not at.exception
     assert list(at.dataframe[-1].value["Sentence B"])[1] != first  # another negative sample
+
+
+def test_lesson_check_finds_the_lessons_word_among_the_guesses() -> None:
+    hit = cloze.check(frozenset({"france"}), [(" France", 0.6), ("Paris", 0.2)])
+    assert hit.shows and hit.first == "France" and (hit.rank, hit.p) == (1, 0.6)
+    late = cloze.check(frozenset({"out"}), [(".", 0.19), (",", 0.17), ("out", 0.01)])
+    assert not late.shows and late.first == "." and (late.rank, late.p) == (3, 0.01)
+    assert cloze.check(frozenset({"east"}), [("sky", 0.5)]).rank is None
+    assert cloze.lesson_answers(" Paris is the capital of [MASK].") == {"france"}
+    assert cloze.lesson_answers("My own sentence with a [MASK].") is None
+
+
+@pytest.mark.slow
+def test_masked_lm_page_says_where_the_model_misses_the_lessons_answer(mntp) -> None:
+    """Each of the lessons' own blanks is checked live against the answer the lesson names: a miss gets
+    one line under the bars naming the model that shows the point (a Chinese BERT for Chinese)."""
+    at = page()
+    for item in cloze.lessons():
+        guesses = [w for w, _ in mntp.fill_mask(item.text, 15)[0]]
+        mask_bars(at, item.text)
+        line = next((shown(c.value) for c in at.caption if "the lesson's point" in c.value), None)
+        if guesses[0].lower() in item.answers:
+            assert line is None, item.text
+            continue
+        assert line is not None and f"its first guess is “{guesses[0]}”" in line, item.text
+        classic = "bert-base-chinese" if "首" in item.text else "bert-base-uncased"
+        assert f"python -m model_zoo prefetch {classic}" in line
 
 
 @pytest.mark.slow

@@ -1,0 +1,228 @@
+"""Everyday English written by SmolLM2-135M-Instruct, for language models that lack it (issue 31).
+
+elmo-mini reads 3.2M words of Wikipedia summaries, fortunes, chat and WordNet glosses: "hang out"
+occurs 4 times in it, and after "After work we like to hang" its forward LM says "." (SmolLM2, trained
+on trillions of tokens, says "out" at 71%). As TinyStories (Eldan and Li, 2023) was made, a capable
+model is asked for short everyday texts (a topic x a form: a diary entry, friends talking, a note, a
+story for a child, ...), and what it writes becomes training text, **labelled as written by
+SmolLM2-135M-Instruct** (Apache-2.0) wherever it is used.
+
+`python scripts/write_everyday.py [--out DIR] [--hours H] [--batch B] [--device cuda]`
+
+Resumable: OUT/texts.jsonl gets one record a text ({"i", "topic", "form", "seed", "text"}); a restart
+goes on from the first index not written. Text i always comes from the same prompt and seed, so a run
+stopped and resumed writes what one run would. Read it with `read_texts(OUT)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from model_zoo.registry import cache_root  # noqa: E402
+
+DEFAULT_OUT = cache_root() / "everyday"
+LABEL = "written by SmolLM2-135M-Instruct (Apache-2.0), prompted by scripts/write_everyday.py"
+
+TOPICS = (
+    "going to the park after school",
+    "a rainy weekend at home",
+    "cooking dinner with family",
+    "a first day at a new school",
+    "a birthday party",
+    "losing a phone",
+    "a trip to the beach",
+    "learning to ride a bike",
+    "a visit to the dentist",
+    "shopping for new shoes",
+    "a football match",
+    "moving to a new house",
+    "a cat that will not come down from a tree",
+    "a snowy morning",
+    "baking bread",
+    "a broken washing machine",
+    "meeting a new neighbour",
+    "a long train journey",
+    "planting a vegetable garden",
+    "a power cut in the evening",
+    "a school play",
+    "a lost dog",
+    "a summer holiday",
+    "getting lost in a city",
+    "a sleepover with friends",
+    "a job interview",
+    "a day at the zoo",
+    "fixing a flat tyre",
+    "a picnic in the rain",
+    "a library visit",
+    "making new friends",
+    "a camping trip",
+    "a doctor's appointment",
+    "cleaning a messy bedroom",
+    "a thunderstorm at night",
+    "a visit to grandparents",
+    "a music lesson",
+    "a bus that is late",
+    "a surprise present",
+    "a hospital visit",
+    "hanging out with friends after work",
+    "a weekend market",
+    "a swimming lesson",
+    "a snow day off school",
+    "a family argument and making up",
+    "a wedding",
+    "a new puppy",
+    "a museum trip",
+    "a late-night phone call",
+    "waiting at the airport",
+    "a haircut that went wrong",
+    "a garden full of birds",
+    "a cold with a runny nose",
+    "saving money for something special",
+    "a sports day",
+    "a noisy neighbour",
+    "a walk in the woods",
+    "a quiz night at a pub",
+    "painting a room",
+    "a car that will not start",
+    "a village fair",
+    "a first job",
+    "a ferry crossing",
+    "a kite on a windy hill",
+    "a farm visit",
+    "a bad dream",
+    "a fishing trip",
+    "a broken arm",
+    "a lemonade stand",
+    "teaching a parent to use a phone",
+    "a science project",
+    "tidying the garage",
+    "an exam week",
+    "a bike ride to the lake",
+    "a busy restaurant kitchen",
+    "a fire drill at school",
+    "a road trip with friends",
+    "looking after a baby brother",
+    "a tooth falling out",
+    "a football team losing",
+    "a kitchen full of smoke",
+    "a trip to the mountains",
+    "a shop that sold out",
+    "a school trip",
+    "growing tomatoes",
+    "an old photo album",
+    "a new bike",
+    "the first warm day of spring",
+    "staying up late to watch the stars",
+    "a cinema trip",
+    "a forgotten umbrella",
+    "a friend who moved away",
+    "washing the car",
+    "a lost wallet found again",
+    "a family dinner",
+)
+FORMS = (
+    "Write a short diary entry about {topic}. Use simple everyday English.",
+    "Write a short conversation between two friends about {topic}.",
+    "Write a short story for a young child about {topic}.",
+    "Write a short text message to a friend about {topic}.",
+    "Describe {topic} in a few simple sentences, as a person would tell it to a friend.",
+    "Write a short letter to a grandparent about {topic}.",
+    "Write what a parent might say to their child about {topic}.",
+    "Write a short, simple news story for children about {topic}.",
+)
+
+
+def prompts() -> Iterator[tuple[int, str, str, int]]:
+    """(index, topic, form, seed) for ever: every topic x form, then again with the next seed."""
+    i = 0
+    for seed in itertools.count():  # not itertools.product: it would read count() to the end first
+        for form, topic in itertools.product(FORMS, TOPICS):
+            yield i, topic, form, seed
+            i += 1
+
+
+def read_texts(out: Path = DEFAULT_OUT) -> list[dict]:
+    path = out / "texts.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--hours", type=float, default=2.0)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--max-new-tokens", type=int, default=200)
+    parser.add_argument("--temperature", type=float, default=0.8)
+    parser.add_argument("--top-p", type=float, default=0.9)
+    parser.add_argument(
+        "--no-repeat", type=int, default=4, help="no n-gram of this size twice in a text (small models loop)"
+    )
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--limit", type=int, default=0, help="stop after this many texts in all (0: none)")
+    args = parser.parse_args(argv)
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from model_zoo.train_mntp import causal_dir
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    args.out.mkdir(parents=True, exist_ok=True)
+    done = len(read_texts(args.out))
+    source = causal_dir()
+    tokenizer = AutoTokenizer.from_pretrained(str(source), padding_side="left")
+    model = AutoModelForCausalLM.from_pretrained(str(source)).eval().to(args.device)
+    began, written = time.time(), 0
+    log = (args.out / "log.txt").open("a", encoding="utf-8")
+    todo = itertools.islice(prompts(), done, None)
+    with (args.out / "texts.jsonl").open("a", encoding="utf-8") as sink:
+        while time.time() - began < args.hours * 3600 and not (args.limit and done + written >= args.limit):
+            batch = list(itertools.islice(todo, args.batch))
+            chats = [
+                tokenizer.apply_chat_template(
+                    [{"role": "user", "content": form.format(topic=topic)}], tokenize=False, add_generation_prompt=True
+                )
+                for _, topic, form, _ in batch
+            ]
+            inputs = tokenizer(chats, return_tensors="pt", padding=True).to(args.device)
+            torch.manual_seed(batch[0][0] * 7919 + batch[0][3])  # one seed a batch: a resumed run writes the same
+            with torch.inference_mode():
+                out = model.generate(
+                    **inputs,
+                    do_sample=True,
+                    temperature=args.temperature,
+                    top_p=args.top_p,
+                    max_new_tokens=args.max_new_tokens,
+                    no_repeat_ngram_size=args.no_repeat,
+                    pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+                )
+            texts = tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+            for (i, topic, form, seed), text in zip(batch, texts):
+                record = {"i": i, "topic": topic, "form": form, "seed": seed, "text": text.strip()}
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            sink.flush()
+            written += len(batch)
+            new_tokens = int((out[:, inputs["input_ids"].shape[1] :] != tokenizer.pad_token_id).sum())
+            rate = written / (time.time() - began)
+            print(
+                f"{done + written} texts, {rate * 60:.0f} a minute, last batch {new_tokens} tokens",
+                file=log,
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
