@@ -193,15 +193,35 @@ def votes_by_layer(vectors: np.ndarray, senses: tuple[str, ...], query: np.ndarr
     return [vote(vectors[:, layer], senses, query[layer], k)[0] for layer in range(query.shape[0])]
 
 
+def weights_version(encoder: Contextual) -> str:
+    """A short hash of the encoder's weights (each tensor's name, shape and sum), computed once per model
+    object: a model trained again under the same name (elmo-mini, smollm2-135m-mlm) is never served the
+    vectors its earlier weights gave."""
+    known = encoder.__dict__.get("_weights_version")
+    if known is not None:
+        return str(known)
+    import hashlib
+
+    import torch
+
+    digest = hashlib.sha1()
+    for module in (v for v in vars(encoder).values() if isinstance(v, torch.nn.Module)):
+        for name, tensor in module.state_dict().items():
+            if tensor.is_floating_point():
+                digest.update(f"{name}{tuple(tensor.shape)}{float(tensor.double().sum()):.8e}".encode())
+    encoder.__dict__["_weights_version"] = version = digest.hexdigest()[:10]
+    return version
+
+
 def cached_sense_vectors(
     encoder: Contextual,
     sense_set: SenseSet,
     folder: Path,
     on_progress: Callable[[float], None] | None = None,
 ) -> SenseVectors:
-    """encode_senses, kept on disk in `folder` across restarts, keyed on model, word and data."""
+    """encode_senses, kept on disk in `folder` across restarts, keyed on model, its weights, word and data."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
-    path = folder / f"{safe}-{sense_set.word}-{data_version()}.npz"
+    path = folder / f"{safe}-{weights_version(encoder)}-{sense_set.word}-{data_version()}.npz"
     if path.exists():
         with np.load(path) as saved:
             return SenseVectors(sense_set.word, saved["vectors"], saved["intra"], saved["baseline"])

@@ -333,6 +333,15 @@ def read_answer(reader: Reader, question: str, passage: str) -> Answer:
     return dataclasses.replace(pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage), cut=r.cut)
 
 
+def written_answer(question: str, passage: str) -> str | None:
+    """The answer qa.tsv gives for `question` on `passage` (the lecture's precipitation questions among
+    them), or None where the pair is not one of the written ones."""
+    return next(
+        (q.answer for qs in written_passages().values() for q in qs if (q.question, q.passage) == (question, passage)),
+        None,
+    )
+
+
 def normalise_answer(text: str) -> str:
     """SQuAD's normalisation before answers are compared: lower case, no punctuation, no articles."""
     text = "".join(ch for ch in text.lower() if ch not in string.punctuation)

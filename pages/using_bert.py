@@ -300,6 +300,10 @@ except model_zoo.ModelZooError as err:
     render_error(err)
 else:
     show_answer(got, reader.name, "qa_curves")
+    gold = tasks.written_answer(question, passage)
+    if gold is not None and not (got.span is not None and tasks.exact_match(got.text, gold)):
+        missed = f"“{got.text}”" if got.span is not None else t_plain("using.qa_miss_none")
+        st.caption(t("using.qa_miss", model=reader.name, answer=gold, got=missed))
     st.caption(t("using.qa_curves_caption", max=tasks.MAX_ANSWER_TOKENS))
 
 with st.expander(t("using.qa_frozen")):

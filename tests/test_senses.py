@@ -89,6 +89,15 @@ def test_encodings_are_kept_on_disk_and_reloaded(tiny_bert, tmp_path) -> None:
     assert first.vectors.shape == (4, 3, 32)  # sentences, embeddings + 2 layers, width
     with pytest.raises(model_zoo.WordNotInText):
         encode_senses(model, SenseSet("bank", ("the man went to the river",), ("r",), {"r": "river"}))
+    # the same model trained again (same name, new weights) is encoded again, never served the old vectors
+    import torch
+
+    with torch.no_grad():
+        next(model.model.parameters()).add_(0.5)
+    model.__dict__.pop("_weights_version", None)  # a new server process loads the new weights
+    retrained = cached_sense_vectors(model, s, tmp_path)
+    assert len(list(tmp_path.glob("*.npz"))) == 2
+    assert not np.allclose(retrained.vectors, first.vectors)
 
 
 def test_umap_projection_is_deterministic_for_a_seed() -> None:

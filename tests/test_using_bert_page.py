@@ -122,10 +122,16 @@ def test_the_seed_questions_are_answered_from_the_passage() -> None:
         assert not at.exception
         assert at.text_input(key="question").value == question  # the pill fills the question box
         shown = verdict(at)
+        exact = False
         if shown.startswith("Answer:"):
             span = shown.split("**")[1]
             assert span.replace("\\", "") in at.text_area(key="passage").value  # a span of the passage
             right += answer in span.replace("\\", "")
+            exact = span.replace("\\", "").lower().removeprefix("the ") == answer
+        # a miss is said under the answer, with the reader that answers such questions
+        miss = [c.value for c in at.caption if "misses this question" in c.value]
+        assert bool(miss) != exact, (question, shown)
+        assert not miss or f"the passage's answer is “{answer}”" in miss[0] and "bert-base-squad2" in miss[0]
     assert right >= MIN_SEED_RIGHT
 
 
