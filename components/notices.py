@@ -44,7 +44,11 @@ def render_lesson_miss(
     and the model that does show the point (`other`, measured live, or the `classic` to prefetch)."""
     if check is None or check.shows:
         return
-    where = t("notice.lesson_rank", rank=check.rank, p=f"{check.p:.0%}") if check.rank else t("notice.lesson_absent")
+    where = (
+        t("notice.lesson_rank", rank=check.rank, p=f"{check.p:.0%}")
+        if check.rank
+        else t("notice.lesson_absent", k=check.considered)
+    )
     if other is not None and other.shows and other.p is not None:
         then = t("notice.lesson_other", other=other_model, p=f"{other.p:.0%}")
     else:

@@ -111,6 +111,7 @@ class LessonCheck:
     first: str  # the model's first guess
     rank: int | None  # 1-based place of the first accepted answer among the guesses; None: not there
     p: float | None  # its probability
+    considered: int  # how many guesses were looked at
 
     @property
     def shows(self) -> bool:
@@ -127,6 +128,7 @@ def check(answers: frozenset[str], guesses: Sequence[tuple[str, float]]) -> Less
         guesses[0][0].strip() if guesses else "",
         None if rank is None else rank + 1,
         None if rank is None else guesses[rank][1],
+        len(guesses),
     )
 
 

@@ -71,6 +71,7 @@ SCRIPT = "python -m model_zoo.train_elmo"
 MODEL = "elmo-mini"
 CHECKPOINT, LOG, CURVE = "checkpoint.pt", "train.log", "learning_curve.json"
 SPECIALS = (BOS, EOS, UNK)  # vocabulary ids 0, 1, 2
+EXTRA_LABEL = "everyday text written by SmolLM2-135M-Instruct (scripts/write_everyday.py)"  # --extra's source
 warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")  # it says so each run
 SOFTMAX_ROWS = 256  # targets per softmax chunk in training: (256, V) logits stay under glibc's mmap threshold
 
@@ -97,6 +98,9 @@ class Config:
     dropout: float = 0.1
     clip_norm: float = 1.0
     seed: int = 0
+    # a run that continues a shipped model on more text (its vocabulary kept)
+    init: str = ""  # an exported elmo-mini folder (options.json, weights.hdf5, vocab.txt) to start from
+    extra: str = ""  # a text file (one sentence a line, documents apart by a blank line) added to train.txt
     # evaluation
     eval_every: int = 300  # steps
     held_sentences: int = 600  # the fixed held-out subset of the learning curve (all of held.txt at the end)
@@ -212,6 +216,20 @@ class TrainingBiLm(torch.nn.Module):
         rows = [lstm.weight_hr_l0.detach().abs().sum(1).max() for lstm in [*self.forward_layers, *self.backward_layers]]
         return cell_clip, float(math.ceil(float(max(rows)) + 1))
 
+    def load_bilm(self, bilm: BiLm) -> None:
+        """Take the weights of an exported biLM (to_bilm's inverse: its one LSTM bias goes to bias_ih)."""
+        state = {k: v.detach().clone() for k, v in bilm.state_dict().items() if k.startswith("chars.")}
+        for stack in ("forward_layers", "backward_layers"):
+            for i in range(self.options.n_layers):
+                name = f"{stack}.{i}."
+                state[name + "weight_ih_l0"] = bilm.state_dict()[name + "input_linearity.weight"]
+                state[name + "weight_hh_l0"] = bilm.state_dict()[name + "state_linearity.weight"]
+                state[name + "bias_ih_l0"] = bilm.state_dict()[name + "state_linearity.bias"]
+                state[name + "bias_hh_l0"] = torch.zeros_like(bilm.state_dict()[name + "state_linearity.bias"])
+                state[name + "weight_hr_l0"] = bilm.state_dict()[name + "state_projection.weight"]
+        state["softmax_w"], state["softmax_b"] = bilm.softmax_w.detach().clone(), bilm.softmax_b.detach().clone()
+        self.load_state_dict(state, strict=True)
+
     def to_bilm(self) -> BiLm:
         """The same network as model_zoo.elmo.BiLm (AllenNLP's cells, clip values from clip_values)."""
         cell_clip, proj_clip = self.clip_values()
@@ -251,16 +269,20 @@ def _sentences(path: Path) -> list[list[str]]:
     return [words for doc in read_documents(path) for s in doc if (words := tokenize(s))]
 
 
-def build_corpus(folder: Path, config: Config) -> Corpus:
-    """Tokenised train.txt and held.txt, the vocabulary (min_count in train, case kept) and the unigram counts."""
+def build_corpus(folder: Path, config: Config, vocab: list[str] | None = None) -> Corpus:
+    """Tokenised train.txt (and config.extra) and held.txt, the vocabulary (min_count in train, case
+    kept, or `vocab` as given: a continued model keeps its own) and the unigram counts."""
     for name in ("train.txt", "held.txt"):
         if not (folder / name).exists():
             raise SystemExit(f"{folder / name} is missing: run `python scripts/build_mlm_corpus.py` first")
     train, held = _sentences(folder / "train.txt"), _sentences(folder / "held.txt")
+    if config.extra:
+        train += _sentences(Path(config.extra))
     counts = Counter(w for s in train for w in s)  # no word is "<S>": tokenize splits off "<"
-    vocab = list(SPECIALS) + sorted(
-        (w for w, n in counts.items() if n >= config.min_count), key=lambda w: (-counts[w], w)
-    )
+    if vocab is None:
+        vocab = list(SPECIALS) + sorted(
+            (w for w, n in counts.items() if n >= config.min_count), key=lambda w: (-counts[w], w)
+        )
     known = set(vocab)
     held_types = {w for s in held for w in s}
     types = vocab + sorted((set(counts) | held_types) - known)
@@ -363,6 +385,8 @@ class Trainer:
         self.model = TrainingBiLm(self.config.options(), self.corpus.vocab_size, self.config.dropout)
         with torch.no_grad():  # step 0 is already the unigram model: training spends its time on context
             self.model.softmax_b.copy_(torch.from_numpy(np.log((self.corpus.counts + 0.5) / self.corpus.counts.sum())))
+        if self.config.init and not state:  # a continued run: the shipped model's weights, its vocabulary
+            self.model.load_bilm(_reload(Path(self.config.init)))
         self.model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.config.lr)
         self.step, self.tokens, self.seconds, self.epoch, self.position = 0, 0, 0.0, 0, 0
@@ -385,12 +409,20 @@ class Trainer:
             "corpus": str(corpus_dir.resolve()),
             "min_count": self.config.min_count,
             "max_words": self.config.max_words,
+            "init": self.config.init,
+            "extra": self.config.extra,
         }
         if cached.exists():
             data = torch.load(cached, weights_only=False)
             if data.pop("key", None) == key:
                 return Corpus(**data)
-        corpus = build_corpus(corpus_dir, self.config)
+        vocab = None
+        if self.config.init:
+            from .elmo import VOCAB
+
+            vocab = (Path(self.config.init) / VOCAB).read_text(encoding="utf-8").split("\n")
+            vocab = [w for w in vocab if w]
+        corpus = build_corpus(corpus_dir, self.config, vocab)
         torch.save({"key": key, **asdict(corpus)}, cached)
         return corpus
 
@@ -594,6 +626,19 @@ class Trainer:
                 for p in self.curve
             ],
         }
+        if self.config.init:  # a continued model: its totals, and the run it continued, on the same curve
+            before = json.loads((Path(self.config.init) / "metrics.json").read_text(encoding="utf-8"))
+            keep = ("commands", "tokens_seen", "train_seconds", "held_forward_perplexity", "held_backward_perplexity")
+            metrics["continued_from"] = {k: before[k] for k in keep if k in before}
+            metrics["tokens_seen"] = before["tokens_seen"] + self.tokens
+            metrics["train_seconds"] = before["train_seconds"] + round(self.seconds)
+            metrics["train_minutes"] = round(metrics["train_seconds"] / 60, 1)
+            shift = {"tokens": before["tokens_seen"], "seconds": before["train_seconds"]}
+            later = [{**p, **{k: p[k] + shift[k] for k in shift}} for p in metrics["curve"][1:]]
+            metrics["curve"] = [*before.get("curve", []), *later]
+        if self.config.extra:
+            metrics["corpus_sources"] = [*metrics["corpus_sources"], EXTRA_LABEL]
+            metrics["extra_text"] = self.config.extra
         (folder / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
         self.log(
             f"exported {folder}: held-out perplexity {measured.forward:.1f} forward, {measured.backward:.1f} backward"

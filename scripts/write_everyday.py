@@ -73,7 +73,7 @@ TOPICS = (
     "a bus that is late",
     "a surprise present",
     "a hospital visit",
-    "hanging out with friends after work",
+    "a weekend with friends",
     "a weekend market",
     "a swimming lesson",
     "a snow day off school",
@@ -157,6 +157,22 @@ def read_texts(out: Path = DEFAULT_OUT) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def write_text(out: Path, path: Path) -> int:
+    """The texts as training text for train_elmo / build corpora: one sentence a line, a blank line
+    between texts (a text's last sentence, cut by the token limit, is dropped). Returns the sentences."""
+    import re
+
+    lines: list[str] = []
+    for record in read_texts(out):
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", record["text"]) if s.strip()]
+        if sentences and not sentences[-1].endswith((".", "!", "?", '"')):
+            sentences = sentences[:-1]
+        if sentences:
+            lines += [*sentences, ""]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return sum(1 for line in lines if line)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -171,7 +187,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--limit", type=int, default=0, help="stop after this many texts in all (0: none)")
+    parser.add_argument("--text", type=Path, default=None, help="write what OUT holds as training text here, then stop")
     args = parser.parse_args(argv)
+    if args.text is not None:
+        print(f"{write_text(args.out, args.text):,} sentences in {args.text}")
+        return
 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -424,6 +424,40 @@ def test_the_exported_biLM_equals_the_trained_one(tiny_run, tmp_path: Path) -> N
     assert load_elmo(tmp_path / "fp16").perplexity(text).forward == pytest.approx(ppl.forward, rel=0.02)
 
 
+def test_a_run_continues_a_shipped_model_on_more_text_keeping_its_vocabulary(tiny_run, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from model_zoo.train_elmo import Trainer
+
+    first = tiny_run()
+    first.train(minutes=5, progress=False, until_step=20)
+    first.export()
+    shipped = tmp_path / "run" / "elmo-mini"
+    extra = tmp_path / "extra.txt"
+    extra.write_text("After work we like to hang out.\nThey hang out at the river.\n\n" * 40)
+    config = replace(first.config, init=str(shipped), extra=str(extra), lr=1e-2, warmup_tokens=10)
+    run = Trainer(tmp_path / "corpus", tmp_path / "more", config, "cpu")
+    assert run.corpus.vocab() == load_elmo(shipped).vocab  # "hang" and "out" are new words: <UNK> as targets
+    start = load_elmo(shipped)
+    run.model.eval()
+    ids, words, lengths = run.tensors.batch([run.corpus.held[0]])
+    with torch.inference_mode():  # step 0 is the shipped model, exactly
+        out = start.bilm(ids, lengths)
+        shipped_nll = lm_nll(
+            out.forward[-1], out.backward[-1], words, lengths, start.bilm.softmax_w, start.bilm.softmax_b
+        )
+        for a, b in zip(run.model.nll(ids, words, lengths), shipped_nll):
+            torch.testing.assert_close(a, b, atol=1e-3, rtol=1e-3)
+    assert sum(len(s) for s in run.corpus.train) > sum(len(s) for s in first.corpus.train)  # the extra text joined
+    run.train(minutes=5, progress=False, until_step=10)
+    metrics = run.export()
+    assert (
+        metrics["tokens_seen"] == first.tokens + run.tokens and metrics["continued_from"]["tokens_seen"] == first.tokens
+    )
+    assert [p["tokens"] for p in metrics["curve"]] == sorted(p["tokens"] for p in metrics["curve"])
+    assert "SmolLM2" in metrics["corpus_sources"][-1]
+
+
 def test_resuming_equals_training_without_a_stop(tiny_run) -> None:
     whole = tiny_run("whole")
     whole.train(minutes=5, progress=False, until_step=16)
