@@ -227,6 +227,8 @@ class TrainingBiLm(torch.nn.Module):
                 state[name + "bias_ih_l0"] = bilm.state_dict()[name + "state_linearity.bias"]
                 state[name + "bias_hh_l0"] = torch.zeros_like(bilm.state_dict()[name + "state_linearity.bias"])
                 state[name + "weight_hr_l0"] = bilm.state_dict()[name + "state_projection.weight"]
+        if bilm.softmax_w is None or bilm.softmax_b is None:
+            raise ValueError("a biLM without its softmax cannot be trained on as a language model")
         state["softmax_w"], state["softmax_b"] = bilm.softmax_w.detach().clone(), bilm.softmax_b.detach().clone()
         self.load_state_dict(state, strict=True)
 
@@ -627,17 +629,18 @@ class Trainer:
             ],
         }
         if self.config.init:  # a continued model: its totals, and the run it continued, on the same curve
-            before = json.loads((Path(self.config.init) / "metrics.json").read_text(encoding="utf-8"))
+            before: dict[str, Any] = json.loads((Path(self.config.init) / "metrics.json").read_text(encoding="utf-8"))
             keep = ("commands", "tokens_seen", "train_seconds", "held_forward_perplexity", "held_backward_perplexity")
             metrics["continued_from"] = {k: before[k] for k in keep if k in before}
             metrics["tokens_seen"] = before["tokens_seen"] + self.tokens
             metrics["train_seconds"] = before["train_seconds"] + round(self.seconds)
-            metrics["train_minutes"] = round(metrics["train_seconds"] / 60, 1)
+            metrics["train_minutes"] = round((before["train_seconds"] + self.seconds) / 60, 1)
             shift = {"tokens": before["tokens_seen"], "seconds": before["train_seconds"]}
-            later = [{**p, **{k: p[k] + shift[k] for k in shift}} for p in metrics["curve"][1:]]
+            ours: list[dict[str, Any]] = list(metrics["curve"])  # type: ignore[call-overload]
+            later = [{**p, **{k: p[k] + shift[k] for k in shift}} for p in ours[1:]]
             metrics["curve"] = [*before.get("curve", []), *later]
         if self.config.extra:
-            metrics["corpus_sources"] = [*metrics["corpus_sources"], EXTRA_LABEL]
+            metrics["corpus_sources"] = [*sorted(corpus_info["sources"]), EXTRA_LABEL]
             metrics["extra_text"] = self.config.extra
         (folder / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
         self.log(
