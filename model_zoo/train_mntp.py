@@ -384,6 +384,17 @@ class Trainer:
             "fresh": self.cloze_scores(cloze.fresh()),
             "curve": curve,
         }
+        if self.init:  # a run continuing another: totals, and both runs on one curve
+            first = Path(self.init["checkpoint"]).parent / "curve.jsonl"
+            before = [json.loads(line) for line in first.read_text().splitlines()] if first.exists() else []
+            shift = {"step": self.init["steps"], "tokens": self.init["tokens"], "seconds": self.init["seconds"]}
+            if before:  # the junction: the first run's last point, with what this run measured there too
+                before[-1] = {**curve[0], **before[-1]}
+            metrics["curve"] = [*before, *({**p, **{k: p[k] + v for k, v in shift.items()}} for p in curve[1:])]
+            metrics["steps"] = self.step + self.init["steps"]
+            metrics["tokens_seen"] = self.tokens + self.init["tokens"]
+            metrics["training_seconds"] = round(self.seconds) + self.init["seconds"]
+            metrics["continued_from"] = {**self.init, "checkpoint": self.init["checkpoint"].replace(str(Path.home()), "~")}
         (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
         return metrics
 

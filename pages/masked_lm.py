@@ -54,6 +54,19 @@ if card.trained and "recipe" in trained_metrics(card):  # a decoder made a maske
         ),
         icon=":material/model_training:",
     )
+    if "continued_from" in m:  # the anti-copy stage, read off the curve where it began and where it ended
+        began = next(p for p in m["curve"] if p["step"] == m["continued_from"]["steps"])
+        st.caption(
+            t(
+                "mlm.mntp_unlikelihood",
+                steps=m["steps"] - m["continued_from"]["steps"],
+                n=m["fresh_dev"]["cloze_items"],
+                before=f"{began['fresh_dev_cloze_copies']:.1%}",
+                after=f"{m['fresh_dev']['cloze_copies']:.1%}",
+                top1_before=f"{began['fresh_dev_cloze_top1']:.1%}",
+                top1_after=f"{m['fresh_dev']['cloze_top1']:.1%}",
+            )
+        )
     with st.expander(t("mlm.curve_title")):
         st.write(
             t(

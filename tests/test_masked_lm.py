@@ -191,7 +191,7 @@ def test_the_offline_masked_lm_fills_fresh_everyday_blanks(mntp, mntp_metrics) -
 
 # Two of the lessons' blanks the offline masked LM still misses (measured when shipped):
 MISSED = {
-    "We sat on the river [MASK] and watched the boats.": "and, ',' before bank (third)",
+    "We sat on the river [MASK] and watched the boats.": "and (30%) before bank (12%)",
     "The river [MASK] was muddy after the rain.": "was: the word after the blank",
     "巴黎是法国的首[MASK]。": "人: its adapters were trained on English only (the page names bert-base-chinese)",
 }
