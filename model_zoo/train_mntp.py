@@ -394,7 +394,10 @@ class Trainer:
             metrics["steps"] = self.step + self.init["steps"]
             metrics["tokens_seen"] = self.tokens + self.init["tokens"]
             metrics["training_seconds"] = round(self.seconds) + self.init["seconds"]
-            metrics["continued_from"] = {**self.init, "checkpoint": self.init["checkpoint"].replace(str(Path.home()), "~")}
+            metrics["continued_from"] = {
+                **self.init,
+                "checkpoint": self.init["checkpoint"].replace(str(Path.home()), "~"),
+            }
         (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
         return metrics
 
