@@ -25,6 +25,11 @@ def words_in(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def has_han(text: str) -> bool:
+    """Whether `text` holds a Chinese (Han) character."""
+    return _HAN_WORD.search(text) is not None
+
+
 def split_words(text: str) -> list[str]:
     """The words of `text` in order, lower-cased, with ’ written as '."""
     return [w.lower().replace("’", "'") for w in words_in(text)]

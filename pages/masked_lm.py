@@ -17,7 +17,7 @@ from components.tokens import readable
 from model_zoo import why_mask
 from model_zoo.lexicon import unique
 from model_zoo.registry import FILL_MASK, trained_metrics
-from model_zoo.words import find_word, words_in
+from model_zoo.words import find_word, has_han, words_in
 
 ensure_app_frame()
 
@@ -197,7 +197,7 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
             columns[i % len(columns)].plotly_chart(
                 build_score_bars(preds, t_plain("mlm.mask_title", i=i + 1)), key=f"mask{i}"
             )
-        classic = "bert-base-chinese" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "bert-base-uncased"
+        classic = "bert-base-chinese" if has_han(text) else "bert-base-uncased"
         render_lesson_miss(serving.lesson_blank(model.name, text), model.name, classic)
         st.caption(t("mlm.fill_note"))
     except model_zoo.ModelZooError as err:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import model_zoo
-from model_zoo.words import find_word, forms_of, split_words, words_in
+from model_zoo.words import find_word, forms_of, has_han, split_words, words_in
 
 SENTENCE = "Banks, a bank-holiday, the riverbank and the Bank's rates: then the bank."
 
@@ -22,6 +22,7 @@ def test_a_word_is_whole_and_may_be_joined_by_hyphens_and_apostrophes() -> None:
     assert find_word("孩子今年长高了", "长") is not None  # one character a word
     found = find_word("我去银行取钱", "银行")  # a word of two characters: both, in a row
     assert found is not None and found.span() == (2, 4) and find_word("银色的行李", "银行") is None
+    assert has_han("巴黎是法国的首[MASK]。") and has_han("𠀀") and not has_han("Paris, l'été [MASK].")
 
 
 def test_find_word_skips_other_forms_and_keeps_a_possessive() -> None:
