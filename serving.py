@@ -196,6 +196,9 @@ def model_sizes() -> list[model_zoo.architecture.Size]:
     return lesson_sizes()
 
 
+GUESSES = 15  # the most guesses the Masked LM page shows a [MASK]: it asks fill_mask for this many, once a sentence
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def fill_mask(model_name: str, text: str, top_k: int) -> list[list[tuple[str, float]]]:
     model = loaded(model_name, model_zoo.MaskedLM)
@@ -300,7 +303,7 @@ def lesson_blank(model_name: str, text: str) -> cloze.LessonCheck | None:
     answers = cloze.lesson_answers(text)
     if answers is None or text.count("[MASK]") != 1:
         return None
-    return cloze.check(answers, fill_mask(model_name, text, 15)[0])
+    return cloze.check(answers, fill_mask(model_name, text, GUESSES)[0])  # the page's own call, cached
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -182,14 +182,15 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
         pick, go = st.columns([3, 1], vertical_alignment="bottom")
         pick.selectbox(t("mlm.pick_word"), words, key="mask_pick")
         go.button(t("mlm.mask_it"), on_click=mask_word, icon=":material/visibility_off:", width="stretch")
-    top_k = st.slider(t("mlm.top_k"), 3, 15, 8, key="top_k")
+    top_k = st.slider(t("mlm.top_k"), 3, serving.GUESSES, 8, key="top_k")
 
     masks = text.count(model.mask_token)
     try:
         if masks > MAX_MASKS:
             st.info(t("mlm.too_many", n=masks, max=MAX_MASKS), icon=":material/info:")
             return
-        predictions = serving.fill_mask(model.name, text, top_k)
+        # One model call a sentence, whatever top-k shows: the slider and the lesson check below share it
+        predictions = [guesses[:top_k] for guesses in serving.fill_mask(model.name, text, serving.GUESSES)]
         if (limit := serving.over_limit(model.name, text)) is not None:  # tokenising only
             st.warning(t("mlm.truncated", n=limit), icon=":material/content_cut:")
         columns = st.columns(min(len(predictions), 3))
