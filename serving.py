@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
     from model_zoo.attention import HeadSummary, QueryKey
     from model_zoo.contextual import Guess
     from model_zoo.generation import Step
+    from model_zoo.tasks import TrainedHead
     from model_zoo.word2vec import EpochReport, Quality, TrainSettings
 
 T = TypeVar("T")
@@ -757,40 +758,31 @@ def gpt_sizes(own: tuple[str, ...]) -> list[model_zoo.architecture.Size]:
 
 
 # -- using BERT ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TrainedHead:
-    """A head trained on frozen features of `model` for a task, with what it cost."""
-
-    head: model_zoo.tasks.Head
-    feature_seconds: float
-    train: int
-    test: int
-
-
 def task_head(
     model_name: str, task: str, pooling: str, on_progress: Callable[[float], None] | None = None
 ) -> TrainedHead:
     """The linear head of a sentence task (sentiment, spam) or the entailment pairs ("nli") on the frozen
-    [CLS] (or mean) vectors of `model_name`: trained once per server, shared by every session."""
+    [CLS] (or mean) vectors of `model_name` at the layer that read best on development folds of the
+    training set: trained once per server for both poolings (one forward pass; kept on disk across
+    restarts, keyed on the weights and the data), shared by every session."""
+    return _task_heads(model_name, task, on_progress)[pooling]
+
+
+def pair_pooling(model_name: str) -> str:
+    """The pooling the entailment head reads: the one whose best layer scored best on development folds."""
+    heads = _task_heads(model_name, "nli", None)
+    return max(heads, key=lambda p: max(heads[p].development))
+
+
+def _task_heads(model_name: str, task: str, on_progress: Callable[[float], None] | None) -> dict[str, TrainedHead]:
     from model_zoo import tasks
 
-    def compute() -> TrainedHead:
+    def compute() -> dict[str, TrainedHead]:
         model = loaded(model_name, model_zoo.Encoder)
-        data = tasks.load_pairs() if task == "nli" else tasks.load_sentences(task)
-        began = time.perf_counter()
-        pairs = (lambda xs: [x.text_b or "" for x in xs]) if task == "nli" else (lambda xs: None)
         with _probe_gate(), _low_priority_threads():
-            x_train = tasks.sentence_features(model, [x.text for x in data.train], pairs(data.train), pooling)
-            if on_progress is not None:
-                on_progress(0.8)
-            x_test = tasks.sentence_features(model, [x.text for x in data.test], pairs(data.test), pooling)
-            seconds = time.perf_counter() - began
-            head = tasks.train_head(x_train, [x.label for x in data.train], x_test, [x.label for x in data.test])
-        if on_progress is not None:
-            on_progress(1.0)
-        return TrainedHead(head, seconds, len(data.train), len(data.test))
+            return tasks.cached_task_heads(model, task, model_zoo.cache_root() / "heads", on_progress)
 
-    return _shared(("task head", model_name, task, pooling), compute)
+    return _shared(("task heads", model_name, task), compute)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -800,7 +792,7 @@ def classify(model_name: str, task: str, pooling: str, text: str, text_b: str | 
 
     model = loaded(model_name, model_zoo.Encoder)
     trained = task_head(model_name, task, pooling)
-    x = tasks.sentence_features(model, [text], None if text_b is None else [text_b], pooling)
+    x = tasks.sentence_features(model, [text], None if text_b is None else [text_b], pooling, trained.head.layer)
     p = trained.head.probabilities(x)[0]
     return sorted(zip(trained.head.classes, p.tolist()), key=lambda g: -g[1])
 
@@ -868,8 +860,22 @@ def fine_tuned(
     return _shared(("fine-tuned", model_name, task), compute)
 
 
+TAGGER_FALLBACK = "minilm-l6"  # what the tagger reads where the page's encoder is too big to probe here
+
+
+def tagger_model(model_name: str) -> str:
+    """The encoder the Using BERT tagger reads: `model_name` where its every layer fits the probing
+    lesson's word vectors on this server (probing.fits), else TAGGER_FALLBACK (the page says so)."""
+    from model_zoo import probing
+
+    config = loaded(model_name, model_zoo.Encoder).config
+    _, targets = _probing_data()
+    return model_name if probing.fits(config.num_hidden_layers + 1, config.hidden_size, targets) else TAGGER_FALLBACK
+
+
 def ner_tagger(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.Head:
-    """A linear BIO tagger on the last layer of `model_name`, trained on the probing lesson's silver tags."""
+    """A linear BIO tagger on `model_name`'s layer that tags the development words best, trained on the
+    probing lesson's silver tags."""
     from model_zoo import probing, tasks
 
     def compute() -> tasks.Head:

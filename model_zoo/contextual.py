@@ -195,6 +195,11 @@ class Encoder:
         """Tokens of `text` (and `text_pair`), special tokens included, before any cut."""
         return int(self.tokenize(text, text_pair, truncation=False, padding=False)["input_ids"].shape[1])
 
+    @property
+    def has_segments(self) -> bool:
+        """Whether the model adds segment embeddings (BERT's A and B) to a pair's tokens."""
+        return int(getattr(self.config, "type_vocab_size", 0) or 0) >= 2
+
     def pieces(self, word: str) -> list[str]:
         """The pieces the tokenizer cuts `word` into (embeddings -> em ##bed ##ding ##s)."""
         with self._tokenizer_lock:

@@ -166,6 +166,16 @@ def select_targets(sentences: Sequence[Sentence], caps: dict[str, int] = CAPS, s
 
 
 # -- features -----------------------------------------------------------------------------------
+def feature_bytes(layers: int, dim: int, targets: Targets) -> int:
+    """What word_features takes for a model of `layers` (embeddings included) x `dim`: float16."""
+    return len(targets) * layers * dim * 2
+
+
+def fits(layers: int, dim: int, targets: Targets) -> bool:
+    """Whether a model of `layers` x `dim` can be probed on this server (MAX_FEATURE_BYTES)."""
+    return feature_bytes(layers, dim, targets) <= MAX_FEATURE_BYTES
+
+
 def word_features(
     model: Contextual, sentences: Sequence[Sentence], targets: Targets, on_progress: Progress | None = None
 ) -> np.ndarray:
@@ -182,13 +192,13 @@ def word_features(
         vectors = model.span_vectors([text for text, _ in read], spans)
         for i, v in zip(chunk, vectors):
             if out is None:
-                size = len(targets) * v.shape[1] * v.shape[2] * 2
-                if size > MAX_FEATURE_BYTES:  # a shared server's disk and memory: refuse before filling it
+                if not fits(v.shape[1], v.shape[2], targets):  # a shared server's disk and memory: refuse first
                     raise MissingCapability(
                         model.name,
                         "layer-wise probing on this server",
                         f"its {v.shape[1]} layers x {v.shape[2]} dimensions for {len(targets):,} words would take "
-                        f"{size / 1e9:.1f} GB (the limit is {MAX_FEATURE_BYTES / 1e9:.1f} GB)",
+                        f"{feature_bytes(v.shape[1], v.shape[2], targets) / 1e9:.1f} GB "
+                        f"(the limit is {MAX_FEATURE_BYTES / 1e9:.1f} GB)",
                     )
                 out = np.full((len(targets), v.shape[1], v.shape[2]), np.nan, dtype=np.float16)
             out[rows_of[i]] = v.astype(np.float16)

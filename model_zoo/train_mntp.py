@@ -59,6 +59,7 @@ class Config:
     offset: int = 0  # training blocks skipped first (a run continuing another starts on unseen text)
     short: float = 0.0  # share of steps on single sentences (what a learner types) instead of blocks
     short_batch: int = 64  # sentences in such a step
+    short_offset: int = 0  # single sentences skipped first (as `offset`, for a continuing run)
 
 
 def causal_dir() -> Path:
@@ -227,7 +228,7 @@ class Trainer:
         1/short-th one), single sentences."""
         c = self.config
         if c.short > 0 and int((step + 1) * c.short) > int(step * c.short):
-            k = int(step * c.short) * c.short_batch % max(1, len(self.sentences) - c.short_batch)
+            k = (c.short_offset + int(step * c.short) * c.short_batch) % max(1, len(self.sentences) - c.short_batch)
             return self.sentences[k : k + c.short_batch]
         at = (c.offset + step * c.batch) % max(1, len(self.train_blocks) - c.batch)
         return self.train_blocks[at : at + c.batch]

@@ -51,6 +51,7 @@ def test_every_text_starts_with_the_separator_and_mask_is_one_token(tiny_lm: Bid
     assert enc.tokens[0] == START and enc.word_ids[0] is None
     assert enc.tokens.count(MASK) == 1
     assert tiny_lm.tokenizer.mask_token_id == tiny_lm.tokenizer.convert_tokens_to_ids(MASK)
+    assert not tiny_lm.has_segments  # a pair is one text: the Using BERT page says so beside the pair head
 
 
 def test_adapters_are_merged_into_the_weights(tiny_mntp: tuple[Path, Path], tiny_lm: BidirectionalLM) -> None:

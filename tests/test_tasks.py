@@ -116,3 +116,48 @@ def test_cross_lingual_head_is_trained_on_english_and_scored_on_chinese(tiny_ber
     right = sum(g == x.label for x, g, _ in cross.guesses)
     assert cross.chinese == pytest.approx(right / 30) and 0.0 <= cross.english <= 1.0
     assert all(0.5 <= p <= 1.0 for _, _, p in cross.guesses)  # the probability of the class given
+
+
+def test_the_layer_a_head_reads_is_chosen_on_development_folds_of_the_training_examples() -> None:
+    rng = np.random.default_rng(0)
+    y = np.array(["a", "b"] * 40)
+    x = rng.normal(size=(4, 80, 6))  # (layers, examples, dim): only layer 2 tells the classes apart
+    x[2, :, 0] += np.where(y == "a", 3.0, -3.0)
+    choice = tasks.choose_layer(x, list(y))
+    assert choice.layer == 2 and len(choice.development) == 4
+    assert choice.development[2] > 0.9 > max(choice.development[k] for k in (0, 1, 3))
+    # grouped folds: examples of a group (a premise's pairs) never sit on both sides of a fold
+    groups = [f"g{k // 4}" for k in range(80)]
+    assert tasks.choose_layer(x, list(y), groups).layer == 2
+
+
+def test_a_swap_counts_the_pairs_whose_answer_changes() -> None:
+    head = tasks.Head(("x", "y"), np.array([[1.0], [-1.0]]), np.zeros(2), np.zeros(1), np.ones(1), 0, 0, 0)
+    original, swapped = np.array([[1.0], [1.0], [-1.0]]), np.array([[-1.0], [1.0], [1.0]])
+    assert tasks.swap_changes(head, original, swapped) == 2
+
+
+def test_task_heads_read_a_chosen_layer_are_scored_on_held_out_data_and_kept_on_disk(bert, tmp_path) -> None:  # noqa: ANN001
+    progress: list[float] = []
+    heads = tasks.cached_task_heads(bert, "nli", tmp_path, progress.append)
+    assert set(heads) == {"cls", "mean"} and progress[-1] == 1.0
+    layers = bert.config.num_hidden_layers + 1
+    for trained in heads.values():
+        assert 0 <= trained.head.layer < layers and len(trained.development) == layers
+        assert trained.development[trained.head.layer] == max(trained.development)
+        assert trained.test == 60 and trained.train == 240 + 79 and trained.swaps == 20
+        assert 0 <= trained.swaps_changed <= trained.swaps and 0 <= trained.last_layer <= 1
+    (saved,) = tmp_path.iterdir()
+    again = tasks.cached_task_heads(bert, "nli", tmp_path, progress.append)  # read back, not trained
+    assert progress.count(1.0) == 1 and list(tmp_path.iterdir()) == [saved]
+    for pooling, trained in heads.items():
+        assert again[pooling].head.layer == trained.head.layer and again[pooling].development == trained.development
+        np.testing.assert_array_equal(again[pooling].head.weight, trained.head.weight)
+        x = tasks.sentence_features(bert, ["a dog runs"], ["an animal moves"], pooling, trained.head.layer)
+        np.testing.assert_allclose(again[pooling].head.probabilities(x), trained.head.probabilities(x))
+
+
+def test_bert_has_segments_and_every_layer_gives_both_sentence_vectors(bert) -> None:  # noqa: ANN001
+    assert bert.has_segments
+    features = tasks.layer_features(bert, ["the man went", "a river"])
+    assert features["cls"].shape == features["mean"].shape == (bert.config.num_hidden_layers + 1, 2, 32)

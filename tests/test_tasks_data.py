@@ -20,13 +20,27 @@ def test_sentence_sets_are_balanced_and_split() -> None:
 
 def test_pairs_have_one_of_each_label_per_premise_and_no_premise_in_two_splits() -> None:
     data = tasks.load_pairs()
+    entailments = {(x.text, x.text_b) for x in data.train + data.test if x.label == "entailment"}
+    reversed_ = [x for x in data.train if (x.text_b, x.text) in entailments]  # an entailment read B -> A
     for split in (data.train, data.test):
         by_premise: dict[str, list[str]] = {}
         for x in split:
             assert x.text_b
-            by_premise.setdefault(x.text, []).append(x.label)
+            if x not in reversed_:
+                by_premise.setdefault(x.text, []).append(x.label)
         assert all(sorted(v) == ["contradiction", "entailment", "neutral"] for v in by_premise.values())
-    assert not {x.text for x in data.train} & {x.text for x in data.test}
+    held = {x.text for x in data.test}
+    assert not {x.text for x in data.train} & held
+    assert not {x.text_b for x in data.train} & held  # a held-out premise is not trained on the other way round
+
+
+def test_swapped_pairs_are_entailments_read_backwards_and_held_out_with_their_premise() -> None:
+    data = tasks.load_pairs()
+    entailments = {(x.text, x.text_b) for x in data.train + data.test if x.label == "entailment"}
+    swapped_train = [x for x in data.train if (x.text_b, x.text) in entailments]
+    assert len(swapped_train) >= 70 and all(x.label == "neutral" for x in swapped_train)
+    assert len(data.swapped) >= 15 and all((x.text_b, x.text) in entailments for x in data.swapped)
+    assert {x.text_b for x in data.swapped} <= {x.text for x in data.test}
 
 
 def test_every_answer_is_a_span_of_its_passage() -> None:
