@@ -13,6 +13,7 @@ from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, select_model, when_asked, with_bar
 from components.quiz import Question, Solved, render_quiz
 from components.records import render_record
+from components.tokens import readable
 from components.url import keep_in_url, key_from_url
 from model_zoo import tasks
 from model_zoo.registry import trained_metrics
@@ -68,7 +69,8 @@ def abridged(
 def draw(kind: str, encoding: model_zoo.Encoding, key: str) -> None:
     """Which output vector feeds which classifier, over the learner's own tokens."""
     labels = {k: t_plain(f"using.diagram_{k}") for k in ("bert", "linear", "class", "tag", "start", "end")}
-    figure = build_task_diagram(kind, *abridged(encoding, passage=kind == "qa"), labels)
+    tokens, segments, positions = abridged(encoding, passage=kind == "qa")
+    figure = build_task_diagram(kind, [readable(tok) for tok in tokens], segments, positions, labels)
     st.plotly_chart(figure, key=key, config={"staticPlot": True})
 
 
