@@ -106,18 +106,21 @@ class Question:
 
 
 def load_questions() -> tuple[list[Question], list[Question]]:
-    """(train, test), split by passage: every fifth passage's questions held out."""
+    """(train, test), split by passage: every fifth passage of qa.tsv held out, and every passage of
+    qa_heldout.tsv (written later, for testing only: never trained on)."""
     rows = _rows("qa")
     ids = list(dict.fromkeys(r["passage_id"] for r in rows))
     held = {p for i, p in enumerate(ids) if i % 5 == 0}
     qs = [(r["passage_id"], Question(r["passage"], r["question"], r["answer"])) for r in rows]
-    return [q for p, q in qs if p not in held], [q for p, q in qs if p in held]
+    fresh = [Question(r["passage"], r["question"], r["answer"]) for r in _rows("qa_heldout")]
+    return [q for p, q in qs if p not in held], [q for p, q in qs if p in held] + fresh
 
 
 def written_passages() -> dict[str, list[Question]]:
-    """qa.tsv's passages by id (p01, p02, ...), in file order, each with its questions."""
+    """The written passages by id (qa.tsv's p01, p02, ..., then qa_heldout.tsv's h01, ...), in file order,
+    each with its questions."""
     out: dict[str, list[Question]] = {}
-    for r in _rows("qa"):
+    for r in _rows("qa") + _rows("qa_heldout"):
         out.setdefault(r["passage_id"], []).append(Question(r["passage"], r["question"], r["answer"]))
     return out
 

@@ -166,6 +166,8 @@ def test_another_passage_and_the_learners_own() -> None:
     at = open_page("pages/using_bert.py")
     at.selectbox(key="qa_passage").set_value("p01").run()
     assert not at.exception and at.text_area(key="passage").value.startswith("Honeybees")
+    at.selectbox(key="qa_passage").set_value("h01").run()  # the passages written for testing only are offered too
+    assert not at.exception and at.text_area(key="passage").value.startswith("A lighthouse")
     own = "Marie Curie was born in Warsaw in 1867. She moved to Paris to study physics."
     at.text_area(key="passage").input(own).run()
     at.text_input(key="question").input("Where was Marie Curie born?").run()
