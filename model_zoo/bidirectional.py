@@ -131,5 +131,14 @@ class BidirectionalLM(MaskedLM):
         return self.logits_of(batch, torch.zeros_like(positions), positions)
 
     def _guesses(self, logits: torch.Tensor, top_k: int) -> list[list[tuple[str, float]]]:
-        """As MaskedLM's, with the byte-level space marker gone: ' france' reads 'france'."""
-        return [[(word.strip(), p) for word, p in row] for row in super()._guesses(logits, top_k)]
+        """As MaskedLM's, with the byte-level space marker gone: ' france' reads 'france'. A word the
+        vocabulary holds with and without its leading space (' bank' after a space, 'bank' glued on as
+        in 'riverbank') is one guess for the blank, its two probabilities summed, not the same word
+        twice."""
+        out: list[list[tuple[str, float]]] = []
+        for row in super()._guesses(logits, 2 * top_k):  # each word can take two of the top places
+            merged: dict[str, float] = {}
+            for word, p in row:
+                merged[word.strip()] = merged.get(word.strip(), 0.0) + p
+            out.append(sorted(merged.items(), key=lambda g: -g[1])[:top_k])
+        return out

@@ -385,22 +385,61 @@ class Trainer:
             "fresh": self.cloze_scores(cloze.fresh()),
             "curve": curve,
         }
-        if self.init:  # a run continuing another: totals, and both runs on one curve
-            first = Path(self.init["checkpoint"]).parent / "curve.jsonl"
-            before = [json.loads(line) for line in first.read_text().splitlines()] if first.exists() else []
-            shift = {"step": self.init["steps"], "tokens": self.init["tokens"], "seconds": self.init["seconds"]}
-            if before:  # the junction: the first run's last point, with what this run measured there too
-                before[-1] = {**curve[0], **before[-1]}
-            metrics["curve"] = [*before, *({**p, **{k: p[k] + v for k, v in shift.items()}} for p in curve[1:])]
-            metrics["steps"] = self.step + self.init["steps"]
-            metrics["tokens_seen"] = self.tokens + self.init["tokens"]
-            metrics["training_seconds"] = round(self.seconds) + self.init["seconds"]
-            metrics["continued_from"] = {
-                **self.init,
-                "checkpoint": self.init["checkpoint"].replace(str(Path.home()), "~"),
-            }
+        if self.init:  # a run continuing others: totals, every run on one curve, the first (plain MNTP) named
+            runs = run_history(Path(self.init["checkpoint"]))
+            this = {"curve": curve, "steps": self.step, "tokens": self.tokens, "seconds": round(self.seconds)}
+            joined, done = join_runs([*runs, this])
+            metrics["curve"] = joined
+            metrics["steps"], metrics["tokens_seen"], metrics["training_seconds"] = (
+                done["step"],
+                done["tokens"],
+                done["seconds"],
+            )
+            home = str(Path.home())
+            first = {k: v for k, v in runs[0].items() if k != "curve"}
+            metrics["continued_from"] = {**first, "checkpoint": first["checkpoint"].replace(home, "~")}
+            later = [*runs[1:], {"config": asdict(self.config), "steps": self.step, "tokens": self.tokens}]
+            metrics["anti_copy_stages"] = [{k: r[k] for k in ("config", "steps", "tokens")} for r in later]
         (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
         return metrics
+
+
+def run_history(checkpoint: Path) -> list[dict[str, Any]]:
+    """The runs that led to `checkpoint`, the first first, each with its checkpoint, config, steps, tokens,
+    seconds and own curve (read from the run folders: each run's checkpoint names the one it continued)."""
+    state = torch.load(checkpoint, weights_only=False)
+    path = checkpoint.parent / "curve.jsonl"
+    curve = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    run = {
+        "checkpoint": str(checkpoint),
+        "config": state["config"],
+        "steps": state["step"],
+        "tokens": state["tokens"],
+        "seconds": round(state["seconds"]),
+        "curve": curve,
+    }
+    before = state.get("init")
+    return [*run_history(Path(before["checkpoint"])), run] if before else [run]
+
+
+def join_runs(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Runs that continued one another (run_history's, the first first) as one curve, steps, tokens and
+    seconds counted from the first run's start, each junction one point (the earlier run's last, with
+    what the later run measured there too); and the totals."""
+    joined: list[dict[str, Any]] = []
+    done = {"step": 0, "tokens": 0, "seconds": 0}
+    for run in runs:
+        points = [{**p, **{k: p[k] + v for k, v in done.items()}} for p in run["curve"]]
+        if joined and points:
+            joined[-1] = {**points[0], **joined[-1]}
+            points = points[1:]
+        joined += points
+        done = {
+            "step": done["step"] + run["steps"],
+            "tokens": done["tokens"] + run["tokens"],
+            "seconds": done["seconds"] + run["seconds"],
+        }
+    return joined, done
 
 
 def main(argv: list[str] | None = None) -> None:

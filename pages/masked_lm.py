@@ -56,10 +56,15 @@ if card.trained and "recipe" in trained_metrics(card):  # a decoder made a maske
     )
     if "continued_from" in m:  # the anti-copy stage, read off the curve where it began and where it ended
         began = next(p for p in m["curve"] if p["step"] == m["continued_from"]["steps"])
+        stages = m["anti_copy_stages"]
+        anti_copy_steps = sum(s["steps"] for s in stages)
         st.caption(
             t(
                 "mlm.mntp_unlikelihood",
-                steps=m["steps"] - m["continued_from"]["steps"],
+                steps=anti_copy_steps,
+                stages=len(stages),
+                weights=" → ".join(f"{s['config']['unlikelihood']:g}" for s in stages),
+                short=f"{sum(s['steps'] * s['config']['short'] for s in stages) / anti_copy_steps:.0%}",
                 n=m["fresh_dev"]["cloze_items"],
                 before=f"{began['fresh_dev_cloze_copies']:.1%}",
                 after=f"{m['fresh_dev']['cloze_copies']:.1%}",

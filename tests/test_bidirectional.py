@@ -18,7 +18,7 @@ from model_zoo.bidirectional import (
     bidirectional_mask,
     load_mntp,
 )
-from model_zoo.train_mntp import TARGETS, blocks, mask_blocks, neighbours
+from model_zoo.train_mntp import TARGETS, blocks, join_runs, mask_blocks, neighbours, run_history
 from tests.conftest import save_tiny_gpt2, save_tiny_llama
 
 
@@ -98,6 +98,21 @@ def test_guesses_are_words_never_mask_or_specials(tiny_lm: BidirectionalLM) -> N
     assert [[w for w, _ in row] for row in batched[0]] == [[w for w, _ in row] for row in guesses]
 
 
+def test_a_word_with_and_without_its_space_is_one_guess(tiny_lm: BidirectionalLM) -> None:
+    """' bank' (after a space) and 'bank' (glued on, as in 'riverbank') fill the blank with the same word:
+    one bar, both probabilities summed; sorted, and as many as asked."""
+    vocab = tiny_lm.tokenizer.get_vocab()
+    word = next(w for w in sorted(vocab) if len(w) > 2 and w.isalpha() and "Ġ" + w in vocab)
+    other = next(w for w in sorted(vocab) if w.startswith("Ġ") and w[1:].isalpha() and w[1:] != word)
+    spaced, glued, third = vocab["Ġ" + word], vocab[word], vocab[other]
+    logits = torch.full((1, len(tiny_lm.tokenizer)), -20.0)
+    logits[0, spaced], logits[0, glued], logits[0, third] = 2.0, 1.5, 2.2  # apart, each below the third
+    (row,) = tiny_lm._guesses(logits, top_k=2)
+    p = logits.softmax(-1)[0]
+    assert [w for w, _ in row] == [word, other[1:]]
+    assert row[0][1] == pytest.approx(float(p[spaced] + p[glued])) and row[1][1] == pytest.approx(float(p[third]))
+
+
 def test_bidirectional_mask_hides_padding_only() -> None:
     mask = bidirectional_mask(torch.tensor([[1, 1, 1], [1, 1, 0]]), torch.float32)
     assert mask.shape == (2, 1, 3, 3)
@@ -157,3 +172,34 @@ def test_cloze_scores_copies_and_splits() -> None:
     assert len(cloze.fresh()) >= 150 and all(len(i.answers) == 1 for i in cloze.fresh())
     texts = {i.text for i in cloze.items()}
     assert not texts & {i.text for i in cloze.fresh()}
+
+
+def test_runs_that_continue_one_another_export_one_history(tmp_path: Path) -> None:
+    """Plain MNTP, then two anti-copy runs, each started from the last one's checkpoint: one curve counted
+    from the first run's start, totals of all three, and each run's own settings."""
+    import json
+
+    before: Path | None = None
+    for k, (steps, tokens, seconds) in enumerate([(360, 1000, 60.0), (120, 300, 30.0), (80, 200, 20.0)]):
+        run = tmp_path / f"run{k}"
+        run.mkdir()
+        init = None if before is None else {"checkpoint": str(before), "steps": 0}
+        state = {
+            "config": {"unlikelihood": float(k)},
+            "step": steps,
+            "tokens": tokens,
+            "seconds": seconds,
+            "init": init,
+        }
+        torch.save(state, run / "checkpoint.pt")
+        points = [{"step": 0, "tokens": 0, "seconds": 0, "copies": 0.2 - 0.05 * k}]
+        points.append({"step": steps, "tokens": tokens, "seconds": seconds, "copies": 0.15 - 0.05 * k})
+        (run / "curve.jsonl").write_text("\n".join(json.dumps(p) for p in points) + "\n")
+        before = run / "checkpoint.pt"
+    assert before is not None
+    runs = run_history(before)
+    assert [r["steps"] for r in runs] == [360, 120, 80] and [r["config"]["unlikelihood"] for r in runs] == [0, 1, 2]
+    curve, totals = join_runs(runs)
+    assert totals == {"step": 560, "tokens": 1500, "seconds": 110}
+    assert [p["step"] for p in curve] == [0, 360, 480, 560]  # one point at each junction
+    assert [p["copies"] for p in curve] == pytest.approx([0.2, 0.15, 0.1, 0.05])

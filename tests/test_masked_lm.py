@@ -182,16 +182,15 @@ def test_the_offline_masked_lm_fills_fresh_everyday_blanks(mntp, mntp_metrics) -
         assert got["cloze_top1"] >= 0.40 and got["cloze_top5"] >= 0.65, split
         for figure in ("cloze_top1", "cloze_top5", "cloze_copies"):
             assert got[figure] == pytest.approx(mntp_metrics[split][figure], abs=0.03), (split, figure)
-    # Copying: at most 5% of first answers on the test half. On the fresh set it is 10.6% when shipped,
-    # most of it function words ("in", "and", "the"), over the issue's 5%: said on the issue, not hidden.
-    assert cloze.evaluate(mntp, cloze.items("test"))["cloze_copies"] <= 0.05
+    # Copying: at most 5% of first answers a word of the sentence, on both (2.8% and 0% when shipped)
+    for items in (cloze.fresh(), cloze.items("test")):
+        assert cloze.evaluate(mntp, items)["cloze_copies"] <= 0.05
     baseline = cloze.evaluate(model_zoo.load("minilm-l6-mlm"), cloze.fresh())
     assert baseline["cloze_top1"] < 0.2  # what the page ran before: 10% top-1, 28% top-5, 14% copies
 
 
-# Two of the lessons' blanks the offline masked LM still misses (measured when shipped):
+# The lessons' blanks the offline masked LM still misses (measured when shipped):
 MISSED = {
-    "We sat on the river [MASK] and watched the boats.": "and (30%) before bank (12%)",
     "The river [MASK] was muddy after the rain.": "was: the word after the blank",
     "巴黎是法国的首[MASK]。": "人: its adapters were trained on English only (the page names bert-base-chinese)",
 }
@@ -223,6 +222,11 @@ def test_masked_lm_page_default(mntp_metrics) -> None:
     for figure in ("cloze_top1", "cloze_top5", "cloze_copies"):
         assert f"{m['fresh'][figure]:.0%}" in label, figure
     assert f"{m['tokens_seen'] / 1e6:.2f}M tokens" in label
+    # the anti-copy stages, read off the metrics: their steps, weights, and dev copies before and after
+    stages = m["anti_copy_stages"]
+    anti = shown(next(c.value for c in at.caption if "against copying" in c.value))
+    assert f"Its last {sum(s['steps'] for s in stages)} steps" in anti and "weight 1 → 3 → 6 in 3 stages" in anti
+    assert f"to {m['fresh_dev']['cloze_copies']:.1%}" in anti
     paris = [w for w, _ in mask_bars(at, "Paris is the capital of [MASK].")]
     assert paris[0] == "France"
     sources = shown(next(c.value for c in at.caption if "Where the examples come from" in c.value))
