@@ -1,6 +1,8 @@
 """Lesson: ELMo, a biLM whose three layers give each word token its own vector; next words both ways, the
 weighted sum of the layers, and the same word in two sentences."""
 
+import zlib
+
 import numpy as np
 import streamlit as st
 
@@ -140,14 +142,17 @@ def weighted_sum() -> None:
         st.warning(t("elmo.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
     tokens = encoding.tokens
     lesson_word = [i for i, token in enumerate(tokens) if token.lower() == PAIRS[0][2]]  # "stick", as the notes
-    if st.session_state.get("position", -1) >= len(tokens):  # a shorter sentence than before
-        del st.session_state["position"]
+    # The picker belongs to this sentence: its key names it, so a pick remembered for another sentence
+    # (past the end of a shorter one, or a value a browser sent back as text) is never offered here.
+    key = f"position-{zlib.crc32(' '.join(tokens).encode())}"
+    for old in [k for k in st.session_state if str(k).startswith("position-") and k != key]:
+        del st.session_state[old]
     at = st.selectbox(
         t("elmo.word"),
         range(len(tokens)),
         index=lesson_word[0] if lesson_word else 0,
         format_func=lambda i: f"{i + 1}. {tokens[i]}",
-        key="position",
+        key=key,
     )
     st.write(t("elmo.presets"))
     for col, (key, weights) in zip(st.columns(len(PRESETS)), PRESETS.items()):

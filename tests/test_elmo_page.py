@@ -65,6 +65,24 @@ def test_the_page_says_where_its_lm_misses_the_lessons_word() -> None:
     assert ("smollm2-135m, a GPT pre-trained" in line) == (gpt[0] == "out"), gpt
 
 
+def test_a_word_picked_in_one_sentence_is_not_carried_to_another() -> None:
+    """The weighted-sum word picker belongs to its sentence (its key names it): a place picked in a longer
+    sentence never reaches a shorter one, whose default word is shown. Issue 36 saw, in a browser, a
+    TypeError on the remembered place (text, not a number) after "<img src=x onerror=alert(1)>" was typed
+    as the sentence; with one picker per sentence no remembered value of any kind is carried over."""
+    at = open_page("pages/elmo.py")
+    (key,) = [k for k in at.session_state if k.startswith("position-")]
+    picker = at.selectbox(key=key)
+    picker.set_value(len(picker.options) - 1).run()  # the last word of the lesson's sentence
+    assert not at.exception
+    for sentence in ("<img src=x onerror=alert(1)>", "<b>"):
+        at.text_input(key="sentence").set_value(sentence).run()
+        assert not at.exception, sentence
+        assert [k for k in at.session_state if k.startswith("position-")] != [key]  # the old pick is gone
+        title = chart_spec(at, "strip")["layout"]["title"]["text"]
+        assert "“&lt;”" in title or "“<”" in title  # the new sentence's first token (no "stick" in it)
+
+
 def test_presets_set_the_softmax_weights() -> None:
     at = open_page("pages/elmo.py")
     assert "s = softmax(weights) = token 0.33, LSTM-1 0.33, LSTM-2 0.33" in all_text(at)
