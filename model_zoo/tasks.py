@@ -257,7 +257,7 @@ def choose_layer(
             scores.append(0.0)
             continue
         classifier = make_pipeline(StandardScaler(), RidgeClassifier(alpha=1000.0))
-        fold_scores = cross_val_score(classifier, layer, labels, cv=split, groups=keys)
+        fold_scores = cross_val_score(classifier, layer, labels, cv=split, groups=keys if development is None else None)
         scores.append(float(np.mean(fold_scores)))
     best = max(range(len(scores)), key=lambda k: (round(scores[k], 6), k))
     return LayerChoice(best, tuple(scores))
