@@ -25,7 +25,7 @@ ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and c.
 # reaches about 77% on the held-out sentiment sentences at its best layer, smollm2-135m-mlm about 88%.
 OFFLINE_ENCODER = "smollm2-135m-mlm"
 SETS = ("sentiment", "spam")
-POOLINGS = ("cls", "mean")
+POOLINGS = tasks.POOLINGS  # what model_zoo.tasks trains a head on: [CLS] and the mean
 MAX_CHARS = 500
 READERS = [c.name for c in model_zoo.list_models() if c.kind == "qa"]
 PASSAGES = tasks.written_passages()
