@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from .contextual import MaskedLM
+from .contextual import Encoder, MaskedLM, Reader
 
 MASK = "[MASK]"
 START = "<|endoftext|>"  # SmolLM2's document separator: the position before a text's first word
@@ -54,6 +54,28 @@ def mlm_tokenizer(tokenizer: Any) -> Any:
     )
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
+    return tok
+
+
+def reader_tokenizer(tokenizer: Any) -> Any:
+    """`mlm_tokenizer`'s, for a span reader: "START question START passage START". The closing START is
+    where a reader puts "no answer", as BERT's readers use the closing [SEP] (start there, end on the
+    first token); offsets are trimmed of the byte-level space, so an answer's characters are its words'
+    alone (" gravity" covers "gravity")."""
+    from tokenizers.processors import ByteLevel, Sequence, TemplateProcessing
+
+    tok = mlm_tokenizer(tokenizer)
+    start_id = tok.convert_tokens_to_ids(START)
+    tok.backend_tokenizer.post_processor = Sequence(
+        [
+            ByteLevel(trim_offsets=True),
+            TemplateProcessing(
+                single=f"{START} $A {START}",
+                pair=f"{START} $A {START} $B:1 {START}:1",
+                special_tokens=[(START, start_id)],
+            ),
+        ]
+    )
     return tok
 
 
@@ -89,6 +111,27 @@ def load_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     return model, mlm_tokenizer(AutoTokenizer.from_pretrained(str(causal_dir)))
 
 
+def reader_from_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
+    """A span reader on the decoder made a masked LM (`load_mntp`): transformers' QuestionAnswering
+    model of its architecture (the decoder stack, then a linear layer giving each token a start and an
+    end score), the stack's weights those of the masked LM, the start/end layer new. (model, tokenizer)."""
+    from transformers import AutoModelForQuestionAnswering
+
+    masked, tokenizer = load_mntp(causal_dir, trained_dir)
+    reader = AutoModelForQuestionAnswering.from_config(masked.config, attn_implementation="eager")
+    reader.base_model.load_state_dict(masked.base_model.state_dict())
+    return reader, reader_tokenizer(tokenizer)
+
+
+def load_mntp_reader(causal_dir: Path, mntp_dir: Path, reader_dir: Path) -> tuple[Any, Any]:
+    """`reader_from_mntp` with the reader's trained adapters and start/end layer (`reader_dir`, as
+    `train_qa --base` exports them) merged in: (model, tokenizer)."""
+    from peft import PeftModel
+
+    reader, tokenizer = reader_from_mntp(causal_dir, mntp_dir)
+    return PeftModel.from_pretrained(reader, str(reader_dir)).merge_and_unload(), tokenizer
+
+
 def never_offered(tokenizer: Any) -> list[int]:
     """Ids never offered for a blank: [MASK], the special tokens, pieces that are only whitespace
     (a bare space or newline reads as an empty guess) and bytes of a character cut in the middle
@@ -98,20 +141,19 @@ def never_offered(tokenizer: Any) -> list[int]:
     return sorted({*blank, *tokenizer.all_special_ids})
 
 
-class BidirectionalLM(MaskedLM):
-    """A decoder turned masked LM (LLM2Vec): bidirectional attention, and the word at a [MASK] read
-    from the language-model head one position earlier. Serves the pages exactly as a BERT does."""
+class ReadsBothWays(Encoder):
+    """A decoder whose every token sees its whole text: no segment ids, the padding mask made
+    bidirectional (`bidirectional_mask`), for every forward pass the encoder makes."""
 
     def _inputs(self, batch: Any) -> dict[str, torch.Tensor]:
         inputs = {k: v.to(self.device) for k, v in batch.items() if k != "token_type_ids"}
         inputs["attention_mask"] = bidirectional_mask(inputs["attention_mask"], self.model.dtype)
         return inputs
 
-    @torch.inference_mode()
-    def _forward(self, batch: Any, attentions: bool) -> Any:
-        if attentions:
-            return self.base(**self._inputs(batch), output_hidden_states=True, output_attentions=True)
-        return self.fast_base(**self._inputs(batch), output_hidden_states=True)
+
+class BidirectionalLM(ReadsBothWays, MaskedLM):
+    """A decoder turned masked LM (LLM2Vec): bidirectional attention, and the word at a [MASK] read
+    from the language-model head one position earlier. Serves the pages exactly as a BERT does."""
 
     @torch.inference_mode()
     def logits_of(self, batch: Any, rows: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
@@ -142,3 +184,8 @@ class BidirectionalLM(MaskedLM):
                 merged[word.strip()] = merged.get(word.strip(), 0.0) + p
             out.append(sorted(merged.items(), key=lambda g: -g[1])[:top_k])
         return out
+
+
+class BidirectionalReader(ReadsBothWays, Reader):
+    """A decoder made a masked LM, then fine-tuned as a span reader (`train_qa --base`): read as BERT's
+    readers are, "no answer" on the closing START (`reader_tokenizer`)."""

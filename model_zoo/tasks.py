@@ -116,6 +116,9 @@ def load_questions() -> tuple[list[Question], list[Question]]:
     return [q for p, q in qs if p not in held], [q for p, q in qs if p in held] + fresh
 
 
+LECTURE_PASSAGE = "p11"  # the lecture's precipitation passage (qa.tsv), in the test split
+
+
 def written_passages() -> dict[str, list[Question]]:
     """The written passages by id (qa.tsv's p01, p02, ..., then qa_heldout.tsv's h01, ...), in file order,
     each with its questions."""
@@ -442,6 +445,9 @@ class Answer:
     passage: str = ""  # the passage as the model read it
     span: tuple[int, int] | None = None  # the answer's characters in `passage`
     inside: str = ""  # the best span inside the passage, answer or not ("" if the passage has no token)
+    framed: bool = (
+        False  # `tokens` begin with the reader's [CLS] (or what it reads in its place) and end with its [SEP]
+    )
 
     @property
     def start_probabilities(self) -> np.ndarray:
@@ -503,7 +509,8 @@ def answer(head: QAHead, passage: Passage, text: str) -> Answer:
 def read_answer(reader: Reader, question: str, passage: str) -> Answer:
     """A fine-tuned reader's answer: its own scores, [CLS] and [SEP] included."""
     r = reader.read(question, passage)
-    return dataclasses.replace(pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage), cut=r.cut)
+    got = pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage)
+    return dataclasses.replace(got, cut=r.cut, framed=True)
 
 
 def written_answer(question: str, passage: str) -> str | None:

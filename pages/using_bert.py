@@ -30,7 +30,7 @@ MAX_CHARS = 500
 READERS = [c.name for c in model_zoo.list_models() if c.kind == "qa"]
 PASSAGES = tasks.written_passages()
 QUESTIONS = tasks.load_questions()  # (train, test): every fifth passage held out
-SEED_PASSAGE = "p11"  # the lecture's precipitation passage
+SEED_PASSAGE = tasks.LECTURE_PASSAGE
 MULTILINGUAL = "bert-base-multilingual-cased"
 MAX_PASSAGE_CHARS = 2000  # about 450 WordPiece tokens: within what BERT reads with a question
 
@@ -77,7 +77,7 @@ def draw(kind: str, encoding: model_zoo.Encoding, key: str) -> None:
 def show_answer(got: tasks.Answer, model_name: str, key: str) -> None:
     """The span picked, highlighted in the passage (or why there is none), and both score curves. Places
     are counted as the lecture counts a passage's words, from 1 ([CLS], where a reader has it, is 0)."""
-    base = 0 if got.tokens[:1] == ["[CLS]"] else 1
+    base = 0 if got.framed else 1
     if got.span is not None:
         a, b = got.span
         st.success(
@@ -261,7 +261,7 @@ st.markdown(t("using.qa_diagram"))
 reader = select_model(
     t("using.qa_model"),
     READERS,
-    serving.ready_or("bert-base-squad2", "minilm-l6-qa"),
+    serving.ready_or("bert-base-squad2", "smollm2-135m-qa"),
     serving.model_or_fallback,
     key="reader",
 )
@@ -271,11 +271,13 @@ if reader_metrics is not None:
     m = reader_metrics
     st.info(
         t(
-            "using.qa_trained",
+            "using.qa_trained_adapters" if reader_card.builds_on else "using.qa_trained",
             model=reader.name,
+            base=reader_card.builds_on,
+            runs=len(m.get("chosen_from", [])),
             script=m["script"],
             examples=f"{m['run']['examples']:,}",
-            minutes=m["run"]["minutes"],
+            minutes=round(m["run"]["minutes"] + (m["written_stage"]["minutes"] if reader_card.builds_on else 0), 1),
             device=m["device"],
             written=m["written_stage"]["written_questions"],
             test=m["written_test"]["answerable"],
@@ -329,6 +331,8 @@ except model_zoo.ModelZooError as err:
     render_error(err)
 else:
     show_answer(got, reader.name, "qa_curves")
+    if got.tokens[0] != "[CLS]":
+        st.caption(t("using.qa_no_cls", model=reader.name, token=got.tokens[0]))
     gold = tasks.written_answer(question, passage)
     if gold is not None and not (got.span is not None and tasks.exact_match(got.text, gold)):
         missed = f"“{got.text}”" if got.span is not None else t_plain("using.qa_miss_none")

@@ -138,6 +138,10 @@ FORMS = (
     "Write a short letter to a grandparent about {topic}.",
     "Write what a parent might say to their child about {topic}.",
     "Write a short, simple news story for children about {topic}.",
+    "Write a short conversation between a parent and a child about {topic}.",
+    "Write a few lines a teenager might post about {topic}.",
+    "Tell a friend, in a few simple sentences, what you did last weekend: {topic}.",
+    "Write a short email to a work friend about {topic}.",
 )
 
 
@@ -157,6 +161,24 @@ def read_texts(out: Path = DEFAULT_OUT) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def looping(text: str, n: int = 4, most: float = 0.2) -> bool:
+    """Whether a text repeats itself (a small model's loop): more than `most` of its word n-grams are
+    repeats of an earlier one."""
+    words = text.lower().split()
+    grams = [tuple(words[k : k + n]) for k in range(len(words) - n + 1)]
+    return bool(grams) and 1 - len(set(grams)) / len(grams) > most
+
+
+def plain(sentence: str) -> str:
+    """A sentence as training text: no emoji or other symbols, no markdown marks, plain spaces."""
+    import re
+    import unicodedata
+
+    kept = "".join(ch for ch in sentence if not unicodedata.category(ch).startswith(("S", "C")) or ch in "$%&+=<>'")
+    kept = re.sub(r"[*#_~`|]+|<<|>>|\[|\]", " ", kept)
+    return " ".join(kept.split())
+
+
 def write_text(out: Path, path: Path) -> int:
     """The texts as training text for train_elmo / build corpora: one sentence a line, a blank line
     between texts (a text's last sentence, cut by the token limit, is dropped). Returns the sentences."""
@@ -164,7 +186,9 @@ def write_text(out: Path, path: Path) -> int:
 
     lines: list[str] = []
     for record in read_texts(out):
-        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", record["text"]) if s.strip()]
+        if looping(record["text"]):
+            continue
+        sentences = [s for s in map(plain, re.split(r"(?<=[.!?])\s+|\n+", record["text"])) if len(s.split()) >= 3]
         if sentences and not sentences[-1].endswith((".", "!", "?", '"')):
             sentences = sentences[:-1]
         if sentences:
@@ -182,7 +206,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--top-p", type=float, default=0.9)
     parser.add_argument(
-        "--no-repeat", type=int, default=4, help="no n-gram of this size twice in a text (small models loop)"
+        "--no-repeat",
+        type=int,
+        default=4,
+        help="no n-gram of this size twice in a text (small models loop); 0: none (transformers checks it in "
+        "Python, text by text, which is most of a step's time with a large batch on a GPU)",
+    )
+    parser.add_argument(
+        "--repetition-penalty", type=float, default=1.0, help="transformers' penalty on tokens already written"
     )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0)
@@ -204,7 +235,12 @@ def main(argv: list[str] | None = None) -> None:
     done = len(read_texts(args.out))
     source = causal_dir()
     tokenizer = AutoTokenizer.from_pretrained(str(source), padding_side="left")
-    model = AutoModelForCausalLM.from_pretrained(str(source)).eval().to(args.device)
+    if tokenizer.pad_token is None:  # some transformers versions convert the GGUF without one
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(
+        str(source), dtype=torch.bfloat16 if args.device.startswith("cuda") else torch.float32
+    )
+    model = model.eval().to(args.device)
     began, written = time.time(), 0
     log = (args.out / "log.txt").open("a", encoding="utf-8")
     todo = itertools.islice(prompts(), done, None)
@@ -227,6 +263,7 @@ def main(argv: list[str] | None = None) -> None:
                     top_p=args.top_p,
                     max_new_tokens=args.max_new_tokens,
                     no_repeat_ngram_size=args.no_repeat,
+                    repetition_penalty=args.repetition_penalty,
                     pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
                 )
             texts = tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)

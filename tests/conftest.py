@@ -270,3 +270,25 @@ def fresh_data_cache(monkeypatch: pytest.MonkeyPatch):
     st.cache_data.clear()
     yield
     st.cache_data.clear()
+
+
+@pytest.fixture(scope="session")
+def tiny_mntp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A tiny LlamaForCausalLM (tied embeddings, the byte-level BPE of the tiny GPT-2) and, beside it,
+    random LoRA adapters on every linear layer and a [MASK] vector, saved as train_mntp exports them."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from safetensors.torch import save_file
+    from transformers import LlamaForCausalLM
+
+    from model_zoo.bidirectional import MASK_VECTOR
+    from model_zoo.train_mntp import TARGETS
+
+    root = tmp_path_factory.mktemp("tiny-mntp")
+    causal = save_tiny_llama(root / "causal", save_tiny_gpt2(root / "tokenizer"), tied=True)
+    model = LlamaForCausalLM.from_pretrained(str(causal))
+    lora = LoraConfig(r=4, lora_alpha=8, target_modules=list(TARGETS), init_lora_weights=False)
+    trained = root / "trained"
+    get_peft_model(model, lora).save_pretrained(str(trained))
+    save_file({"mask": torch.randn(32)}, str(trained / MASK_VECTOR))
+    return causal, trained

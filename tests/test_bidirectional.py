@@ -12,32 +12,12 @@ from model_zoo import cloze
 from model_zoo.bidirectional import (
     ADAPTER,
     MASK,
-    MASK_VECTOR,
     START,
     BidirectionalLM,
     bidirectional_mask,
     load_mntp,
 )
-from model_zoo.train_mntp import TARGETS, blocks, join_runs, mask_blocks, neighbours, run_history
-from tests.conftest import save_tiny_gpt2, save_tiny_llama
-
-
-@pytest.fixture(scope="module")
-def tiny_mntp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A tiny LlamaForCausalLM (tied embeddings, the byte-level BPE of the tiny GPT-2) and, beside it,
-    random LoRA adapters on every linear layer and a [MASK] vector, saved as train_mntp exports them."""
-    from peft import LoraConfig, get_peft_model
-    from safetensors.torch import save_file
-    from transformers import LlamaForCausalLM
-
-    root = tmp_path_factory.mktemp("tiny-mntp")
-    causal = save_tiny_llama(root / "causal", save_tiny_gpt2(root / "tokenizer"), tied=True)
-    model = LlamaForCausalLM.from_pretrained(str(causal))
-    lora = LoraConfig(r=4, lora_alpha=8, target_modules=list(TARGETS), init_lora_weights=False)
-    trained = root / "trained"
-    get_peft_model(model, lora).save_pretrained(str(trained))
-    save_file({"mask": torch.randn(32)}, str(trained / MASK_VECTOR))
-    return causal, trained
+from model_zoo.train_mntp import blocks, join_runs, mask_blocks, neighbours, run_history
 
 
 @pytest.fixture(scope="module")

@@ -11,21 +11,24 @@ import pytest
 import model_zoo
 from tests.conftest import ROOT
 
+OFFLINE = (  # what ContextLab serves without a download: the offline pack and what was trained on it here
+    "glove-6b-50d",
+    "elmo-mini",
+    "minilm-l6",
+    "minilm-l6-mlm",
+    "minilm-l6-qa",
+    "smollm2-135m",
+    "smollm2-135m-mlm",
+    "smollm2-135m-qa",
+)
+
 
 def test_registry_is_consistent() -> None:
     cards = model_zoo.list_models()
     names = [c.name for c in cards]
     assert len(names) == len(set(names))
     offline = {c.name for c in cards if c.offline}
-    assert offline == {
-        "glove-6b-50d",
-        "elmo-mini",
-        "minilm-l6",
-        "minilm-l6-mlm",
-        "minilm-l6-qa",
-        "smollm2-135m",
-        "smollm2-135m-mlm",
-    }
+    assert offline == set(OFFLINE)
     for card in cards:
         assert card.licence and card.size and card.source and card.capabilities
         homes = [card.offline, card.hub_repo is not None, bool(card.downloads)]
@@ -40,7 +43,7 @@ def test_registry_is_consistent() -> None:
 def test_offline_pack_is_installed_and_classics_need_download(hub_unreachable, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("CONTEXTLAB_CACHE", str(tmp_path))  # nothing prefetched
     states = {c.name: model_zoo.availability(c) for c in model_zoo.list_models()}
-    for name in ("glove-6b-50d", "elmo-mini", "minilm-l6", "minilm-l6-mlm", "minilm-l6-qa", "smollm2-135m"):
+    for name in OFFLINE:
         assert states[name].status == "installed" and states[name].ready
     for name in ("bert-base-uncased", "elmo-small", "bert-base-squad2"):
         assert states[name].status == "needs download" and not states[name].ready

@@ -66,7 +66,7 @@ def test_smollm2_prefers_bank_to_river_after_a_cheque(offline_models) -> None:
     assert "river" not in preds or preds.index("bank") < preds.index("river")
 
 
-@pytest.mark.parametrize("name", ["minilm-l6", "minilm-l6-mlm", "smollm2-135m", "smollm2-135m-mlm"])
+@pytest.mark.parametrize("name", ["minilm-l6", "minilm-l6-mlm", "smollm2-135m", "smollm2-135m-mlm", "smollm2-135m-qa"])
 def test_model_card_size_matches_the_loaded_model(offline_models, name: str) -> None:
     """The models panel's size column is the checkpoint's, not a typo."""
     import re

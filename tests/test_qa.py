@@ -160,10 +160,10 @@ def test_weights_made_for_another_model_are_refused(tiny_reader: Path, tmp_path:
 
 def test_a_prefetched_squad2_bert_is_read_from_the_cache(tiny_reader, hub_unreachable, fake_hub) -> None:  # noqa: ANN001
     card = model_zoo.get_card("bert-base-squad2")
-    assert card.kind == "qa" and card.fallback == "minilm-l6-qa"
+    assert card.kind == "qa" and card.fallback == "smollm2-135m-qa"
     with pytest.raises(model_zoo.ModelUnavailable) as err:
         model_zoo.load("bert-base-squad2")
-    assert err.value.fallback == "minilm-l6-qa"
+    assert err.value.fallback == "smollm2-135m-qa"
     fake_hub(card.hub_repo, tiny_reader)
     reader = model_zoo.load("bert-base-squad2")
     assert isinstance(reader, model_zoo.Reader) and reader.name == "bert-base-squad2"
@@ -198,3 +198,51 @@ def test_the_diagram_feeds_each_task_from_its_vectors() -> None:
     qa = drawn("qa")
     assert "start" in qa and "end" in qa and "linear" not in qa
     assert {"d1", "d2", "d7"} <= set(qa) and "T1" in qa  # the passage's vectors are counted from 1
+
+
+# -- a reader on a decoder made a masked LM (train_qa --base) ---------------------------------------
+def test_a_decoder_reader_reads_question_and_passage_closed_by_the_separator(tiny_mntp: tuple[Path, Path]) -> None:
+    from model_zoo.bidirectional import START, reader_from_mntp
+
+    _, tokenizer = reader_from_mntp(*tiny_mntp)
+    batch = tokenizer("where is the bank ?", "We sat on the river bank.", return_offsets_mapping=True)
+    tokens, sequence = batch.tokens(), batch.sequence_ids()
+    assert tokens[0] == tokens[-1] == START and sequence[0] is None and sequence[-1] is None
+    inside = [k for k, s in enumerate(sequence) if s == 1]
+    words = ["We sat on the river bank."[a:b] for a, b in (batch["offset_mapping"][k] for k in inside)]
+    assert not any(w.startswith(" ") for w in words)  # " bank" covers "bank": an answer has no leading space
+    assert "".join(words) == "Wesatontheriverbank."
+
+
+def test_a_decoder_reader_learns_a_span_and_serves_what_it_exported(
+    tiny_mntp: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from model_zoo.bidirectional import BidirectionalReader, load_mntp_reader
+    from model_zoo.train_qa import AdapterTrainer
+
+    trainer = AdapterTrainer("tiny-mntp", torch.device("cpu"), lr=3e-2, batch=4, rank=4, sources=tiny_mntp)
+    examples = [
+        Example("where did we sit ?", PASSAGE, "the river bank", PASSAGE.index("the river bank")),
+        Example("where is the boat ?", PASSAGE, "at the water", PASSAGE.index("at the water")),
+        Example("who went to the bank ?", PASSAGE, "The man", 0),
+        Example("what colour is the sky ?", PASSAGE, None, -1),
+    ]
+    run = trainer.train(examples, epochs=150, minutes=5)  # first and final losses: means of 50 steps
+    assert run["final_loss"] < run["first_loss"] / 2
+    served = trainer.reader()
+    assert isinstance(served, BidirectionalReader)
+    read = served.read("where did we sit ?", PASSAGE)
+    assert read.tokens[0] == read.tokens[-1] == "<|endoftext|>"  # "no answer" is scored on the closing one
+    assert tasks.read_answer(served, "where did we sit ?", PASSAGE).text == "the river bank"
+    trainer.export(tmp_path / "reader", {"model": "tiny-mntp-qa"})
+    from safetensors.torch import load_file
+
+    shipped = load_file(str(tmp_path / "reader" / "adapter_model.safetensors"))
+    assert all("lora_" in k or "qa_outputs" in k for k in shipped)  # adapters and the head: never the embeddings
+    assert {v.dtype for v in shipped.values()} == {torch.float16}
+    model, tokenizer = load_mntp_reader(*tiny_mntp, tmp_path / "reader")
+    again = BidirectionalReader("tiny-mntp-qa", model, tokenizer, torch.device("cpu")).read(
+        "where did we sit ?", PASSAGE
+    )
+    np.testing.assert_allclose(again.start_scores, read.start_scores, atol=0.05)  # fp16 files
+    np.testing.assert_allclose(again.end_scores, read.end_scores, atol=0.05)
