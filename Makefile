@@ -84,7 +84,8 @@ bench-load: install-dev nginx
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy model_zoo
+	$(BIN)/mypy model_zoo serving/runtime.py
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache bench.json bench-load.json artifacts

@@ -260,16 +260,25 @@ def served_like_a_running_server(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def fresh_data_cache(monkeypatch: pytest.MonkeyPatch):
-    """Results cached by one test must not answer for the next; loaded models may stay."""
+def fresh_data_cache(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """Results cached by one test must not answer for the next; loaded models may stay. In the fast
+    tier the server's memo of slow results (serving.SLOW) is emptied too; the slow tier keeps it, as a
+    server does, so that results of real weights that take a minute are computed once per run."""
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # the classics are out of reach
     import streamlit as st
 
+    import serving
+
+    fast = not (request.node.get_closest_marker("slow") or request.node.get_closest_marker("browser"))
     st.cache_data.clear()
+    if fast:
+        serving.SLOW.clear()
     yield
     st.cache_data.clear()
+    if fast:
+        serving.SLOW.clear()
 
 
 @pytest.fixture(scope="session")

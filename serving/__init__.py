@@ -1,26 +1,34 @@
 """The cache layer: every st.cache_resource / st.cache_data wrapper of the app lives here.
 
 Models load once per process and are shared by every session (thirty students on one
-server share one copy). model_zoo stays free of Streamlit; pages call these helpers.
+server share one copy). model_zoo stays free of Streamlit; pages call these helpers. What holds
+a class without needing Streamlit (batching, the shared memo, gates, low-priority threads, the
+warm-up thread) is serving.runtime.
 """
 
 from __future__ import annotations
 
-import gc
-import os
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import streamlit as st
 
 import model_zoo
 from model_zoo import Availability, ModelUnavailable, cloze
+
+from .runtime import (
+    TRAINING_NICE,
+    Memo,
+    MicroBatcher,
+    freeze_startup_objects,
+    gate,
+    low_priority_threads,
+    start_warm_up,
+)
 
 if TYPE_CHECKING:  # importing this module must not import torch: the home page only reads availability
     import model_zoo.architecture
@@ -41,25 +49,15 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
 
 T = TypeVar("T")
 M = TypeVar("M")
-K = TypeVar("K")
-V = TypeVar("V")
+__all__ = ["TRAINING_NICE", "MicroBatcher"]  # re-exported: the runtime's names as pages and tests know them
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def load_model(name: str) -> Model:
     """The loaded model `name`, shared by every session; raises ModelUnavailable."""
     model = model_zoo.load(name)
-    _freeze_startup_objects()
+    freeze_startup_objects()
     return model
-
-
-def _freeze_startup_objects() -> None:
-    """Move what is alive now (torch, transformers, plotly, the models: millions of objects that
-    live as long as the server) out of the garbage collector's way. Python's collector then walks
-    only what page runs create; Streamlit's own full collection after every run is off
-    (.streamlit/config.toml), since walking all of it took most of a rerun's time."""
-    gc.collect()
-    gc.freeze()
 
 
 WARM = ("glove-6b-50d", "minilm-l6")  # the models most pages open with
@@ -84,18 +82,7 @@ def warm_up(delay_s: float = WARM_DELAY_S) -> threading.Thread | None:
 
     if os.environ.get("CONTEXTLAB_WARMUP", "1") == "0":
         return None
-
-    def work() -> None:
-        _pause(delay_s)
-        for name in WARM:
-            try:
-                load_model(name)
-            except model_zoo.ModelZooError:
-                pass  # the page that needs it will say why
-
-    thread = threading.Thread(target=work, name="contextlab-warm-up", daemon=True)
-    thread.start()
-    return thread
+    return start_warm_up(lambda name: load_model(name), WARM, delay_s, lambda seconds: _pause(seconds))
 
 
 def loaded(name: str, kind: type[M]) -> M:
@@ -219,82 +206,6 @@ def _fill_mask_batcher(model_name: str) -> MicroBatcher[tuple[str, int], list[li
         return [[guesses[:k] for guesses in each] for each, (_, k) in zip(filled, items)]
 
     return MicroBatcher(run)
-
-
-class MicroBatcher(Generic[K, V]):
-    """Requests from many sessions that arrive together share one forward pass.
-
-    A class types at the same moment: thirty single-sentence forward passes, each in its own
-    script thread, fight over the GIL and the cores, while one pass over thirty sentences costs
-    a few single ones. The first caller to find no batch running leads: it waits `wait_s` for
-    others to join (a bounded wait: alone, a learner pays only that), runs `run` on up to
-    `max_batch` items and hands each caller its own result. Callers arriving meanwhile queue for
-    the next batch; no extra thread is started (the leaders are the callers' own threads).
-    """
-
-    def __init__(self, run: Callable[[list[K]], list[V]], max_batch: int = 32, wait_s: float = 0.003) -> None:
-        self._run, self.max_batch, self.wait_s = run, max_batch, wait_s
-        self._cond = threading.Condition()
-        self._queue: list[_Slot[K, V]] = []
-        self._running = False
-        self.batches: list[int] = []  # sizes of the last batches run (for tests and make bench)
-
-    def __call__(self, item: K) -> V:
-        slot: _Slot[K, V] = _Slot(item)
-        with self._cond:
-            self._queue.append(slot)
-            while not slot.done and (self._running or self._queue[0] is not slot):
-                self._cond.wait()
-            if slot.done:
-                return slot.result()
-            self._running = True  # this caller leads the next batch
-        time.sleep(self.wait_s)
-        with self._cond:
-            batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
-        try:
-            self._answer(batch)
-        finally:
-            with self._cond:
-                for s in batch:
-                    s.done = True
-                self.batches = [*self.batches[-99:], len(batch)]
-                self._running = False
-                self._cond.notify_all()
-        return slot.result()
-
-    def _answer(self, batch: list[_Slot[K, V]]) -> None:
-        """Run the batch; if a learner's input fails it (a ModelZooError), each item alone, so
-        that only that learner sees the message and the others still get their answers."""
-        try:
-            for s, value in zip(batch, self._run([s.item for s in batch]), strict=True):
-                s.value = value
-            return
-        except model_zoo.ModelZooError as err:
-            if len(batch) == 1:
-                batch[0].error = err
-                return
-        except BaseException as err:  # every caller of a failed batch sees why
-            for s in batch:
-                s.error = err
-            return
-        for s in batch:
-            try:
-                s.value = self._run([s.item])[0]
-            except BaseException as err:
-                s.error = err
-
-
-@dataclass
-class _Slot(Generic[K, V]):
-    item: K
-    done: bool = False
-    value: V | None = None
-    error: BaseException | None = None
-
-    def result(self) -> V:
-        if self.error is not None:
-            raise self.error
-        return self.value  # type: ignore[return-value]
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -435,41 +346,13 @@ def attention_page(
     return _build(view, encoding.tokens, encoding.attentions, b_start, title)
 
 
-@st.cache_resource
-def _slow_results() -> tuple[OrderedDict, threading.Lock, dict[tuple, threading.Lock]]:
-    """Results that take seconds and draw a progress bar while computed (head summaries,
-    encoded sense sets), shared by every session, least recently used dropped first; with
-    one lock per result being computed. Not st.cache_data: the progress bar must not be
-    replayed on a cache hit (Streamlit refuses to replay it into another run's layout)."""
-    return OrderedDict(), threading.Lock(), {}
-
-
 SLOW_RESULTS = 128
+SLOW = Memo(SLOW_RESULTS)  # results that take seconds and draw a progress bar (runtime.Memo): one per server
 
 
 def _shared(key: tuple, compute: Callable[[], T]) -> T:
-    """`compute()` once per server for `key` (see _slow_results). Sessions asking while it
-    runs wait for it: thirty students opening one page start one computation, not thirty."""
-    store, lock, computing = _slow_results()
-    with lock:
-        if key in store:
-            store.move_to_end(key)
-            return store[key]
-        gate = computing.setdefault(key, threading.Lock())
-    with gate:  # one session computes; the others wait here, then find its result
-        with lock:
-            if key in store:
-                return store[key]
-        try:
-            value = compute()
-            with lock:
-                store[key] = value
-                while len(store) > SLOW_RESULTS:
-                    store.popitem(last=False)
-        finally:  # stored first: a session arriving now finds the value, or (after an error) computes
-            with lock:
-                computing.pop(key, None)
-    return value
+    """`compute()` once per server for `key`: sessions asking while it runs wait for it."""
+    return SLOW.get(key, compute)
 
 
 def head_summary(
@@ -575,31 +458,9 @@ def _word_vector_batcher(model_name: str) -> MicroBatcher[tuple[str, str], np.nd
     return MicroBatcher(run)
 
 
-@st.cache_resource
 def _training_gate() -> threading.Semaphore:
     """One word2vec training at a time per server: thirty clicks must not starve the CPU."""
-    return threading.Semaphore(1)
-
-
-TRAINING_NICE = 10  # a training's threads give way to page runs (CFS weight 110 against 1,024)
-
-
-@contextmanager
-def _low_priority_threads() -> Iterator[None]:
-    """Threads started inside (gensim's workers) run at a lower CPU priority: a training a learner
-    starts takes the cores only when no page run wants them. On Linux the nice value is per thread
-    and a new thread inherits its creator's; this thread's own is put back where the system lets us."""
-    if not hasattr(os, "setpriority"):  # not Linux or macOS: trainings run at normal priority
-        yield
-        return
-    me = threading.get_native_id()
-    before = os.getpriority(os.PRIO_PROCESS, me)
-    os.setpriority(os.PRIO_PROCESS, me, max(before, TRAINING_NICE))
-    try:
-        yield
-    finally:
-        with suppress(OSError):  # raising priority back needs CAP_SYS_NICE; the thread ends with the run
-            os.setpriority(os.PRIO_PROCESS, me, before)
+    return gate("word2vec training", 1)
 
 
 @dataclass(frozen=True)
@@ -619,7 +480,7 @@ def train_word2vec(settings: TrainSettings, watch: str, on_epoch: Callable[[Epoc
     from model_zoo.word2vec import quality
     from model_zoo.word2vec import train_word2vec as train
 
-    with _training_gate(), _low_priority_threads():
+    with _training_gate(), low_priority_threads():
         start = time.perf_counter()
         model = train(lexicon.corpus(), settings, watch=watch, on_epoch=on_epoch)
         seconds = time.perf_counter() - start
@@ -644,10 +505,9 @@ def _probing_data() -> tuple[list[model_zoo.probing.Sentence], model_zoo.probing
     return sentences, probing.select_targets(sentences)
 
 
-@st.cache_resource
 def _probe_gate() -> threading.Semaphore:
     """One probe retraining at a time per server: a class clicking "Retrain" queues, the pages stay quick."""
-    return threading.Semaphore(1)
+    return gate("probe training", 1)
 
 
 def masking_race(seed: int = 0, on_progress: Callable[[float], None] | None = None) -> model_zoo.why_mask.Race:
@@ -657,7 +517,7 @@ def masking_race(seed: int = 0, on_progress: Callable[[float], None] | None = No
 
     def compute() -> why_mask.Race:
         sentences = [[w.lower() for w in s.words] for s in probing.load_sentences()]
-        with _probe_gate(), _low_priority_threads():
+        with _probe_gate(), low_priority_threads():
             return why_mask.race(sentences, seed=seed, on_progress=on_progress)
 
     return _shared(("masking race", seed), compute)
@@ -671,7 +531,7 @@ def transfer_curve(
     from model_zoo import transfer
 
     def compute() -> transfer.TransferCurve:
-        with _probe_gate(), _low_priority_threads():
+        with _probe_gate(), low_priority_threads():
             return transfer.transfer_curve(loaded(model_name, model_zoo.Encoder), on_progress=on_progress)
 
     return _shared(("transfer curve", model_name), compute)
@@ -684,7 +544,7 @@ def probing_features(model_name: str, on_progress: Callable[[float], None] | Non
     def compute() -> np.ndarray:
         sentences, targets = _probing_data()
         folder = model_zoo.cache_root() / "probing"
-        with _low_priority_threads():
+        with low_priority_threads():
             return probing.cached_features(contextual(model_name), sentences, targets, folder, on_progress)
 
     return _shared(("probing features", model_name), compute)
@@ -701,17 +561,16 @@ def retrain_probe(
         features = probing_features(model_name)
         sentences, targets = _probing_data()
         data = probing.task_set(sentences, targets, task, seed=seed, max_train=probing.max_train_rows(features))
-        with _probe_gate(), _low_priority_threads():
+        with _probe_gate(), low_priority_threads():
             return probing.probe_task(features, data, model_name, probing.ProbeSettings(seed=seed), on_progress)
 
     return _shared(("probe", model_name, task, seed), compute)
 
 
 # -- GPT vs BERT ---------------------------------------------------------------------------------
-@st.cache_resource
 def _generation_gate() -> threading.Semaphore:
     """At most two generations at once per server: each takes a core while it writes; the rest queue."""
-    return threading.Semaphore(2)
+    return gate("generation", 2)
 
 
 def generate(model_name: str, text: str, strategy: model_zoo.generation.Strategy) -> Iterator[Step]:
@@ -779,7 +638,7 @@ def _task_heads(model_name: str, task: str, on_progress: Callable[[float], None]
 
     def compute() -> dict[str, TrainedHead]:
         model = loaded(model_name, model_zoo.Encoder)
-        with _probe_gate(), _low_priority_threads():
+        with _probe_gate(), low_priority_threads():
             return tasks.cached_task_heads(model, task, model_zoo.cache_root() / "heads", on_progress)
 
     return _shared(("task heads", model_name, task), compute)
@@ -807,7 +666,7 @@ def cross_lingual(model_name: str, on_progress: Callable[[float], None] | None =
 
     def compute() -> tasks.CrossLingual:
         english = task_head(model_name, "sentiment", "mean", on_progress)
-        with _probe_gate(), _low_priority_threads():
+        with _probe_gate(), low_priority_threads():
             return tasks.cross_lingual(loaded(model_name, model_zoo.Encoder), english.head, "mean")
 
     return _shared(("cross-lingual", model_name), compute)
@@ -819,7 +678,7 @@ def qa_head(model_name: str, on_progress: Callable[[float], None] | None = None)
 
     def compute() -> tasks.QAHead:
         train, test = tasks.load_questions()
-        with _probe_gate(), _low_priority_threads():
+        with _probe_gate(), low_priority_threads():
             return tasks.train_qa(loaded(model_name, model_zoo.Encoder), train, test, on_progress=on_progress)
 
     return _shared(("qa head", model_name), compute)
@@ -854,7 +713,7 @@ def fine_tuned(
 
     def compute() -> tasks.FineTuned:
         data = tasks.load_pairs() if task == "nli" else tasks.load_sentences(task)
-        with _probe_gate(), _low_priority_threads():
+        with _probe_gate(), low_priority_threads():
             return tasks.fine_tune(loaded(model_name, model_zoo.Encoder), data, on_progress=on_progress)
 
     return _shared(("fine-tuned", model_name, task), compute)
@@ -882,7 +741,7 @@ def ner_tagger(model_name: str, on_progress: Callable[[float], None] | None = No
         features = probing_features(model_name, on_progress)
         sentences, targets = _probing_data()
         data = probing.task_set(sentences, targets, probing.TAGGING, max_train=probing.max_train_rows(features))
-        with _probe_gate(), _low_priority_threads():
+        with _probe_gate(), low_priority_threads():
             return tasks.train_tagger(features, data)
 
     return _shared(("ner tagger", model_name), compute)
