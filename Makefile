@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run serve nginx test test-fast bench bench-load install install-dev browser lint clean
+.PHONY: run serve nginx test test-fast coverage bench bench-load install install-dev browser lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,11 @@ test: install-dev browser nginx lint $(ALLENNLP_WHEEL)
 # The fast tier: tiny models and pure code, no real weights, no browser (about a minute).
 test-fast: install-dev
 	$(BIN)/python -m pytest -m "not slow and not browser"
+
+# How much of each page the fast tier runs (the tiny zoo: tests/test_pages_fast.py and the rest).
+coverage: install-dev
+	$(BIN)/python -m coverage run --source=pages -m pytest -q -m "not slow and not browser"
+	$(BIN)/python -m coverage report
 
 bench: install-dev browser
 	$(BIN)/python bench.py

@@ -333,6 +333,38 @@ def download_dir(card: ModelCard) -> Path:
     return cache_root() / "models" / card.name
 
 
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".hdf5", ".npy", ".gguf", ".model")
+
+
+def weights_fingerprint(name: str) -> str | None:
+    """A short hash of the files `name`'s weights are read from here (the offline pack's file or folder,
+    and the file ContextLab trained on top of it), or None where none is on this machine: figures
+    precomputed from a model are used only with the weights they came from (a model trained again under
+    its name, elmo-mini or smollm2-135m-mlm, gets new ones)."""
+    card = get_card(name)
+    places = [
+        p for p in (package_file(card) if card.package else None, trained_file(card) if card.trained else None) if p
+    ]
+    files = sorted(f for p in places for f in ([p] if p.is_file() else p.rglob("*")) if f.suffix in WEIGHT_SUFFIXES)
+    if not files:
+        return None
+    return _fingerprint(tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+
+
+@functools.lru_cache(maxsize=32)
+def _fingerprint(files: tuple[tuple[str, int, int], ...]) -> str:
+    """The hash of the files' names and bytes (about 0.1 s for the largest model here), once per version."""
+    import hashlib
+
+    digest = hashlib.sha1()
+    for path, _, _ in files:
+        digest.update(Path(path).name.encode())
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 22), b""):
+                digest.update(block)
+    return digest.hexdigest()[:12]
+
+
 def trained_file(card: ModelCard) -> Path:
     """Weights ContextLab trained for `card` (shipped under assets/)."""
     return ASSETS / card.trained

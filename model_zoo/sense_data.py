@@ -95,14 +95,23 @@ def precomputed_file(model_name: str) -> Path:
     return PRECOMPUTED / f"{model_name}.npz"
 
 
-@cache
 def load_precomputed(model_name: str) -> dict[str, Precomputed] | None:
-    """word -> Precomputed for `model_name`, or None if absent or made from other data."""
+    """word -> Precomputed for `model_name`, or None if absent, or made from other data or other weights
+    than the model `model_name` is here now (`registry.weights_fingerprint`)."""
+    from .registry import weights_fingerprint
+
+    return _load_precomputed(model_name, weights_fingerprint(model_name), data_version())
+
+
+@cache
+def _load_precomputed(model_name: str, weights: str | None, data: str) -> dict[str, Precomputed] | None:
     path = precomputed_file(model_name)
     if not path.exists():
         return None
     with np.load(path) as saved:
-        if str(saved["data_version"]) != data_version():
+        if str(saved["data_version"]) != data:
+            return None
+        if "weights" not in saved or str(saved["weights"]) != str(weights):
             return None
         words = [str(w) for w in saved["words"]]
         return {

@@ -265,6 +265,9 @@ def precompute(encoder: Contextual, folder: Path, on_word: Callable[[str], None]
         arrays[f"{word}.baseline"] = measures.baseline
     path = folder / precomputed_file(encoder.name).name
     folder.mkdir(parents=True, exist_ok=True)
-    arrays.update(words=np.array(list(sets)), data_version=np.array(data_version()))
+    from .registry import REGISTRY, weights_fingerprint
+
+    weights = weights_fingerprint(encoder.name) if encoder.name in {c.name for c in REGISTRY} else None
+    arrays.update(words=np.array(list(sets)), data_version=np.array(data_version()), weights=np.array(str(weights)))
     np.savez_compressed(path, **arrays)
     return path

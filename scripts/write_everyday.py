@@ -129,6 +129,22 @@ TOPICS = (
     "a lost wallet found again",
     "a family dinner",
 )
+# Free time with friends and family, where everyday phrasal verbs live ("hang out", "catch up", "pick
+# up", "go out"): the corpus of the first run held 24 "hang out"s in 1.1M words (`--free-time`).
+FREE_TIME = (
+    "hanging out with friends after work",
+    "what you and your friends do on a Friday night",
+    "catching up with an old friend",
+    "what teenagers do after school",
+    "a lazy Sunday with nothing planned",
+    "making plans for the weekend with a friend",
+    "meeting a friend at a cafe",
+    "a friend who always arrives late",
+    "where young people in a small town spend their evenings",
+    "inviting a new colleague to join the group",
+    "a summer evening in the park with friends",
+    "staying in or going out tonight",
+)
 FORMS = (
     "Write a short diary entry about {topic}. Use simple everyday English.",
     "Write a short conversation between two friends about {topic}.",
@@ -145,11 +161,11 @@ FORMS = (
 )
 
 
-def prompts() -> Iterator[tuple[int, str, str, int]]:
+def prompts(topics: tuple[str, ...] = TOPICS) -> Iterator[tuple[int, str, str, int]]:
     """(index, topic, form, seed) for ever: every topic x form, then again with the next seed."""
     i = 0
     for seed in itertools.count():  # not itertools.product: it would read count() to the end first
-        for form, topic in itertools.product(FORMS, TOPICS):
+        for form, topic in itertools.product(FORMS, topics):
             yield i, topic, form, seed
             i += 1
 
@@ -218,6 +234,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--limit", type=int, default=0, help="stop after this many texts in all (0: none)")
+    parser.add_argument("--free-time", action="store_true", help="the FREE_TIME topics instead of TOPICS")
     parser.add_argument("--text", type=Path, default=None, help="write what OUT holds as training text here, then stop")
     args = parser.parse_args(argv)
     if args.text is not None:
@@ -243,7 +260,7 @@ def main(argv: list[str] | None = None) -> None:
     model = model.eval().to(args.device)
     began, written = time.time(), 0
     log = (args.out / "log.txt").open("a", encoding="utf-8")
-    todo = itertools.islice(prompts(), done, None)
+    todo = itertools.islice(prompts(FREE_TIME if args.free_time else TOPICS), done, None)
     with (args.out / "texts.jsonl").open("a", encoding="utf-8") as sink:
         while time.time() - began < args.hours * 3600 and not (args.limit and done + written >= args.limit):
             batch = list(itertools.islice(todo, args.batch))

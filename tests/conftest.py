@@ -301,3 +301,72 @@ def tiny_mntp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     get_peft_model(model, lora).save_pretrained(str(trained))
     save_file({"mask": torch.randn(32)}, str(trained / MASK_VECTOR))
     return causal, trained
+
+
+# -- the tiny zoo: every offline model as a tiny random one, under its own name (fast tier) --------------
+TINY_STATIC_WORDS = (
+    "the a man woman king queen prince princess boy girl bank river money water stick fish dog cat car "
+    "paris france rome italy stockholm sweden cairo egypt has had was is good bad happy sad play playing "
+    "apple banana house tree city country walk run river bank deposit cheque"
+).split()
+
+
+@pytest.fixture(scope="session")
+def tiny_zoo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tiny random checkpoints in folders named as the offline models they stand for."""
+    from model_zoo.elmo import BOS, EOS, UNK
+    from tests.test_elmo import OPTIONS, write_elmo
+
+    root = tmp_path_factory.mktemp("tiny-zoo")
+    save_tiny_bert(root / "minilm-l6", pretraining=False)
+    save_tiny_bert(root / "minilm-l6-mlm")
+    save_tiny_bert(root / "minilm-l6-qa", qa=True)
+    save_tiny_llama(root / "smollm2-135m", save_tiny_gpt2(root / "bpe"))
+    write_elmo(root / "elmo-mini", OPTIONS, [BOS, EOS, UNK, *dict.fromkeys([*WORDS, *TINY_STATIC_WORDS])])
+    return root
+
+
+@pytest.fixture
+def tiny_zoo(tiny_zoo_dir: Path, tiny_mntp: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Every offline model a page asks for is a tiny random one of its kind, under its own name: the pages
+    run their whole code in the fast tier. What they show is nonsense; that they show it is the test.
+    The server's loaded models and caches are emptied before and after, so no real test meets a tiny model."""
+    import numpy as np
+    import torch
+
+    import serving
+    from model_zoo import loading
+    from model_zoo.bidirectional import BidirectionalLM, BidirectionalReader, load_mntp, reader_from_mntp
+    from model_zoo.elmo import load_elmo
+    from model_zoo.static import StaticModel
+
+    classic = loading._load_card
+
+    def tiny(card, device=None):  # noqa: ANN001, ANN202
+        if not card.offline:
+            return classic(card, device)
+        cpu = torch.device("cpu")
+        if card.name == "glove-6b-50d":
+            vectors = np.random.default_rng(0).normal(size=(len(TINY_STATIC_WORDS), 8)).astype(np.float32)
+            return StaticModel.from_arrays(
+                card.name,
+                list(dict.fromkeys(TINY_STATIC_WORDS)),
+                vectors[: len(set(TINY_STATIC_WORDS))],
+                lowercase=True,
+            )
+        if card.name == "smollm2-135m-mlm":
+            return BidirectionalLM(card.name, *load_mntp(*tiny_mntp), cpu)
+        if card.name == "smollm2-135m-qa":
+            return BidirectionalReader(card.name, *reader_from_mntp(*tiny_mntp), cpu)
+        if card.kind == "elmo":
+            return load_elmo(tiny_zoo_dir / card.name, name=card.name, device="cpu")
+        return loading._load_folder(tiny_zoo_dir / card.name, "cpu")
+
+    from model_zoo import registry
+
+    monkeypatch.setattr(loading, "_load_card", tiny)
+    monkeypatch.setattr(registry, "weights_fingerprint", lambda name: "tiny")  # no figures of the real weights
+    monkeypatch.setenv("CONTEXTLAB_CACHE", str(tmp_path / "cache"))  # disk caches of tiny vectors stay here
+    serving.load_model.clear()
+    yield tiny_zoo_dir
+    serving.load_model.clear()

@@ -251,13 +251,23 @@ def test_precomputed_figures_are_what_the_model_gives(offline_models) -> None:
 def test_precomputed_figures_from_other_data_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     from model_zoo import sense_data
 
-    sense_data.load_precomputed.cache_clear()
+    sense_data._load_precomputed.cache_clear()
+    assert sense_data.load_precomputed("minilm-l6") is not None  # the shipped figures, for the pack's weights
     monkeypatch.setattr(sense_data, "data_version", lambda: "another-set")
     try:
         assert sense_data.load_precomputed("minilm-l6") is None
     finally:
         monkeypatch.undo()
-        sense_data.load_precomputed.cache_clear()
+        sense_data._load_precomputed.cache_clear()
+
+
+def test_precomputed_figures_from_other_weights_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model trained again under its name (elmo-mini, smollm2-135m-mlm) never gets the old one's figures."""
+    from model_zoo import registry, sense_data
+
+    assert sense_data.load_precomputed("elmo-mini") is not None
+    monkeypatch.setattr(registry, "weights_fingerprint", lambda name: "weights-trained-again")
+    assert sense_data.load_precomputed("elmo-mini") is None
 
 
 @pytest.mark.slow

@@ -1,0 +1,133 @@
+"""Every page in the fast tier, on the tiny zoo (tests/conftest.py): its default view and one changed
+input, with no error and the section the input drives drawn. What the tiny models say is nonsense: the
+slow tier checks the facts of real weights; this tier checks that every page's code runs, in seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, all_text, open_page
+
+PAGES = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
+
+
+def charts(at) -> set[str]:  # noqa: ANN001
+    """The keys of the Plotly charts drawn (the part after the widget prefix)."""
+    return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+
+
+def ok(at) -> None:  # noqa: ANN001
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_opens_on_the_tiny_zoo(tiny_zoo: Path, page: str) -> None:
+    ok(open_page(f"pages/{page}"))
+
+
+def test_attention_each_view(tiny_zoo: Path) -> None:
+    at = open_page("pages/attention.py")
+    ok(at)
+    assert at.get("iframe")  # the head view
+    for tab in ("Model view", "Query · key", "Head summary"):
+        at.session_state["view"] = tab
+        ok(at.run())
+    assert {"summary_first", "summary_entropy"} <= charts(at)  # the head summary's heatmaps
+    at.text_area(key="text").input("The cat sat on the mat.").run()
+    ok(at)
+
+
+@pytest.mark.parametrize(
+    ("model", "text", "drawn"),
+    [
+        ("glove-6b-50d", "king queen zzzz", "table"),
+        ("minilm-l6-mlm", "the man went to the [MASK] .", "mask0"),
+        ("smollm2-135m", "the man went to the", "plotly"),
+        ("elmo-mini", "the man went to the", "forward"),
+    ],
+)
+def test_playground_each_kind_of_model(tiny_zoo: Path, model: str, text: str, drawn: str) -> None:
+    at = open_page("pages/playground.py", model=model, text=text)
+    ok(at)
+    if drawn == "table":
+        assert at.table  # nearest neighbours, and a word outside the vocabulary said so
+        assert "⚠" in str(at.table[0].value)
+    elif drawn == "plotly":
+        assert at.get("plotly_chart")
+    else:
+        assert drawn in charts(at)
+
+
+def test_one_hot_own_words(tiny_zoo: Path) -> None:
+    at = open_page("pages/onehot.py")
+    at.text_area(key="text").input("river bank money").run()
+    ok(at)
+    assert len(at.get("plotly_chart")) >= 2  # the one-hot matrix and the similarity matrix of these words
+
+
+def test_embeddings_neighbours_and_analogy(tiny_zoo: Path) -> None:
+    at = open_page("pages/embeddings.py")
+    at.text_input(key="word").input("river").run()
+    ok(at)
+    at.text_input(key="a").input("man").run()
+    ok(at)
+
+
+def test_elmo_own_text(tiny_zoo: Path) -> None:
+    at = open_page("pages/elmo.py")
+    at.text_input(key="lm_text").input("the man went to").run()
+    ok(at)
+    assert {"forward", "backward"} <= charts(at)
+
+
+def test_masked_lm_own_sentence(tiny_zoo: Path) -> None:
+    at = open_page("pages/masked_lm.py")
+    at.text_area(key="text").input("the man went to the [MASK] .").run()
+    ok(at)
+
+
+def test_gpt_writes(tiny_zoo: Path) -> None:
+    at = open_page("pages/gpt.py")
+    at.button(key="write").click().run()
+    ok(at)
+
+
+def test_bert_inputs_a_pair(tiny_zoo: Path) -> None:
+    at = open_page("pages/bert_inputs.py")
+    at.text_input(key="b").input("the river bank .").run()
+    ok(at)
+
+
+def test_transformer_own_text(tiny_zoo: Path) -> None:
+    at = open_page("pages/transformer.py")
+    at.text_input(key="tf_text").input("the man went to the bank .").run()
+    ok(at)
+
+
+def test_probing_another_task(tiny_zoo: Path) -> None:
+    at = open_page("pages/probing.py")
+    ok(at)
+    assert "weights" in charts(at)
+
+
+def test_senses_own_sentence(tiny_zoo: Path) -> None:
+    at = open_page("pages/senses.py")
+    at.text_input(key="mine").input("we sat on the river bank .").run()
+    ok(at)
+
+
+def test_using_bert_a_question(tiny_zoo: Path) -> None:
+    at = open_page("pages/using_bert.py")
+    at.text_input(key="question").input("where did we sit ?").run()
+    ok(at)
+    assert "qa_curves" in charts(at)
+
+
+def test_transfer_race_trains_on_a_click(tiny_zoo: Path) -> None:
+    at = open_page("pages/transfer.py")
+    at.button(key="transfer_train").click().run(timeout=300)
+    ok(at)
+    assert "transfer_chart" in charts(at) and "%" in all_text(at)
