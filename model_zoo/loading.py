@@ -22,9 +22,11 @@ from .registry import (
     _offline_forced,
     availability,
     cache_root,
+    cached_file,
     download_dir,
     get_card,
     hub_reachable,
+    offline_forced_reason,
     package_file,
     trained_file,
 )
@@ -272,19 +274,27 @@ def _from_pretrained(
 ) -> tuple[Any, Any]:
     if card is None:
         return auto.from_pretrained(source, **kwargs), tok.from_pretrained(source)
-    # A classic: the cache first, with no network at all; then the Hub if it can be reached.
-    try:
-        return (
-            auto.from_pretrained(source, local_files_only=True, **kwargs),
-            tok.from_pretrained(source, local_files_only=True),
-        )
-    except OSError:
-        pass
+    # A classic: from its snapshot folder in the cache when its files are there, with no network at all
+    # (given the repository's name, even with local_files_only, transformers asks the Hub for an adapter
+    # file and retries for about 25 s on a machine without internet); else the Hub if it can be reached.
+    snapshot = _cached_snapshot(card)
+    if snapshot is not None:
+        try:
+            return auto.from_pretrained(str(snapshot), **kwargs), tok.from_pretrained(str(snapshot))
+        except OSError:
+            pass
     _require_hub(card)
     try:
         return auto.from_pretrained(source, **kwargs), tok.from_pretrained(source)
     except OSError as err:
         raise ModelUnavailable(card.name, _short_reason(err), card.fallback) from err
+
+
+def _cached_snapshot(card: ModelCard) -> Path | None:
+    """The folder of the Hugging Face cache that holds every file `card` needs, or None."""
+    assert card.hub_repo is not None
+    found = [cached_file(card.hub_repo, f) for f in card.hub_files]
+    return None if not found or None in found else found[0].parent  # type: ignore[union-attr]
 
 
 def _hub_snapshot(card: ModelCard) -> Path:
@@ -304,7 +314,7 @@ def _hub_snapshot(card: ModelCard) -> Path:
 
 def _require_hub(card: ModelCard) -> None:
     if _offline_forced():
-        raise ModelUnavailable(card.name, "not in the Hugging Face cache and HF_HUB_OFFLINE is set", card.fallback)
+        raise ModelUnavailable(card.name, offline_forced_reason(card), card.fallback)
     if not hub_reachable():
         raise ModelUnavailable(card.name, UNREACHABLE, card.fallback)
 

@@ -432,12 +432,20 @@ def availability(card: ModelCard) -> Availability:
     if not missing:
         return Availability("cached", f"in the Hugging Face cache ({_hf_cache_dir()})")
     if _offline_forced():
-        return Availability("needs download", "not in the Hugging Face cache and HF_HUB_OFFLINE is set")
+        return Availability("needs download", offline_forced_reason(card))
     return Availability("needs download", f"not in the Hugging Face cache; `python -m model_zoo prefetch {card.name}`")
 
 
 def _offline_forced() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+
+
+def offline_forced_reason(card: ModelCard) -> str:
+    """Why a classic cannot be had while HF_HUB_OFFLINE is set, and the fix."""
+    return (
+        "not in the Hugging Face cache and HF_HUB_OFFLINE is set; on a machine with internet, "
+        f"`python -m model_zoo prefetch {card.name}`"
+    )
 
 
 def hub_reachable(timeout: float = 2.0) -> bool:

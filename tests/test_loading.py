@@ -67,6 +67,7 @@ def test_unreachable_classic_fails_fast_with_fallback_and_fix(hub_unreachable, m
 
     from model_zoo import loading
 
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # this is the unreachable Hub, not the forced-offline one
     probes: list[float] = []
     reachable = loading.hub_reachable
     monkeypatch.setattr(loading, "hub_reachable", lambda: probes.append(1) or reachable())
