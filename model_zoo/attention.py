@@ -234,3 +234,23 @@ def farthest_link(attn: np.ndarray, i: int, word_ids: list[int | None]) -> tuple
     reach = rows * np.abs(np.array(words) - i)
     layer, head, k = np.unravel_index(int(reach.argmax()), reach.shape)
     return int(layer), int(head), words[k], float(rows[layer, head, k])
+
+
+def strongest_head_reach(attn: np.ndarray, i: int) -> np.ndarray:
+    """(L, T): how much attention token i pays each token in each layer, read from the layer's strongest
+    head for that token (the maximum over heads) of attentions (L, H, T, T)."""
+    return np.asarray(attn)[:, :, i, :].max(axis=1)
+
+
+def attention_to_later_tokens(attn: np.ndarray) -> float:
+    """The largest weight any head gives a token after the one attending, in attentions (..., T, T): 0
+    under a causal mask (up to rounding), which is what a decoder's lesson checks."""
+    attn = np.asarray(attn)
+    later = np.triu(np.ones(attn.shape[-2:], dtype=bool), k=1)
+    return float(np.abs(attn[..., later]).max()) if later.any() else 0.0
+
+
+def uniform_first_token_share(tokens: int) -> float:
+    """The share of attention the first token would get on average if every query spread its weight
+    evenly over the tokens it may see (a causal model: query q sees q + 1 tokens), queries 2..T."""
+    return float(np.mean([1 / (q + 1) for q in range(1, tokens)])) if tokens > 1 else 1.0

@@ -749,3 +749,31 @@ def save_elmo(
     if softmax is not None:
         (out / VOCAB).write_text("".join(w + "\n" for w in words), encoding="utf-8")
     return out
+
+
+@dataclass(frozen=True)
+class ScalarMix:
+    """ELMo's task-specific combination of a word's layers: gamma * sum_j s_j h_j, s = softmax(w)."""
+
+    weights: np.ndarray  # (S,) s: the softmax of the raw weights w
+    gamma: float
+    vector: np.ndarray  # (D,) the mixed vector
+
+    @property
+    def norm(self) -> float:
+        return float(np.linalg.norm(self.vector))
+
+
+def scalar_mix(layers: np.ndarray, raw: Sequence[float] | np.ndarray, gamma: float) -> ScalarMix:
+    """ELMo's scalar mix (Peters et al. 2018, eq. 1) of one word's layers (S, D) with raw weights w (S,)
+    and scale gamma: what model_zoo.probing learns (`fit_probe`), here with weights a learner sets."""
+    w = np.asarray(raw, dtype=np.float64)
+    s = np.exp(w - w.max())
+    s /= s.sum()
+    return ScalarMix(s, float(gamma), (gamma * (s[:, None] * np.asarray(layers)).sum(0)).astype(np.float32))
+
+
+def layer_cosines(pair: np.ndarray) -> np.ndarray:
+    """(S,): the cosine of a word's two vectors (2, S, D), one per text, at each layer."""
+    unit = pair / np.linalg.norm(pair, axis=-1, keepdims=True).clip(1e-12)
+    return (unit[0] * unit[1]).sum(-1)

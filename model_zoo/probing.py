@@ -464,6 +464,11 @@ class TaskResult:
         return [a - b for a, b in zip(self.by_layer, self.control_by_layer)]
 
 
+def normalised_depth(layer: float, layers: int) -> float:
+    """A layer number (of S = `layers` states) as normalised depth: 0 the embedding layer, 1 the last."""
+    return layer / max(1, layers - 1)
+
+
 def center_of_gravity(weights: Sequence[float] | np.ndarray) -> float:
     return float(np.dot(np.arange(len(weights)), weights))
 

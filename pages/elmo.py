@@ -13,6 +13,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_lesson_miss, render_unavailable, select_model
 from components.quiz import Question, Solved, render_quiz
+from model_zoo.elmo import layer_cosines, scalar_mix
 from model_zoo.lexicon import unique
 from model_zoo.onehot import cosine_matrix
 from model_zoo.registry import NEXT_WORDS, trained_metrics
@@ -167,16 +168,15 @@ def weighted_sum() -> None:
         ]
     )
     gamma = cols[3].slider(t_plain("elmo.gamma"), 0.1, 3.0, step=0.1, key="gamma")
-    s = np.exp(raw - raw.max())
-    s /= s.sum()
     layers = encoding.hidden_states[:, at]  # (3, 2 x projection)
-    mix = gamma * (s[:, None] * layers).sum(0)
+    mix = scalar_mix(layers, raw, gamma)
+    s = mix.weights
     shown = min(STRIP_DIMS, layers.shape[1])
     names = [t_plain(f"elmo.{k}") for k in LAYER_KEYS] + [t_plain("elmo.mix")]
     st.plotly_chart(
         build_vector_strip(
             names,
-            np.vstack([layers, mix[None]])[:, :shown],
+            np.vstack([layers, mix.vector[None]])[:, :shown],
             t_plain("elmo.strip_title", word=tokens[at], n=shown, dim=layers.shape[1]),
         ),
         key="strip",
@@ -188,7 +188,7 @@ def weighted_sum() -> None:
             s1=f"{s[1]:.2f}",
             s2=f"{s[2]:.2f}",
             gamma=f"{gamma:.1f}",
-            norm=f"{np.linalg.norm(mix):.1f}",
+            norm=f"{mix.norm:.1f}",
         )
     )
 
@@ -227,8 +227,7 @@ def context_matters() -> None:
     except model_zoo.ModelZooError as err:
         render_error(err)
         return
-    unit = vectors / np.linalg.norm(vectors, axis=-1, keepdims=True).clip(1e-12)
-    cosines = (unit[0] * unit[1]).sum(-1)  # (3,)
+    cosines = layer_cosines(vectors)  # (3,)
     glove, unavailable = serving.static_model("glove-6b-50d")
     bars = {t_plain(f"elmo.{k}"): float(c) for k, c in zip(LAYER_KEYS, cosines)}
     if unavailable is not None:

@@ -18,6 +18,7 @@ from components.quiz import Question, Solved, render_quiz
 from components.records import render_record
 from components.tokens import readable
 from components.url import keep_in_url, key_from_url
+from model_zoo.attention import attention_to_later_tokens, uniform_first_token_share
 from model_zoo.generation import BLANK, MAX_NEW_TOKENS, Strategy
 
 ensure_app_frame()
@@ -167,8 +168,7 @@ else:
         ),
         key="full_mask",
     )
-    upper = np.triu(np.ones(causal.attentions.shape[-2:], dtype=bool), k=1)
-    st.caption(t("gpt.mask_caption", zero=f"{float(np.abs(causal.attentions[..., upper]).max()):.1e}"))
+    st.caption(t("gpt.mask_caption", zero=f"{attention_to_later_tokens(causal.attentions):.1e}"))
     shares = serving.first_token_shares(model.name, mask_text)
     layers, heads = shares.shape
     st.subheader(t("gpt.sink_title"))
@@ -193,7 +193,7 @@ else:
             heads=shares.size,
             mean=f"{shares.mean():.2f}",
             first=readable(causal.tokens[0]),
-            even=f"{np.mean([1 / (q + 1) for q in range(1, len(causal.tokens))]):.2f}",
+            even=f"{uniform_first_token_share(len(causal.tokens)):.2f}",
         )
     )
     with st.expander(t("gpt.view_title")):
@@ -320,8 +320,7 @@ def solve_blank() -> Solved:
     left = min((r for r in rows if r.left_rank), key=lambda r: r.left_rank).candidate
     bert = serving.fill_mask(MASKED, DEPOSIT.replace(BLANK, "[MASK]", 1), 1)[0][0][0].strip()
     causal = serving.attention_view(model.name, DEPOSIT.replace(BLANK, "bank"), None)
-    later = np.triu(np.ones(np.asarray(causal.attentions).shape[-2:], dtype=bool), k=1)
-    zero = float(np.abs(np.asarray(causal.attentions)[..., later]).max())
+    zero = attention_to_later_tokens(causal.attentions)
     return Solved(
         "after" if zero < 1e-6 else "vocab",
         {"model": model.name, "left": left, "bert": bert, "masked": MASKED, "zero": f"{zero:.0e}"},

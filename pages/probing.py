@@ -31,9 +31,7 @@ def task_name(task: str) -> str:
     return t_plain(f"probing.task_{task}")
 
 
-def depth(value: float, layers: int) -> float:
-    """A layer number as normalised depth: 0 the embedding layer, 1 the last."""
-    return value / max(1, layers - 1)
+depth = probing.normalised_depth
 
 
 st.title(t("lesson.probing.title"))
@@ -89,7 +87,7 @@ if results:
     st.caption(t("probing.weights_caption"))
 
     def order(name: str) -> list[str]:
-        return sorted(tasks, key=lambda task: results[name][task].center_of_gravity / (results[name][task].layers - 1))
+        return sorted(tasks, key=lambda task: depth(results[name][task].center_of_gravity, results[name][task].layers))
 
     lines = []
     for name, per_task in results.items():
@@ -110,8 +108,9 @@ if results:
                     theirs=" < ".join(task_name(x) for x in theirs),
                 )
             )
-        top = max(tasks, key=lambda x: per_task[x].mix_weights[1] if per_task[x].layers == 3 else -1.0)
-        if per_task[top].layers == 3:  # an ELMo: which task leans most on LSTM-1 (the ELMo paper's reading)
+        elmo = model_zoo.get_card(name).kind == "elmo"
+        top = max(tasks, key=lambda x: per_task[x].mix_weights[1] if elmo else -1.0)
+        if elmo:  # which task leans most on ELMo's LSTM-1 (the ELMo paper's reading)
             lines.append(
                 t("probing.finding_elmo", name=name, task=task_name(top), s=f"{per_task[top].mix_weights[1]:.2f}")
             )

@@ -13,7 +13,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
-from model_zoo.attention import farthest_link
+from model_zoo.attention import farthest_link, strongest_head_reach
 from model_zoo.registry import ATTENTIONS
 
 ensure_app_frame()
@@ -66,7 +66,7 @@ i = st.selectbox(
     format_func=lambda k: f"{k}: {tokens[k]}",
     key=f"tf_pick_{zlib.crc32(text.encode())}",  # a new sentence: pick afresh
 )
-reach = attn[:, :, i, :].max(axis=1)  # (layers, tokens): the strongest head of each layer
+reach = strongest_head_reach(attn, i)  # (layers, tokens)
 ticks = [f"{k}:{tok}" for k, tok in enumerate(tokens)]
 st.plotly_chart(
     build_matrix(
