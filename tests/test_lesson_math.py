@@ -18,7 +18,9 @@ def test_scalar_mix_is_gamma_times_the_softmax_weighted_sum() -> None:
     np.testing.assert_allclose(even.vector, LAYERS.mean(0), rtol=1e-6)
     top = scalar_mix(LAYERS, [-20.0, -20.0, 20.0], 2.0)  # nearly all weight on the last layer, doubled
     np.testing.assert_allclose(top.vector, 2 * LAYERS[2], rtol=1e-5)
-    assert top.weights.sum() == pytest.approx(1.0) and top.norm == pytest.approx(2 * np.linalg.norm(LAYERS[2]), rel=1e-5)
+    assert top.weights.sum() == pytest.approx(1.0) and top.norm == pytest.approx(
+        2 * np.linalg.norm(LAYERS[2]), rel=1e-5
+    )
 
 
 def test_layer_cosines_compare_one_word_layer_by_layer() -> None:
