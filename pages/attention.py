@@ -15,12 +15,12 @@ from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
 from model_zoo import lexicon
 from model_zoo.attention import METRICS, HeadSummary
-from model_zoo.registry import ATTENTIONS
+from model_zoo.registry import ATTENTIONS, models_where
 
 ensure_app_frame()
 
 # Every model with self-attention; a head ContextLab trained on an encoder adds nothing here.
-MODELS = [c.name for c in model_zoo.list_models() if ATTENTIONS in c.capabilities]
+MODELS = models_where(capability=ATTENTIONS)
 EXAMPLES = (  # (sentence, second sentence or "")
     ("The animal didn't cross the street because it was too tired.", ""),
     ("The man went to the bank to deposit his money.", ""),
@@ -32,9 +32,7 @@ PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contex
 
 st.title(t("lesson.attention.title"))
 st.write(t("attn.intro"))
-model = select_model(
-    t("attn.model"), MODELS, serving.ready_or("bert-base-uncased", "minilm-l6"), serving.model_or_fallback
-)
+model = select_model(t("attn.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
 assert isinstance(model, model_zoo.Encoder)
 causal = model.kind == "causal_lm"
 

@@ -11,11 +11,12 @@ from components.i18n import t
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import render_tokens
+from model_zoo.registry import models_where
 
 ensure_app_frame()
 
 MAX_ROWS = 24  # token rows an embedding strip can show legibly
-ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and c.kind != "qa"]
+ENCODERS = models_where(family="BERT", without=("qa",))
 
 st.title(t("lesson.bert_inputs.title"))
 st.write(t("inputs.intro"))

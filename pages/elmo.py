@@ -16,13 +16,13 @@ from components.quiz import Question, Solved, render_quiz
 from model_zoo.elmo import layer_cosines, scalar_mix
 from model_zoo.lexicon import unique
 from model_zoo.onehot import cosine_matrix
-from model_zoo.registry import NEXT_WORDS, trained_metrics
+from model_zoo.registry import NEXT_WORDS, models_where, trained_metrics
 from model_zoo.words import words_in
 
 ensure_app_frame()
 
-LM = "elmo-mini"  # the one ELMo with its softmax (AllenNLP released none)
-ELMOS = [c.name for c in model_zoo.list_models() if c.family == "ELMo"]
+LM = models_where(family="ELMo", capability=NEXT_WORDS)[0]  # the one with its softmax (AllenNLP released none)
+ELMOS = models_where(family="ELMo")
 MAX_CHARS = 2000
 STRIP_DIMS = 64  # dimensions drawn per layer: enough to see patterns, few enough to read
 LM_EXAMPLES = ("Let's stick to", "After work we like to hang", "The man went to the bank to")
@@ -41,7 +41,7 @@ LAYER_KEYS = ("layer_token", "layer_lstm1", "layer_lstm2")
 
 st.title(t("lesson.elmo.title"))
 st.write(t("elmo.intro"))
-model = select_model(t("elmo.model"), ELMOS, serving.ready_or("elmo-small", LM), serving.model_or_fallback)
+model = select_model(t("elmo.model"), ELMOS, serving.default_for("elmo"), serving.model_or_fallback)
 card = model_zoo.get_card(model.name)
 lm_card = model_zoo.get_card(LM)
 if serving.availabilities()[LM].ready:

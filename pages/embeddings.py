@@ -13,7 +13,7 @@ from components.quiz import Question, Solved, render_quiz
 from components.road import PLAYGROUND
 from model_zoo.lexicon import BUILD_SCRIPT, unique, word_classes
 from model_zoo.onehot import cosine_matrix
-from model_zoo.registry import VECTORS
+from model_zoo.registry import VECTORS, models_where
 from model_zoo.word2vec import EpochReport, TrainSettings
 from model_zoo.words import split_words
 
@@ -35,7 +35,7 @@ STICK = (  # "Let's stick to" is the Illustrated BERT's example; the others are 
     "Stick the label on the jar.",
     "The old man walked with a stick.",
 )
-STATIC_MODELS = [c.name for c in model_zoo.list_models() if VECTORS in c.capabilities]
+STATIC_MODELS = models_where(capability=VECTORS)
 
 st.title(t("lesson.embeddings.title"))
 st.write(t("emb.intro"))

@@ -20,12 +20,13 @@ from components.tokens import readable
 from components.url import keep_in_url, key_from_url
 from model_zoo.attention import attention_to_later_tokens, uniform_first_token_share
 from model_zoo.generation import BLANK, MAX_NEW_TOKENS, Strategy
+from model_zoo.registry import models_where
 
 ensure_app_frame()
 
-CAUSAL = [c.name for c in model_zoo.list_models() if c.kind == "causal_lm"]
-MASKED = serving.ready_or("bert-base-uncased", "smollm2-135m-mlm")  # BERT's answer for the same blank
-ENCODER = serving.ready_or("bert-base-uncased", "minilm-l6")  # BERT's full attention
+CAUSAL = models_where(kinds=("causal_lm",))
+MASKED = serving.default_for("masked_lm")  # BERT's answer for the same blank
+ENCODER = serving.default_for("attention")  # BERT's full attention
 MAX_CHARS = 2000
 PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away
     "prompt_unicorn": "In a shocking finding, scientist discovered a herd of unicorns living in a remote, "
@@ -47,7 +48,7 @@ def seen(tokens: list[str]) -> list[str]:
 
 st.title(t("lesson.gpt.title"))
 st.write(t("gpt.intro"))
-model = select_model(t("gpt.model"), CAUSAL, serving.ready_or("gpt2", "smollm2-135m"), serving.model_or_fallback)
+model = select_model(t("gpt.model"), CAUSAL, serving.default_for("causal_lm"), serving.model_or_fallback)
 
 
 # 1. Writing, one token at a time -----------------------------------------------------------------

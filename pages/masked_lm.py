@@ -16,7 +16,7 @@ from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable
 from model_zoo import why_mask
 from model_zoo.lexicon import unique
-from model_zoo.registry import FILL_MASK, trained_metrics
+from model_zoo.registry import FILL_MASK, models_where, trained_metrics
 from model_zoo.words import find_word, has_han, words_in
 
 ensure_app_frame()
@@ -29,13 +29,11 @@ EXAMPLES = (  # each with where it comes from (the i18n key mlm.src_*), shown on
     ("It is safest to deposit your [MASK] in the [MASK].", "lecture"),
     ("巴黎是法国的首[MASK]。", "written_zh"),
 )
-MASKED_LMS = [c.name for c in model_zoo.list_models() if FILL_MASK in c.capabilities]
+MASKED_LMS = models_where(capability=FILL_MASK)
 
 st.title(t("lesson.masked_lm.title"))
 st.write(t("mlm.intro"))
-model = select_model(
-    t("mlm.model"), MASKED_LMS, serving.ready_or("bert-base-uncased", "smollm2-135m-mlm"), serving.model_or_fallback
-)
+model = select_model(t("mlm.model"), MASKED_LMS, serving.default_for("masked_lm"), serving.model_or_fallback)
 assert isinstance(model, model_zoo.MaskedLM)
 card = model_zoo.get_card(model.name)
 if card.trained and "recipe" in trained_metrics(card):  # a decoder made a masked LM (model_zoo.train_mntp)

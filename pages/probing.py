@@ -19,10 +19,11 @@ from components.quiz import Question, Solved, render_quiz
 from components.url import keep_in_url, keys_from_url
 from model_zoo import probing
 from model_zoo.probing import PAPER_BERT_LARGE, PAPER_FEATURE_F1, PAPER_LAYERS, TASKS, TaskResult
+from model_zoo.registry import models_where
 
 ensure_app_frame()
 
-CONTEXTUAL = [c.name for c in model_zoo.list_models() if c.kind != "static"]
+CONTEXTUAL = models_where(without=("static",))
 DEFAULT_MODELS = ["elmo-mini", "minilm-l6"]
 MAX_MODELS = 4
 

@@ -4,18 +4,18 @@ random weights on a few labelled sentences."""
 
 import streamlit as st
 
-import model_zoo
 import serving
 from components.charts import build_lines
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import select_model, when_asked
 from components.quiz import Question, Solved, render_quiz
+from model_zoo.registry import models_where
 
 ensure_app_frame()
 
 # Encoders a copy of which can be fine-tuned here: MiniLM as released (the offline pack) or BERT.
-MODELS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and c.kind in ("encoder", "masked_lm")]
+MODELS = models_where(family="BERT", kinds=("encoder", "masked_lm"))
 
 st.title(t("lesson.transfer.title"))
 st.write(t("transfer.intro"))

@@ -14,12 +14,12 @@ from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from model_zoo.attention import farthest_link, strongest_head_reach
-from model_zoo.registry import ATTENTIONS
+from model_zoo.registry import ATTENTIONS, models_where
 
 ensure_app_frame()
 
 # Bidirectional encoders: the stop is about the encoder; GPT's masked attention has its own page.
-MODELS = [c.name for c in model_zoo.list_models() if ATTENTIONS in c.capabilities and c.kind != "causal_lm"]
+MODELS = models_where(capability=ATTENTIONS, without=("causal_lm",))
 EXAMPLES = (  # (sentence, the word whose attention is drawn), written for ContextLab
     ("The keys that the man who lives next door left on the kitchen table are mine.", "are"),
     ("The animal didn't cross the street because it was too tired.", "it"),
@@ -32,9 +32,7 @@ st.write(t("tf.intro"))
 
 st.header(t("tf.reach_title"))
 st.write(t("tf.reach_intro"))
-model = select_model(
-    t("tf.model"), MODELS, serving.ready_or("bert-base-uncased", "minilm-l6"), serving.model_or_fallback
-)
+model = select_model(t("tf.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
 st.session_state.setdefault("tf_text", EXAMPLES[0][0])
 st.session_state.setdefault("tf_word", EXAMPLES[0][1])
 

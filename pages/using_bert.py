@@ -16,18 +16,15 @@ from components.records import render_record
 from components.tokens import readable
 from components.url import keep_in_url, key_from_url
 from model_zoo import tasks
-from model_zoo.registry import trained_metrics
+from model_zoo.registry import models_where, trained_metrics
 
 ensure_app_frame()
 
-ENCODERS = [c.name for c in model_zoo.list_models() if c.family == "BERT" and c.kind != "qa"]
-# Offline, the encoder whose frozen vectors carry the tasks: minilm-l6 (trained for sentence similarity)
-# reaches about 77% on the held-out sentiment sentences at its best layer, smollm2-135m-mlm about 88%.
-OFFLINE_ENCODER = "smollm2-135m-mlm"
+ENCODERS = models_where(family="BERT", without=("qa",))
 SETS = ("sentiment", "spam")
 POOLINGS = tasks.POOLINGS  # what model_zoo.tasks trains a head on: [CLS] and the mean
 MAX_CHARS = 500
-READERS = [c.name for c in model_zoo.list_models() if c.kind == "qa"]
+READERS = models_where(kinds=("qa",))
 PASSAGES = tasks.written_passages()
 QUESTIONS = tasks.load_questions()  # (train, test): every fifth passage held out
 SEED_PASSAGE = tasks.LECTURE_PASSAGE
@@ -114,9 +111,7 @@ def show_answer(got: tasks.Answer, model_name: str, key: str) -> None:
 
 st.title(t("lesson.using_bert.title"))
 st.write(t("using.intro"))
-model = select_model(
-    t("using.model"), ENCODERS, serving.ready_or("bert-base-uncased", OFFLINE_ENCODER), serving.model_or_fallback
-)
+model = select_model(t("using.model"), ENCODERS, serving.default_for("task_encoder"), serving.model_or_fallback)
 
 # 1. One sentence -> one class -------------------------------------------------------------------
 st.header(t("using.sentence_title"))
@@ -261,7 +256,7 @@ st.markdown(t("using.qa_diagram"))
 reader = select_model(
     t("using.qa_model"),
     READERS,
-    serving.ready_or("bert-base-squad2", "smollm2-135m-qa"),
+    serving.default_for("reader"),
     serving.model_or_fallback,
     key="reader",
 )

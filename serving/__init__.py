@@ -126,6 +126,14 @@ def ready_or(preferred: str, otherwise: str) -> str:
     return preferred if availabilities()[preferred].ready else otherwise
 
 
+def default_for(role: str) -> str:
+    """The model a lesson opens on for `role` (model_zoo.registry.ROLES): the classic once prefetched,
+    else the offline model that stands in for it."""
+    from model_zoo.registry import ROLES
+
+    return ready_or(ROLES[role].classic, ROLES[role].offline)
+
+
 def static_model(name: str) -> tuple[model_zoo.StaticModel, ModelUnavailable | None]:
     """A static model by name (or its offline fallback, with the reason)."""
     model, unavailable = model_or_fallback(name)

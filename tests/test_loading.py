@@ -216,3 +216,15 @@ def test_many_threads_loading_different_models_at_once_all_succeed(tiny_bert, ti
         thread.join()
     assert errors == []
     assert sorted(set(loaded)) == ["CausalLM", "Encoder", "MaskedLM", "Reader"] and len(loaded) == 48
+
+
+def test_each_role_opens_on_a_classic_or_the_offline_model_that_can_stand_in() -> None:
+    from model_zoo.registry import ROLES, models_where
+
+    for name, role in ROLES.items():
+        classic, offline = model_zoo.get_card(role.classic), model_zoo.get_card(role.offline)
+        assert not classic.offline and offline.offline, name
+        assert role.capability in classic.capabilities and role.capability in offline.capabilities, name
+    assert models_where(kinds=("qa",)) == ["minilm-l6-qa", "smollm2-135m-qa", "bert-base-squad2"]
+    assert models_where(family="ELMo", capability="next_words") == ["elmo-mini"]
+    assert "gpt2" not in models_where(capability="attentions", without=("causal_lm",))
