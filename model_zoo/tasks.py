@@ -16,6 +16,7 @@ import copy
 import csv
 import dataclasses
 import functools
+import math
 import re
 import string
 import time
@@ -375,6 +376,51 @@ class CrossLingual:
     english: float  # its accuracy on the held-out English sentences
     chinese: float  # its accuracy on the Chinese sentences, none of which it was trained on
     guesses: list[tuple[Labelled, str, float]]  # each Chinese sentence, the class given and its probability
+
+    @property
+    def chinese_beats_chance(self) -> bool:
+        """Whether the Chinese score is more than a coin flip reaches (one-sided binomial, 5%)."""
+        n = len(self.guesses)
+        return round(self.chinese * n) >= chance_cutoff(n)
+
+
+@dataclass(frozen=True)
+class Abridged:
+    """What a task diagram draws of a text (or pair): each segment's first few tokens, "…" for the rest,
+    and its last token ([SEP]); each one's segment and place (None for the "…"). Places count the sequence
+    from [CLS] = 0, or, for a passage, its tokens from 1 as the lecture counts a passage's words (d1 … dN)."""
+
+    tokens: list[str]
+    segments: list[int]
+    positions: list[int | None]
+
+
+def abridged(tokens: Sequence[str], segment_ids: Sequence[int], passage: bool, per_segment: int = 5) -> Abridged:
+    """`tokens` with their `segment_ids` (0 the first text, 1 the second) as a diagram draws them (Abridged);
+    with `passage`, the second text is the passage."""
+    out = Abridged([], [], [])
+    ids = list(segment_ids)
+    for segment in sorted(set(ids)):
+        first = ids.index(segment) - 1 if passage and segment else 0
+        mine: list[tuple[str, int | None]] = [
+            (tok, k - first) for k, (tok, s) in enumerate(zip(tokens, ids)) if s == segment
+        ]
+        shown = mine if len(mine) <= per_segment + 1 else [*mine[:per_segment], ("…", None), mine[-1]]
+        out.tokens.extend(tok for tok, _ in shown)
+        out.positions.extend(k for _, k in shown)
+        out.segments.extend([segment] * len(shown))
+    return out
+
+
+def chance_cutoff(n: int, p: float = 0.5, alpha: float = 0.05) -> int:
+    """The fewest right answers of `n` that guessing (each right with probability `p`) reaches less than
+    `alpha` of the time: the one-sided binomial test's threshold (20 of 30 for a coin at 5%)."""
+    tail = 0.0
+    for k in range(n, -1, -1):  # P(X >= k), adding the terms from the top
+        tail += math.comb(n, k) * p**k * (1 - p) ** (n - k)
+        if tail >= alpha:
+            return k + 1
+    return 0
 
 
 def cross_lingual(model: Encoder, head: Head, pooling: str = "mean") -> CrossLingual:

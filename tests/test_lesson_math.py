@@ -47,3 +47,22 @@ def test_the_strongest_head_of_each_layer_gives_the_reach() -> None:
 
 def test_normalised_depth_runs_from_the_embeddings_to_the_last_layer() -> None:
     assert normalised_depth(0, 7) == 0.0 and normalised_depth(6, 7) == 1.0 and normalised_depth(1.5, 4) == 0.5
+
+
+def test_a_coin_needs_20_of_30_to_beat_chance() -> None:
+    from model_zoo.tasks import chance_cutoff
+
+    assert chance_cutoff(30) == 20  # P(X >= 20) = 4.9% for a fair coin; P(X >= 19) = 10%
+    assert chance_cutoff(10) == 9 and chance_cutoff(100) == 59
+
+
+def test_a_diagram_shows_each_segment_abridged_and_counts_a_passage_from_one() -> None:
+    from model_zoo.tasks import abridged
+
+    tokens = ["[CLS]", "where", "is", "it", "?", "[SEP]", *[f"d{k}" for k in range(1, 9)], "[SEP]"]
+    segments = [0] * 6 + [1] * 9
+    shown = abridged(tokens, segments, passage=True, per_segment=3)
+    assert shown.tokens == ["[CLS]", "where", "is", "…", "[SEP]", "d1", "d2", "d3", "…", "[SEP]"]
+    assert shown.positions == [0, 1, 2, None, 5, 1, 2, 3, None, 9]  # the passage's words from 1
+    assert shown.segments == [0] * 5 + [1] * 5
+    assert abridged(tokens, segments, passage=False, per_segment=3).positions[5] == 6  # the sequence from [CLS]
