@@ -22,6 +22,7 @@ ATTENTIONS = "attentions"
 FILL_MASK = "fill_mask"
 NEXT_SENTENCE = "next_sentence"
 NEXT_WORDS = "next_words"
+PREVIOUS_WORDS = "previous_words"  # a backward LM too (a biLM with its softmax: ELMo)
 ANSWER_SPAN = "answer_span"  # .read: start and end scores over a passage
 
 
@@ -198,7 +199,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         source="trained by ContextLab on the project's English corpus (python -m model_zoo.train_elmo)",
         size="ELMo's architecture, small",
         licence="CC BY-SA 4.0 (trained on Wikipedia text among others; see assets/corpus)",
-        capabilities=(HIDDEN_STATES, NEXT_WORDS),
+        capabilities=(HIDDEN_STATES, NEXT_WORDS, PREVIOUS_WORDS),
         trained="models/elmo-mini/weights.hdf5",
     ),
     _minilm("minilm-l6", "all-MiniLM-L6-v2 (BERT-architecture encoder)", "encoder", ""),

@@ -11,7 +11,7 @@ from components.models_panel import STATUS_ICON
 from components.notices import render_error, with_fallback
 from components.tokens import render_tokens
 from model_zoo.onehot import cosine_matrix
-from model_zoo.registry import NEXT_WORDS
+from model_zoo.registry import FILL_MASK, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
 from model_zoo.words import words_in
 
 ensure_app_frame()  # before anything is drawn
@@ -49,8 +49,10 @@ st.caption(
     + t("playground.using", name=card.name, kind=t(f"kind.{card.kind}"), source=card.source)
 )
 
+caps = set(card.capabilities)  # what the model can do decides what is drawn
 try:
-    if isinstance(model, model_zoo.StaticModel):
+    if VECTORS in caps:
+        assert isinstance(model, model_zoo.StaticModel)
         words = words_in(text.replace("[MASK]", " "))
         if not words:
             raise model_zoo.EmptyInput()
@@ -71,16 +73,17 @@ try:
         render_tokens(encoding.tokens, encoding.word_ids)
         if encoding.truncated:
             st.warning(t("playground.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
-        if isinstance(model, model_zoo.MaskedLM):
+        if FILL_MASK in caps:
+            assert isinstance(model, model_zoo.MaskedLM)
             if model.mask_token in text:
                 for i, preds in enumerate(serving.fill_mask(model.name, text, 8)):
                     st.plotly_chart(build_score_bars(preds, t_plain("playground.mask_title", i=i + 1)), key=f"mask{i}")
             else:
                 st.info(t("playground.no_mask", mask=model.mask_token))
-        if isinstance(model, model_zoo.CausalLM):
+        if NEXT_WORDS in caps and PREVIOUS_WORDS not in caps:  # a left-to-right LM
             (guesses,) = serving.next_words(model.name, text, 10)
             st.plotly_chart(build_score_bars(guesses, t("playground.next_title")))
-        if card.kind == "elmo" and NEXT_WORDS in card.capabilities:  # a biLM with its softmax: both ways
+        if NEXT_WORDS in caps and PREVIOUS_WORDS in caps:  # a biLM with its softmax: both ways
             forward, backward, vocab = serving.elmo_next_words(model.name, text, 10)
             words = text.split()
             left, right = st.columns(2)
