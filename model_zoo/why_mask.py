@@ -177,3 +177,9 @@ def attention_rollout(attentions: Sequence[np.ndarray] | np.ndarray) -> np.ndarr
         a /= a.sum(axis=-1, keepdims=True)
         rolled = a @ rolled
     return rolled
+
+
+def own_input_share(rolled: np.ndarray) -> float:
+    """How much, on average, the top layer's position i draws on input position i itself in a rollout (T, T):
+    near 1 in a network that could copy its input through, near 1/T where every input counts alike."""
+    return float(np.diag(np.asarray(rolled)).mean())

@@ -8,15 +8,16 @@ import streamlit as st
 
 import model_zoo
 import serving
-from components.charts import build_layer_cosines, build_learning_curve, build_score_bars, build_vector_strip
+from components.charts import build_layer_cosines, build_score_bars, build_vector_strip
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_lesson_miss, render_unavailable, select_model
 from components.quiz import Question, Solved, render_quiz
+from components.training import render_elmo_training
 from model_zoo.elmo import layer_cosines, scalar_mix
 from model_zoo.lexicon import unique
 from model_zoo.onehot import cosine_matrix
-from model_zoo.registry import NEXT_WORDS, models_where, trained_metrics
+from model_zoo.registry import NEXT_WORDS, models_where
 from model_zoo.words import words_in
 
 ensure_app_frame()
@@ -45,31 +46,7 @@ model = select_model(t("elmo.model"), ELMOS, serving.default_for("elmo"), servin
 card = model_zoo.get_card(model.name)
 lm_card = model_zoo.get_card(LM)
 if serving.availabilities()[LM].ready:
-    m = trained_metrics(lm_card)
-    st.info(
-        t(
-            "elmo.trained",
-            params=f"{m['parameters'] / 1e6:.1f}M",
-            tokens=f"{m['tokens_seen'] / 1e6:.1f}M",
-            corpus=", ".join(m["corpus_sources"]),
-            minutes=f"{m['train_seconds'] / 60:.0f}",
-            device=m["device"],
-            script=m["script"],
-            fwd=f"{m['held_forward_perplexity']:.0f}",
-            bwd=f"{m['held_backward_perplexity']:.0f}",
-            uni=f"{m['unigram_perplexity']:.0f}",
-        ),
-        icon=":material/model_training:",
-    )
-    with st.expander(t("elmo.curve_title")):
-        curve = build_learning_curve(
-            m["curve"],
-            {"forward_perplexity": t_plain("elmo.curve_fwd"), "backward_perplexity": t_plain("elmo.curve_bwd")},
-            {t_plain("elmo.curve_unigram"): m["unigram_perplexity"]},
-            percent=False,
-        )
-        st.plotly_chart(curve, key="learning_curve")
-        st.caption(t("elmo.curve_caption"))
+    render_elmo_training(lm_card)
 
 
 # 1. A language model, both ways ----------------------------------------------------------------

@@ -22,8 +22,6 @@ from model_zoo.attention import attention_to_later_tokens, uniform_first_token_s
 from model_zoo.generation import BLANK, MAX_NEW_TOKENS, Strategy
 from model_zoo.registry import models_where
 
-ensure_app_frame()
-
 CAUSAL = models_where(kinds=("causal_lm",))
 MASKED = serving.default_for("masked_lm")  # BERT's answer for the same blank
 ENCODER = serving.default_for("attention")  # BERT's full attention
@@ -40,21 +38,12 @@ PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away
 }
 BLANKS = ("The man went to the ___ to deposit his money.", "She sat on the ___ of the river and fished all day.")
 
+DEPOSIT = BLANKS[0]
+
 
 def seen(tokens: list[str]) -> list[str]:
     """Tokens as axis labels: a visible ␣ for a space, and a number so that repeats stay apart."""
     return [f"{readable(tok)} ·{i}" for i, tok in enumerate(tokens)]
-
-
-st.title(t("lesson.gpt.title"))
-st.write(t("gpt.intro"))
-model = select_model(t("gpt.model"), CAUSAL, serving.default_for("causal_lm"), serving.model_or_fallback)
-
-
-# 1. Writing, one token at a time -----------------------------------------------------------------
-st.header(t("gpt.write_title"))
-st.write(t("gpt.write_intro"))
-st.session_state.setdefault("prompt", PROMPTS["prompt_unicorn"])
 
 
 def use_prompt(key: str) -> None:
@@ -66,7 +55,11 @@ def ask_to_write() -> None:
     st.session_state.to_write = True
 
 
-def writing() -> None:  # not a fragment: only a whole-page rerun (a click on Stop) interrupts a run
+def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-page rerun (Stop) interrupts a run
+    """1. Writing, one token at a time, with the candidates at each step."""
+    st.header(t("gpt.write_title"))
+    st.write(t("gpt.write_intro"))
+    st.session_state.setdefault("prompt", PROMPTS["prompt_unicorn"])
     for col, key in zip(st.columns(len(PROMPTS)), PROMPTS):
         col.button(t_plain(f"gpt.{key}"), key=key, on_click=use_prompt, args=(key,), width="stretch")
     prompt = st.text_area(t("gpt.prompt"), key="prompt", bind="query-params", max_chars=MAX_CHARS, height=110)
@@ -128,215 +121,227 @@ def writing() -> None:  # not a fragment: only a whole-page rerun (a click on St
         st.caption(t("gpt.write_caption", name=model.name))
 
 
-writing()
-
-
-# 2. Only looks left ------------------------------------------------------------------------------
-st.header(t("gpt.mask_title"))
-st.write(t("gpt.mask_intro"))
-mask_text = st.text_input(
-    t("gpt.mask_text"), value="The cat sat on the mat because it was tired.", key="mask_text", bind="query-params"
-)
-try:
-    causal = serving.attention_view(model.name, mask_text, None)
-    full = serving.attention_view(ENCODER, mask_text, None)
-except model_zoo.ModelZooError as err:
-    render_error(err)
-else:
-    assert causal.attentions is not None and full.attentions is not None
-    left, right = st.columns(2)
-    left.plotly_chart(
-        build_matrix(
-            causal.attentions[0].mean(0),
-            causal.tokens,
-            causal.tokens,
-            t_plain("gpt.mask_causal", name=model.name),
-            0,
-            1,
-            "Blues",
-        ),
-        key="causal_mask",
+def only_left(model: model_zoo.CausalLM) -> None:
+    """2. Only looks left: the causal mask, against BERT's full attention."""
+    st.header(t("gpt.mask_title"))
+    st.write(t("gpt.mask_intro"))
+    mask_text = st.text_input(
+        t("gpt.mask_text"), value="The cat sat on the mat because it was tired.", key="mask_text", bind="query-params"
     )
-    right.plotly_chart(
-        build_matrix(
-            full.attentions[0].mean(0),
-            seen(full.tokens),
-            seen(full.tokens),
-            t_plain("gpt.mask_full", name=ENCODER),
-            0,
-            1,
-            "Blues",
-        ),
-        key="full_mask",
-    )
-    st.caption(t("gpt.mask_caption", zero=f"{attention_to_later_tokens(causal.attentions):.1e}"))
-    shares = serving.first_token_shares(model.name, mask_text)
-    layers, heads = shares.shape
-    st.subheader(t("gpt.sink_title"))
-    st.plotly_chart(
-        build_matrix(
-            shares,
-            [str(i + 1) for i in range(layers)],
-            [str(h + 1) for h in range(heads)],
-            t_plain("gpt.sink_chart", name=model.name),
-            0,
-            1,
-            "Blues",
-            hover="layer %{y} · head %{x}<br>%{z:.2f}",
-        ),
-        key="sink",
-    )
-    st.write(
-        t(
-            "gpt.sink_finding",
-            name=model.name,
-            many=int((shares > 0.5).sum()),
-            heads=shares.size,
-            mean=f"{shares.mean():.2f}",
-            first=readable(causal.tokens[0]),
-            even=f"{uniform_first_token_share(len(causal.tokens)):.2f}",
+    try:
+        causal = serving.attention_view(model.name, mask_text, None)
+        full = serving.attention_view(ENCODER, mask_text, None)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+    else:
+        assert causal.attentions is not None and full.attentions is not None
+        left, right = st.columns(2)
+        left.plotly_chart(
+            build_matrix(
+                causal.attentions[0].mean(0),
+                causal.tokens,
+                causal.tokens,
+                t_plain("gpt.mask_causal", name=model.name),
+                0,
+                1,
+                "Blues",
+            ),
+            key="causal_mask",
         )
-    )
-    with st.expander(t("gpt.view_title")):
-        page = serving.attention_page(
-            model.name, mask_text, None, "head", t_plain("gpt.view_title"), _build=build_bertviz_html
+        right.plotly_chart(
+            build_matrix(
+                full.attentions[0].mean(0),
+                seen(full.tokens),
+                seen(full.tokens),
+                t_plain("gpt.mask_full", name=ENCODER),
+                0,
+                1,
+                "Blues",
+            ),
+            key="full_mask",
         )
-        st.iframe(page, height="content")
-
-
-# 3. Left-only against both sides -------------------------------------------------------------------
-st.header(t("gpt.blank_title"))
-st.write(t("gpt.blank_intro", blank=BLANK))
-st.session_state.setdefault("blank_text", BLANKS[0])
+        st.caption(t("gpt.mask_caption", zero=f"{attention_to_later_tokens(causal.attentions):.1e}"))
+        shares = serving.first_token_shares(model.name, mask_text)
+        layers, heads = shares.shape
+        st.subheader(t("gpt.sink_title"))
+        st.plotly_chart(
+            build_matrix(
+                shares,
+                [str(i + 1) for i in range(layers)],
+                [str(h + 1) for h in range(heads)],
+                t_plain("gpt.sink_chart", name=model.name),
+                0,
+                1,
+                "Blues",
+                hover="layer %{y} · head %{x}<br>%{z:.2f}",
+            ),
+            key="sink",
+        )
+        st.write(
+            t(
+                "gpt.sink_finding",
+                name=model.name,
+                many=int((shares > 0.5).sum()),
+                heads=shares.size,
+                mean=f"{shares.mean():.2f}",
+                first=readable(causal.tokens[0]),
+                even=f"{uniform_first_token_share(len(causal.tokens)):.2f}",
+            )
+        )
+        with st.expander(t("gpt.view_title")):
+            page = serving.attention_page(
+                model.name, mask_text, None, "head", t_plain("gpt.view_title"), _build=build_bertviz_html
+            )
+            st.iframe(page, height="content")
 
 
 def use_blank(text: str) -> None:
     st.session_state.blank_text = text
 
 
-for col, example in zip(st.columns(len(BLANKS)), BLANKS):
-    col.button(example, key=f"blank_{example[:12]}", on_click=use_blank, args=(example,), width="stretch")
-blank_text = st.text_input(t("gpt.blank_text"), key="blank_text", bind="query-params", max_chars=MAX_CHARS)
-try:
-    if BLANK not in blank_text:
-        raise model_zoo.NoMaskToken(BLANK)
-    masked_lm = serving.fill_mask(MASKED, blank_text.replace(BLANK, "[MASK]", 1), 5)[0]
-    rows = serving.left_vs_whole(model.name, blank_text, tuple(w for w, _ in masked_lm[:3]))
-except model_zoo.ModelZooError as err:
-    render_error(err)
-else:
-    table = [
-        {
-            t_plain("gpt.col_candidate"): r.candidate,
-            t_plain("gpt.col_left_p"): round(r.left_probability, 3) if r.left_rank else None,
-            t_plain("gpt.col_left_rank"): r.left_rank or None,
-            t_plain("gpt.col_whole"): round(r.whole_logprob, 2),
-            t_plain("gpt.col_whole_rank"): r.whole_rank,
-            t_plain("gpt.col_from"): t_plain("gpt.from_left" if r.left_rank else "gpt.from_masked", name=MASKED),
-        }
-        for r in sorted(rows, key=lambda r: r.whole_rank)
-    ]
-    left, right = st.columns([3, 2])
-    left.dataframe(table, hide_index=True, width="stretch")
-    right.plotly_chart(build_score_bars(masked_lm, t_plain("gpt.masked_title", name=MASKED)), key="masked")
-    first_left = min((r for r in rows if r.left_rank), key=lambda r: r.left_rank)
-    best_whole = min(rows, key=lambda r: r.whole_rank)
-    st.write(
-        t(
-            "gpt.blank_finding",
-            name=model.name,
-            left=first_left.candidate,
-            whole=best_whole.candidate,
-            masked=MASKED,
-            bert=masked_lm[0][0],
+def left_against_both(model: model_zoo.CausalLM) -> None:
+    """3. Left-only against both sides: the same blank, scored from the left and from both sides."""
+    st.header(t("gpt.blank_title"))
+    st.write(t("gpt.blank_intro", blank=BLANK))
+    st.session_state.setdefault("blank_text", BLANKS[0])
+
+    for col, example in zip(st.columns(len(BLANKS)), BLANKS):
+        col.button(example, key=f"blank_{example[:12]}", on_click=use_blank, args=(example,), width="stretch")
+    blank_text = st.text_input(t("gpt.blank_text"), key="blank_text", bind="query-params", max_chars=MAX_CHARS)
+    try:
+        if BLANK not in blank_text:
+            raise model_zoo.NoMaskToken(BLANK)
+        masked_lm = serving.fill_mask(MASKED, blank_text.replace(BLANK, "[MASK]", 1), 5)[0]
+        rows = serving.left_vs_whole(model.name, blank_text, tuple(w for w, _ in masked_lm[:3]))
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+    else:
+        table = [
+            {
+                t_plain("gpt.col_candidate"): r.candidate,
+                t_plain("gpt.col_left_p"): round(r.left_probability, 3) if r.left_rank else None,
+                t_plain("gpt.col_left_rank"): r.left_rank or None,
+                t_plain("gpt.col_whole"): round(r.whole_logprob, 2),
+                t_plain("gpt.col_whole_rank"): r.whole_rank,
+                t_plain("gpt.col_from"): t_plain("gpt.from_left" if r.left_rank else "gpt.from_masked", name=MASKED),
+            }
+            for r in sorted(rows, key=lambda r: r.whole_rank)
+        ]
+        left, right = st.columns([3, 2])
+        left.dataframe(table, hide_index=True, width="stretch")
+        right.plotly_chart(build_score_bars(masked_lm, t_plain("gpt.masked_title", name=MASKED)), key="masked")
+        first_left = min((r for r in rows if r.left_rank), key=lambda r: r.left_rank)
+        best_whole = min(rows, key=lambda r: r.whole_rank)
+        st.write(
+            t(
+                "gpt.blank_finding",
+                name=model.name,
+                left=first_left.candidate,
+                whole=best_whole.candidate,
+                masked=MASKED,
+                bert=masked_lm[0][0],
+            )
+        )
+
+
+def sentence_probability(model: model_zoo.CausalLM) -> None:
+    """4. A sentence's probability, one factor per word."""
+    st.header(t("gpt.product_title"))
+    st.write(t("gpt.product_intro"))
+    product_text = st.text_input(
+        t("gpt.product_text"),
+        value="The tide went out and we saw who was swimming naked.",
+        key="product_text",
+        bind="query-params",
+        max_chars=MAX_CHARS,
+    )
+    try:
+        factors = serving.sentence_factors(model.name, product_text)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+    else:
+        before = [factors.start, *factors.tokens]
+        bars = [
+            (f"{i + 1}. {token}", float(np.exp(lp)))
+            for i, (token, lp) in enumerate(zip(factors.tokens, factors.logprobs))
+        ]
+        st.plotly_chart(build_score_bars(bars, t_plain("gpt.product_chart", name=model.name)), key="factors")
+        st.latex(
+            r"P(w_1 \dots w_n) = \prod_{t=1}^{n} P(w_t \mid \langle s \rangle, w_1 \dots w_{t-1})"
+            + rf" = e^{{{factors.total:.1f}}} \approx {np.exp(factors.total):.1e}"
+        )
+        st.caption(t("gpt.product_caption", start=before[0], n=len(factors.tokens)))
+
+
+def sizes_and_formats(model: model_zoo.CausalLM) -> None:
+    """5. Sizes; 6. GPT-1's inputs for tasks next to BERT's; what GPT-2 achieved."""
+    st.header(t("gpt.sizes_title"))
+    sizes = serving.gpt_sizes((model.name,))
+    st.dataframe(
+        [
+            {
+                t_plain("gpt.col_model"): s.name,
+                t_plain("gpt.col_layers"): s.layers,
+                t_plain("gpt.col_hidden"): s.hidden,
+                t_plain("gpt.col_heads"): s.heads,
+                t_plain("gpt.col_context"): s.context,
+                t_plain("gpt.col_vocab"): s.vocab,
+                t_plain("gpt.col_params"): f"{s.parameters / 1e6:,.0f}M",
+            }
+            for s in sizes
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(t("gpt.sizes_caption"))
+
+    # 6. GPT-1's inputs for tasks, next to BERT's ----------------------------------------------------------
+    st.header(t("gpt.formats_title"))
+    st.markdown(t("gpt.formats"))
+    st.caption(t("gpt.formats_caption"))
+
+    st.header(t("records.gpt_title"))
+    st.write(t("records.gpt_intro"))
+    render_record("coqa")
+
+
+def check_yourself(model: model_zoo.CausalLM) -> None:
+    def solve_blank() -> Solved:
+        rows = serving.left_vs_whole(model.name, DEPOSIT, ())
+        left = min((r for r in rows if r.left_rank), key=lambda r: r.left_rank).candidate
+        bert = serving.fill_mask(MASKED, DEPOSIT.replace(BLANK, "[MASK]", 1), 1)[0][0][0].strip()
+        causal = serving.attention_view(model.name, DEPOSIT.replace(BLANK, "bank"), None)
+        zero = attention_to_later_tokens(causal.attentions)
+        return Solved(
+            "after" if zero < 1e-6 else "vocab",
+            {"model": model.name, "left": left, "bert": bert, "masked": MASKED, "zero": f"{zero:.0e}"},
+        )
+
+    def solve_xl() -> Solved:
+        xl = next(s for s in serving.gpt_sizes(()) if s.name.startswith("GPT-2 XL"))
+        billions = xl.parameters / 1e9
+        return Solved(f"{billions:.1f}B", {"params": f"{xl.parameters:,}", "layers": xl.layers, "hidden": xl.hidden})
+
+    render_quiz(
+        (
+            Question("gpt_blank", ("after", "vocab", "small"), solve_blank, translated=True),
+            Question("gpt_xl", ("124M", "1.5B", "175B"), solve_xl),
         )
     )
 
 
-# 4. A sentence's probability, one factor per word ----------------------------------------------------
-st.header(t("gpt.product_title"))
-st.write(t("gpt.product_intro"))
-product_text = st.text_input(
-    t("gpt.product_text"),
-    value="The tide went out and we saw who was swimming naked.",
-    key="product_text",
-    bind="query-params",
-    max_chars=MAX_CHARS,
-)
-try:
-    factors = serving.sentence_factors(model.name, product_text)
-except model_zoo.ModelZooError as err:
-    render_error(err)
-else:
-    before = [factors.start, *factors.tokens]
-    bars = [
-        (f"{i + 1}. {token}", float(np.exp(lp))) for i, (token, lp) in enumerate(zip(factors.tokens, factors.logprobs))
-    ]
-    st.plotly_chart(build_score_bars(bars, t_plain("gpt.product_chart", name=model.name)), key="factors")
-    st.latex(
-        r"P(w_1 \dots w_n) = \prod_{t=1}^{n} P(w_t \mid \langle s \rangle, w_1 \dots w_{t-1})"
-        + rf" = e^{{{factors.total:.1f}}} \approx {np.exp(factors.total):.1e}"
-    )
-    st.caption(t("gpt.product_caption", start=before[0], n=len(factors.tokens)))
+def run() -> None:
+    ensure_app_frame()
+    st.title(t("lesson.gpt.title"))
+    st.write(t("gpt.intro"))
+    model = select_model(t("gpt.model"), CAUSAL, serving.default_for("causal_lm"), serving.model_or_fallback)
+    assert isinstance(model, model_zoo.CausalLM)
+    writing(model)
+    only_left(model)
+    left_against_both(model)
+    sentence_probability(model)
+    sizes_and_formats(model)
+    check_yourself(model)
 
 
-# 5. Sizes -------------------------------------------------------------------------------------------
-st.header(t("gpt.sizes_title"))
-sizes = serving.gpt_sizes((model.name,))
-st.dataframe(
-    [
-        {
-            t_plain("gpt.col_model"): s.name,
-            t_plain("gpt.col_layers"): s.layers,
-            t_plain("gpt.col_hidden"): s.hidden,
-            t_plain("gpt.col_heads"): s.heads,
-            t_plain("gpt.col_context"): s.context,
-            t_plain("gpt.col_vocab"): s.vocab,
-            t_plain("gpt.col_params"): f"{s.parameters / 1e6:,.0f}M",
-        }
-        for s in sizes
-    ],
-    hide_index=True,
-    width="stretch",
-)
-st.caption(t("gpt.sizes_caption"))
-
-
-# 6. GPT-1's inputs for tasks, next to BERT's ----------------------------------------------------------
-st.header(t("gpt.formats_title"))
-st.markdown(t("gpt.formats"))
-st.caption(t("gpt.formats_caption"))
-
-st.header(t("records.gpt_title"))
-st.write(t("records.gpt_intro"))
-render_record("coqa")
-
-
-# Check yourself -------------------------------------------------------------------------------------
-DEPOSIT = BLANKS[0]
-
-
-def solve_blank() -> Solved:
-    rows = serving.left_vs_whole(model.name, DEPOSIT, ())
-    left = min((r for r in rows if r.left_rank), key=lambda r: r.left_rank).candidate
-    bert = serving.fill_mask(MASKED, DEPOSIT.replace(BLANK, "[MASK]", 1), 1)[0][0][0].strip()
-    causal = serving.attention_view(model.name, DEPOSIT.replace(BLANK, "bank"), None)
-    zero = attention_to_later_tokens(causal.attentions)
-    return Solved(
-        "after" if zero < 1e-6 else "vocab",
-        {"model": model.name, "left": left, "bert": bert, "masked": MASKED, "zero": f"{zero:.0e}"},
-    )
-
-
-def solve_xl() -> Solved:
-    xl = next(s for s in serving.gpt_sizes(()) if s.name.startswith("GPT-2 XL"))
-    billions = xl.parameters / 1e9
-    return Solved(f"{billions:.1f}B", {"params": f"{xl.parameters:,}", "layers": xl.layers, "hidden": xl.hidden})
-
-
-render_quiz(
-    (
-        Question("gpt_blank", ("after", "vocab", "small"), solve_blank, translated=True),
-        Question("gpt_xl", ("124M", "1.5B", "175B"), solve_xl),
-    )
-)
+run()

@@ -1,0 +1,58 @@
+"""What the Using BERT lesson draws of a task: the diagram of which vector feeds which classifier, a
+reader's answer with its start and end curves, and how a reader ContextLab trained was trained."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.charts import build_span_curves, build_task_diagram
+from components.i18n import md_escape, t, t_plain
+from components.tokens import readable
+from model_zoo import tasks
+from model_zoo.contextual import Encoding
+
+
+def render_task_diagram(kind: str, encoding: Encoding, key: str) -> None:
+    """Which output vector feeds which classifier, over the learner's own tokens."""
+    labels = {k: t_plain(f"using.diagram_{k}") for k in ("bert", "linear", "class", "tag", "start", "end")}
+    shown = tasks.abridged(encoding.tokens, encoding.segment_ids.tolist(), passage=kind == "qa")
+    figure = build_task_diagram(kind, [readable(tok) for tok in shown.tokens], shown.segments, shown.positions, labels)
+    st.plotly_chart(figure, key=key, config={"staticPlot": True})
+
+
+def render_answer(got: tasks.Answer, model_name: str, key: str) -> None:
+    """The span picked, highlighted in the passage (or why there is none), and both score curves. Places
+    are counted as the lecture counts a passage's words, from 1 ([CLS], where a reader has it, is 0)."""
+    base = 0 if got.framed else 1
+    if got.span is not None:
+        a, b = got.span
+        st.success(
+            t("using.qa_answer", answer=got.text, start=got.start + base, end=got.end + base), icon=":material/check:"
+        )
+        before, after = md_escape(got.passage[:a]), md_escape(got.passage[b:])
+        st.markdown(f"{before}**:orange-background[{md_escape(got.passage[a:b])}]**{after}")
+    else:
+        st.warning(
+            t(
+                f"using.qa_none_{got.reason}",
+                start=got.best_start + base,
+                end=got.best_end + base,
+                start_token=got.tokens[got.best_start],
+                end_token=got.tokens[got.best_end],
+            ),
+            icon=":material/block:",
+        )
+        if got.inside:
+            st.caption(t("using.qa_inside", span=got.inside))
+    if got.cut:
+        st.caption(t("using.qa_cut"))
+    curves = build_span_curves(
+        got.tokens,
+        got.start_probabilities,
+        got.end_probabilities,
+        None if got.span is None else (got.start + base, got.end + base),
+        (t_plain("using.qa_start"), t_plain("using.qa_end"), t_plain("using.qa_span")),
+        t_plain("using.qa_curves", model=model_name),
+        first=base,
+    )
+    st.plotly_chart(curves, key=key)
