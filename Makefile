@@ -89,7 +89,7 @@ bench-load: install-dev nginx
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy model_zoo serving/runtime.py
+	$(BIN)/mypy model_zoo serving components pages app.py
 	$(BIN)/lint-imports
 
 clean:

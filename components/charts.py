@@ -6,6 +6,7 @@ Plotly reads a subset of HTML in every text it draws (titles, tick labels, point
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -487,7 +488,7 @@ def build_task_diagram(
 
 
 def build_lines(
-    x: list[float],
+    x: Sequence[float],
     series: dict[str, list[float]],
     baselines: dict[str, float],
     title: str,

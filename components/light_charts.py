@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -59,7 +60,7 @@ def build_sense_map(
     xy: np.ndarray,
     senses: list[int],
     sense_names: list[str],
-    sentences: list[str],
+    sentences: Sequence[str],
     notes: list[str],
     word: str,
     title: str,

@@ -49,6 +49,7 @@ def render_lesson_miss(
         if check.rank
         else t("notice.lesson_absent", k=check.considered)
     )
+    then: str
     if other is not None and other.shows and other.p is not None:
         then = t("notice.lesson_other", other=other_model, p=f"{other.p:.0%}")
     else:
@@ -87,7 +88,7 @@ def select_model(
     return with_fallback(name, get)
 
 
-def with_bar(text: str, work: Callable[[Callable[[float], None]], T]) -> T | None:
+def with_bar(text: str, work: Callable[[Callable[[float], object]], T]) -> T | None:
     """work(on_progress) under a progress bar (a training the first time anyone on the server asks); on a
     model error, None and the reason in one sentence."""
     bar = st.progress(0.0, text=text)
@@ -101,7 +102,7 @@ def with_bar(text: str, work: Callable[[Callable[[float], None]], T]) -> T | Non
 
 
 def when_asked(
-    label: str, key: str, text: str, work: Callable[[Callable[[float], None]], T], once: bool = False
+    label: str, key: str, text: str, work: Callable[[Callable[[float], object]], T], once: bool = False
 ) -> T | None:
     """A button that starts `work` under a progress bar: its result after a click (on every later rerun
     too, unless `once`), else None. The click sets a flag, which AppTest and fragments keep."""

@@ -3,16 +3,18 @@ view in either language. (A widget bound with bind="query-params" writes its tra
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 
-def keys_from_url(name: str, options: list[str], default: list[str]) -> list[str]:
+def keys_from_url(name: str, options: Sequence[str], default: list[str]) -> list[str]:
     """The options named in ?name=a,b (unknown ones dropped), else `default`."""
     picked = [x for x in st.query_params.get(name, "").split(",") if x in options]
     return list(dict.fromkeys(picked)) or default
 
 
-def key_from_url(name: str, options: list[str], default: str) -> str:
+def key_from_url(name: str, options: Sequence[str], default: str) -> str:
     """The option named in ?name=..., else `default`."""
     value = st.query_params.get(name, "")
     return value if value in options else default

@@ -110,7 +110,7 @@ def sentence_summary(
 def head_summary(
     encoder: Encoder,
     texts: Sequence[str | tuple[str, str]],
-    on_progress: Callable[[float], None] | None = None,
+    on_progress: Callable[[float], object] | None = None,
 ) -> HeadSummary:
     """Clark et al.'s measures averaged over `texts` (each weighted by its number of tokens).
 
@@ -254,3 +254,9 @@ def uniform_first_token_share(tokens: int) -> float:
     """The share of attention the first token would get on average if every query spread its weight
     evenly over the tokens it may see (a causal model: query q sees q + 1 tokens), queries 2..T."""
     return float(np.mean([1 / (q + 1) for q in range(1, tokens)])) if tokens > 1 else 1.0
+
+
+def mean_attention_from(attn: np.ndarray, i: int, layer: int = -1) -> np.ndarray:
+    """(T,): the attention token i pays each token in `layer` (default the last) of attentions (L, H, T, T),
+    averaged over the layer's heads."""
+    return np.asarray(attn)[layer, :, i, :].mean(0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import torch
@@ -25,6 +25,8 @@ from .words import valid_text
 
 MAX_NEW_TOKENS = 64  # a page's limit: a class shares the server
 BLANK = "___"
+StrategyKind = Literal["greedy", "top_k", "top_p"]
+STRATEGIES: tuple[StrategyKind, ...] = get_args(StrategyKind)
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class Strategy:
     """How the next token is chosen. Temperature divides the logits before top-k / top-p filtering
     (as transformers' `generate` does); greedy ignores it."""
 
-    kind: Literal["greedy", "top_k", "top_p"] = "greedy"
+    kind: StrategyKind = "greedy"
     top_k: int = 40
     top_p: float = 0.9
     temperature: float = 1.0

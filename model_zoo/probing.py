@@ -57,7 +57,7 @@ CAPS = {"train": 10000, "dev": 3000, "test": 3000}  # words of whole sentences p
 MAX_FEATURE_BYTES = 600_000_000  # every probed word at every layer, float16, on disk (BERT-base: 0.5 GB)
 FEATURE_BUDGET = 40_000_000  # floats of training features per task (train words x layers x dim)
 SCRIPT = "python -m model_zoo.probing"
-Progress = Callable[[float], None]
+Progress = Callable[[float], object]
 
 # Tenney et al. 2019, Figure 1 (BERT-large, layers 0-24, their edge-probing tasks on gold data):
 # expected layer from cumulative scores, and centre of gravity of the scalar-mix weights

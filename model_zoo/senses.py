@@ -40,7 +40,7 @@ class SenseVectors:
 def encode_senses(
     encoder: Contextual,
     sense_set: SenseSet,
-    on_progress: Callable[[float], None] | None = None,
+    on_progress: Callable[[float], object] | None = None,
     seed: int = 0,
 ) -> SenseVectors:
     """The word's vector in every sentence at every layer (mean of its pieces; [0] = embeddings).
@@ -94,7 +94,7 @@ def _intra_and_pool(
 
 
 def _encode_senses_by_words(
-    model: Contextual, sense_set: SenseSet, on_progress: Callable[[float], None] | None, seed: int
+    model: Contextual, sense_set: SenseSet, on_progress: Callable[[float], object] | None, seed: int
 ) -> SenseVectors:
     """encode_senses for a model that reads words (ELMo), through the contextual contract alone:
     the word's vectors from word_vectors, every word token's from encode_many (punctuation left out
@@ -217,7 +217,7 @@ def cached_sense_vectors(
     encoder: Contextual,
     sense_set: SenseSet,
     folder: Path,
-    on_progress: Callable[[float], None] | None = None,
+    on_progress: Callable[[float], object] | None = None,
 ) -> SenseVectors:
     """encode_senses, kept on disk in `folder` across restarts, keyed on model, its weights, word and data."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)

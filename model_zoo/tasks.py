@@ -36,7 +36,7 @@ from .probing import TaskSet
 TASKS_DIR = Path(__file__).resolve().parent.parent / "assets" / "tasks"
 SENTENCE_SETS = ("sentiment", "spam")
 MAX_ANSWER_TOKENS = 30
-Progress = Callable[[float], None]
+Progress = Callable[[float], object]
 
 
 # -- data -------------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ def transfer_curve(
     sizes: Sequence[int] | None = None,
     epochs: int | None = None,
     seed: int = 0,
-    on_progress: Callable[[float], None] | None = None,
+    on_progress: Callable[[float], object] | None = None,
 ) -> TransferCurve:
     """Fine-tune `model` and its untrained twin (whole network and a linear layer on [CLS], `epochs`
     passes) on growing draws of the sentiment set; a one-hot linear classifier on the same draws."""

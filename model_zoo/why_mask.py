@@ -103,7 +103,7 @@ def race(
     max_len: int = 24,
     every: int = 20,
     seed: int = 0,
-    on_progress: Callable[[float], None] | None = None,
+    on_progress: Callable[[float], object] | None = None,
 ) -> Race:
     """Train one TinyEncoder per objective, from the same initial weights, on the same batches of
     `sentences` (lists of words; every tenth is held out), and measure both at every `every` steps."""

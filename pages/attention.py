@@ -14,10 +14,8 @@ from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
 from model_zoo import lexicon
-from model_zoo.attention import METRICS, HeadSummary
+from model_zoo.attention import METRICS, HeadSummary, mean_attention_from
 from model_zoo.registry import ATTENTIONS, models_where
-
-ensure_app_frame()
 
 # Every model with self-attention; a head ContextLab trained on an encoder adds nothing here.
 MODELS = models_where(capability=ATTENTIONS)
@@ -28,59 +26,52 @@ EXAMPLES = (  # (sentence, second sentence or "")
     ("The man went to the store.", "He bought a gallon of milk."),
     ("我把钱存进了银行。", ""),
 )
+ANIMAL = EXAMPLES[0][0]
 PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contextlab-attention"}}
-
-st.title(t("lesson.attention.title"))
-st.write(t("attn.intro"))
-model = select_model(t("attn.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
-assert isinstance(model, model_zoo.Encoder)
-causal = model.kind == "causal_lm"
-
-st.session_state.setdefault("text", EXAMPLES[0][0])
-st.session_state.setdefault("text_b", "")
+SOURCES = ("yours", "examples")
 
 
 def use_example(a: str, b: str) -> None:
     st.session_state.text, st.session_state.text_b = a, b
 
 
-cols = st.columns(len(EXAMPLES))
-for i, (col, (a, b)) in enumerate(zip(cols, EXAMPLES)):
-    label = f"{a} | {b}" if b else a
-    col.button(label, key=f"ex{i}", on_click=use_example, args=(a, b), width="stretch", help=label)
-text = st.text_area(t("attn.text"), key="text", bind="query-params", max_chars=5000, height=80)
-text_b = st.text_input(t("attn.text_b"), key="text_b", bind="query-params", max_chars=2000, help=t("attn.text_b_help"))
-pair = text_b if text_b.strip() else None
-
-if not text.strip():
-    st.info(t("attn.empty"), icon=":material/info:")
-    st.stop()
-try:
-    encoding = serving.attention_view(model.name, text, pair)
-except model_zoo.ModelZooError as err:
-    render_error(err)
-    st.stop()
-render_tokens(encoding.tokens, encoding.word_ids)
-if encoding.truncated:
-    st.warning(
-        t(
-            "attn.view_truncated",
-            n=serving.VIEW_TOKENS,
-            max=model.max_length,
-            total=serving.token_count(model.name, text, pair),
-        ),
-        icon=":material/content_cut:",
+def pick_text() -> tuple[str, str | None]:
+    """The learner's text and second text (None when empty), an example one click away; the page stops
+    with a word of help while the text is empty."""
+    st.session_state.setdefault("text", EXAMPLES[0][0])
+    st.session_state.setdefault("text_b", "")
+    cols = st.columns(len(EXAMPLES))
+    for i, (col, (a, b)) in enumerate(zip(cols, EXAMPLES)):
+        label = f"{a} | {b}" if b else a
+        col.button(label, key=f"ex{i}", on_click=use_example, args=(a, b), width="stretch", help=label)
+    text = st.text_area(t("attn.text"), key="text", bind="query-params", max_chars=5000, height=80)
+    text_b = st.text_input(
+        t("attn.text_b"), key="text_b", bind="query-params", max_chars=2000, help=t("attn.text_b_help")
     )
-layers, heads = encoding.attentions.shape[:2] if encoding.attentions is not None else (0, 0)
-
-# Lazy tabs: only the open one runs (each is a model pass or a 100 kB view of its own); a class
-# typing sentences would otherwise pay for all four on every rerun.
-head_tab, model_tab, qk_tab, summary_tab = st.tabs(
-    [t("attn.tab_head"), t("attn.tab_model"), t("attn.tab_qk"), t("attn.tab_summary")], key="view", on_change="rerun"
-)
+    if not text.strip():
+        st.info(t("attn.empty"), icon=":material/info:")
+        st.stop()
+    return text, text_b if text_b.strip() else None
 
 
-def render_bertviz(view: str) -> None:
+def read_tokens(model: model_zoo.Encoder, text: str, pair: str | None) -> model_zoo.Encoding:
+    """The text's tokens (and attentions), drawn; the page stops with the reason if the model cannot read it."""
+    try:
+        encoding = serving.attention_view(model.name, text, pair)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+        st.stop()
+    render_tokens(encoding.tokens, encoding.word_ids)
+    if encoding.truncated:
+        total = serving.token_count(model.name, text, pair)
+        st.warning(
+            t("attn.view_truncated", n=serving.VIEW_TOKENS, max=model.max_length, total=total),
+            icon=":material/content_cut:",
+        )
+    return encoding
+
+
+def render_bertviz(model: model_zoo.Encoder, text: str, pair: str | None, view: str) -> None:
     """bertviz's view in an iframe that fetches nothing, and the same page to download."""
     title = t_plain("attn.file_title", view=t_plain(f"attn.tab_{view}"), model=model.name)
     page = serving.attention_page(
@@ -98,83 +89,75 @@ def render_bertviz(view: str) -> None:
     )
 
 
-if head_tab.open:
-    with head_tab:
-        render_bertviz("head")
-if model_tab.open:
-    with model_tab:
-        render_bertviz("model")
-
-# Query · key for one head ---------------------------------------------------------------------
-if qk_tab.open:
-    with qk_tab:
-        st.write(t("attn.qk_intro"))
-        st.latex(
-            r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right),\quad q_i = W_Q h_i,\ k_j = W_K h_j"
+def query_key(model: model_zoo.Encoder, text: str, pair: str | None, encoding: model_zoo.Encoding) -> None:
+    """One head's attention worked out from its weights: q · k for a query token, the softmax, the matrix."""
+    layers, heads = encoding.attentions.shape[:2] if encoding.attentions is not None else (0, 0)
+    causal = model.kind == "causal_lm"
+    st.write(t("attn.qk_intro"))
+    st.latex(
+        r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right),\quad q_i = W_Q h_i,\ k_j = W_K h_j"
+    )
+    c1, c2, c3 = st.columns(3)
+    layer = c1.slider(t("attn.layer"), 1, layers, min(3, layers), key="layer", bind="query-params") - 1
+    head = c2.slider(t("attn.head"), 1, heads, 1, key="head", bind="query-params") - 1
+    labels = [f"{i}: {readable(tok)}" for i, tok in enumerate(encoding.tokens)]
+    # A left-to-right model's last token sees the whole sentence; in BERT every token does.
+    words = [i for i, w in enumerate(encoding.word_ids) if w is not None] or [0]
+    default_query = len(labels) - 1 if causal else words[0]
+    query = c3.selectbox(
+        t("attn.query"), range(len(labels)), index=default_query, format_func=lambda i: labels[i], key="query"
+    )
+    query = min(query or 0, len(labels) - 1)  # a choice kept from a longer text
+    try:
+        qk = serving.query_key(model.name, text, pair, layer, head)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+    else:
+        scores = qk.scores[query]
+        visible = np.isfinite(scores)
+        shown = [labels[j] for j in range(len(labels)) if visible[j]]
+        left, right = st.columns(2)
+        left.plotly_chart(
+            build_score_bars(list(zip(shown, scores[visible].tolist())), t("attn.scores_title"), percent=False),
+            key="qk_scores",
         )
-        c1, c2, c3 = st.columns(3)
-        layer = c1.slider(t("attn.layer"), 1, layers, min(3, layers), key="layer", bind="query-params") - 1
-        head = c2.slider(t("attn.head"), 1, heads, 1, key="head", bind="query-params") - 1
-        labels = [f"{i}: {readable(tok)}" for i, tok in enumerate(encoding.tokens)]
-        # A left-to-right model's last token sees the whole sentence; in BERT every token does.
-        words = [i for i, w in enumerate(encoding.word_ids) if w is not None] or [0]
-        default_query = len(labels) - 1 if causal else words[0]
-        query = c3.selectbox(
-            t("attn.query"), range(len(labels)), index=default_query, format_func=lambda i: labels[i], key="query"
+        right.plotly_chart(
+            build_score_bars(list(zip(shown, qk.weights[query][visible].tolist())), t("attn.weights_title")),
+            key="qk_weights",
         )
-        query = min(query or 0, len(labels) - 1)  # a choice kept from a longer text
-        try:
-            qk = serving.query_key(model.name, text, pair, layer, head)
-        except model_zoo.ModelZooError as err:
-            render_error(err)
-        else:
-            scores = qk.scores[query]
-            visible = np.isfinite(scores)
-            shown = [labels[j] for j in range(len(labels)) if visible[j]]
-            left, right = st.columns(2)
-            left.plotly_chart(
-                build_score_bars(list(zip(shown, scores[visible].tolist())), t("attn.scores_title"), percent=False),
-                key="qk_scores",
-            )
-            right.plotly_chart(
-                build_score_bars(list(zip(shown, qk.weights[query][visible].tolist())), t("attn.weights_title")),
-                key="qk_weights",
-            )
-            st.caption(
-                t("attn.qk_check", d=qk.queries.shape[1], scaling=f"{qk.scaling:.4f}", diff=f"{qk.max_difference:.1e}")
-                + (" " + t("attn.qk_causal") if qk.causal else "")
-            )
-            st.plotly_chart(
-                build_vector_strip(
-                    [f"q · {labels[query]}"] + [f"k · {s}" for s in shown],
-                    np.vstack([qk.queries[query], qk.keys[visible]]),
-                    t("attn.vectors_title"),
-                ),
-                key="qk_vectors",
-            )
-            st.plotly_chart(
-                build_matrix(
-                    qk.weights,
-                    labels,
-                    labels,
-                    t_plain("attn.matrix_title", layer=layer + 1, head=head + 1),
-                    zmin=0,
-                    zmax=1,
-                    colorscale="Blues",
-                    hover="%{y} → %{x}<br>%{z:.3f}",
-                ),
-                key="qk_matrix",
-                config=PNG,
-            )
-
-# Head summary ----------------------------------------------------------------------------------
-SOURCES = ("yours", "examples")
+        st.caption(
+            t("attn.qk_check", d=qk.queries.shape[1], scaling=f"{qk.scaling:.4f}", diff=f"{qk.max_difference:.1e}")
+            + (" " + t("attn.qk_causal") if qk.causal else "")
+        )
+        st.plotly_chart(
+            build_vector_strip(
+                [f"q · {labels[query]}"] + [f"k · {s}" for s in shown],
+                np.vstack([qk.queries[query], qk.keys[visible]]),
+                t("attn.vectors_title"),
+            ),
+            key="qk_vectors",
+        )
+        st.plotly_chart(
+            build_matrix(
+                qk.weights,
+                labels,
+                labels,
+                t_plain("attn.matrix_title", layer=layer + 1, head=head + 1),
+                zmin=0,
+                zmax=1,
+                colorscale="Blues",
+                hover="%{y} → %{x}<br>%{z:.3f}",
+            ),
+            key="qk_matrix",
+            config=PNG,
+        )
 
 
-def render_summary(summary: HeadSummary) -> None:
+def render_summary(model: model_zoo.Encoder, summary: HeadSummary) -> None:
     """One heatmap per measure (layers down, heads across), then the table as CSV."""
     rows = [str(i + 1) for i in range(summary.shape[0])]
     cols = [str(i + 1) for i in range(summary.shape[1])]
+    causal = model.kind == "causal_lm"
     shown = [m for m in METRICS if not (causal and m in ("sep", "next"))]
     grid = st.columns(2)
     for i, metric in enumerate(shown):
@@ -210,54 +193,87 @@ def render_summary(summary: HeadSummary) -> None:
     st.caption(t("attn.png_hint"))
 
 
-if summary_tab.open:
-    with summary_tab:
-        st.write(t("attn.summary_intro"))
-        source = st.radio(
-            t("attn.summary_source"),
-            SOURCES,
-            format_func=lambda s: t(f"attn.source_{s}", n=len(lexicon.examples())),
-            horizontal=True,
-            key="summary_source",
-            bind="query-params",
-        )
-        texts: tuple = ((text, pair) if pair else text,) if source == "yours" else tuple(lexicon.examples())
-        progress = st.empty()
-        try:
-            summary = serving.head_summary(
-                model.name, texts, lambda share: progress.progress(share, t("attn.summary_running", n=len(texts)))
-            )
-        except model_zoo.ModelZooError as err:
-            render_error(err)
-        else:
-            render_summary(summary)
-        finally:  # a half-drawn bar must not stay above an error
-            progress.empty()
-
-
-# Check yourself -------------------------------------------------------------------------------------
-ANIMAL = EXAMPLES[0][0]
-
-
-def solve_it() -> Solved:
-    view = serving.attention_view(model.name, ANIMAL, None)
-    tokens = list(view.tokens)
-    it = next((k for k, tok in enumerate(tokens) if tok.strip("Ġ▁ ").lower() == "it"), None)
-    if it is None:
-        raise model_zoo.WordNotInText("it", ANIMAL, 0)
-    shares = np.asarray(view.attentions)[-1, :, it, :].mean(0)
-    best = int(shares.argmax())
-    return Solved(tokens[best].strip("Ġ▁ "), {"model": model.name, "share": f"{shares[best]:.0%}"})
-
-
-def solve_heads() -> Solved:
-    layers, heads = np.asarray(serving.attention_view(model.name, ANIMAL, None).attentions).shape[:2]
-    return Solved(str(layers * heads), {"model": model.name, "layers": layers, "heads": heads})
-
-
-render_quiz(
-    (
-        Question("attn_it", ("animal", "street", "[SEP]", "it"), solve_it),
-        Question("attn_heads", ("12", "72", "144"), solve_heads),
+def head_summary(model: model_zoo.Encoder, text: str, pair: str | None) -> None:
+    """Every head's habits over the learner's text or the example sentences (Clark et al. 2019)."""
+    st.write(t("attn.summary_intro"))
+    source = st.radio(
+        t("attn.summary_source"),
+        SOURCES,
+        format_func=lambda s: t(f"attn.source_{s}", n=len(lexicon.examples())),
+        horizontal=True,
+        key="summary_source",
+        bind="query-params",
     )
-)
+    texts: tuple = ((text, pair) if pair else text,) if source == "yours" else tuple(lexicon.examples())
+    progress = st.empty()
+    try:
+        summary = serving.head_summary(
+            model.name, texts, lambda share: progress.progress(share, t("attn.summary_running", n=len(texts)))
+        )
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+    else:
+        render_summary(model, summary)
+    finally:  # a half-drawn bar must not stay above an error
+        progress.empty()
+
+
+def views(model: model_zoo.Encoder, text: str, pair: str | None, encoding: model_zoo.Encoding) -> None:
+    """Lazy tabs: only the open one runs (each is a model pass or a 100 kB view of its own); a class
+    typing sentences would otherwise pay for all four on every rerun."""
+    head_tab, model_tab, qk_tab, summary_tab = st.tabs(
+        [t("attn.tab_head"), t("attn.tab_model"), t("attn.tab_qk"), t("attn.tab_summary")],
+        key="view",
+        on_change="rerun",
+    )
+    if head_tab.open:
+        with head_tab:
+            render_bertviz(model, text, pair, "head")
+    if model_tab.open:
+        with model_tab:
+            render_bertviz(model, text, pair, "model")
+    if qk_tab.open:
+        with qk_tab:
+            query_key(model, text, pair, encoding)
+    if summary_tab.open:
+        with summary_tab:
+            head_summary(model, text, pair)
+
+
+def check_yourself(model: model_zoo.Encoder) -> None:
+    def solve_it() -> Solved:
+        view = serving.attention_view(model.name, ANIMAL, None)
+        tokens = list(view.tokens)
+        it = next((k for k, tok in enumerate(tokens) if tok.strip("Ġ▁ ").lower() == "it"), None)
+        if it is None:
+            raise model_zoo.WordNotInText("it", ANIMAL, 0)
+        assert view.attentions is not None  # attention_view always asks for them
+        shares = mean_attention_from(view.attentions, it)
+        best = int(shares.argmax())
+        return Solved(tokens[best].strip("Ġ▁ "), {"model": model.name, "share": f"{shares[best]:.0%}"})
+
+    def solve_heads() -> Solved:
+        layers, heads = np.asarray(serving.attention_view(model.name, ANIMAL, None).attentions).shape[:2]
+        return Solved(str(layers * heads), {"model": model.name, "layers": layers, "heads": heads})
+
+    render_quiz(
+        (
+            Question("attn_it", ("animal", "street", "[SEP]", "it"), solve_it),
+            Question("attn_heads", ("12", "72", "144"), solve_heads),
+        )
+    )
+
+
+def run() -> None:
+    ensure_app_frame()
+    st.title(t("lesson.attention.title"))
+    st.write(t("attn.intro"))
+    model = select_model(t("attn.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
+    assert isinstance(model, model_zoo.Encoder)
+    text, pair = pick_text()
+    encoding = read_tokens(model, text, pair)
+    views(model, text, pair, encoding)
+    check_yourself(model)
+
+
+run()

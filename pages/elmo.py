@@ -17,10 +17,8 @@ from components.training import render_elmo_training
 from model_zoo.elmo import layer_cosines, scalar_mix
 from model_zoo.lexicon import unique
 from model_zoo.onehot import cosine_matrix
-from model_zoo.registry import NEXT_WORDS, models_where
+from model_zoo.registry import NEXT_WORDS, ROLES, models_where
 from model_zoo.words import words_in
-
-ensure_app_frame()
 
 LM = models_where(family="ELMo", capability=NEXT_WORDS)[0]  # the one with its softmax (AllenNLP released none)
 ELMOS = models_where(family="ELMo")
@@ -39,20 +37,7 @@ PRESETS = {  # weights before the softmax: token, LSTM-1, LSTM-2
     "preset_token": (4.0, -4.0, -4.0),
 }
 LAYER_KEYS = ("layer_token", "layer_lstm1", "layer_lstm2")
-
-st.title(t("lesson.elmo.title"))
-st.write(t("elmo.intro"))
-model = select_model(t("elmo.model"), ELMOS, serving.default_for("elmo"), serving.model_or_fallback)
-card = model_zoo.get_card(model.name)
-lm_card = model_zoo.get_card(LM)
-if serving.availabilities()[LM].ready:
-    render_elmo_training(lm_card)
-
-
-# 1. A language model, both ways ----------------------------------------------------------------
-st.header(t("elmo.lm_title"))
-st.write(t("elmo.lm_intro"))
-st.session_state.setdefault("lm_text", LM_EXAMPLES[0])
+RIVER, MONEY = "He sat on the bank of the river.", "He deposited his money at the bank."
 
 
 def use_lm_example(example: str) -> None:
@@ -60,7 +45,9 @@ def use_lm_example(example: str) -> None:
 
 
 @st.fragment
-def next_words() -> None:
+def next_words(model: model_zoo.ElmoModel) -> None:
+    """1. A language model, both ways: the forward LM's next words and the backward LM's previous ones."""
+    card = model_zoo.get_card(model.name)
     if NEXT_WORDS not in card.capabilities:
         st.caption(t("elmo.released"))
     lm_name = model.name if NEXT_WORDS in card.capabilities else LM
@@ -86,22 +73,12 @@ def next_words() -> None:
         build_score_bars(backward, t_plain("elmo.backward_title", text=" ".join(words[:4]))), key="backward"
     )
     check = serving.lesson_next_word(lm_name, text)
-    smollm = "smollm2-135m"  # the offline pack's GPT, trained on far more text: asked only where ELMo misses
+    smollm = ROLES[
+        "causal_lm"
+    ].offline  # the offline pack's GPT, trained on far more text: asked only where ELMo misses
     missed = check is not None and not check.shows and serving.availabilities()[smollm].ready
     render_lesson_miss(check, lm_name, "gpt2", serving.lesson_next_word(smollm, text) if missed else None, smollm)
     st.caption(t("elmo.lm_note", n=f"{vocab:,}"))
-
-
-next_words()
-
-
-# 2. Three vectors per word, and the weighted sum -----------------------------------------------
-st.header(t("elmo.layers_title"))
-st.write(t("elmo.layers_intro"))
-st.session_state.setdefault("sentence", PAIRS[0][0])
-for name, value in zip(("w0", "w1", "w2"), PRESETS["preset_equal"]):
-    st.session_state.setdefault(name, value)
-st.session_state.setdefault("gamma", 1.0)
 
 
 def use_preset(weights: tuple[float, float, float]) -> None:
@@ -109,7 +86,8 @@ def use_preset(weights: tuple[float, float, float]) -> None:
 
 
 @st.fragment
-def weighted_sum() -> None:
+def weighted_sum(model: model_zoo.ElmoModel) -> None:
+    """2. Three vectors per word, and ELMo's weighted sum of them with weights a learner sets."""
     sentence = st.text_input(t("elmo.sentence"), key="sentence", bind="query-params", max_chars=MAX_CHARS)
     try:
         encoding = serving.hidden_states(model.name, sentence)
@@ -170,22 +148,13 @@ def weighted_sum() -> None:
     )
 
 
-weighted_sum()
-
-
-# 3. Context matters ---------------------------------------------------------------------------
-st.header(t("elmo.context_title"))
-st.session_state.setdefault("a", PAIRS[0][0])
-st.session_state.setdefault("b", PAIRS[0][1])
-st.session_state.setdefault("pair_word", PAIRS[0][2])
-
-
 def use_pair(a: str, b: str, word: str) -> None:
     st.session_state.a, st.session_state.b, st.session_state.pair_word = a, b, word
 
 
 @st.fragment
-def context_matters() -> None:
+def context_matters(model: model_zoo.ElmoModel) -> None:
+    """3. Context matters: one word in two sentences, layer by layer, against its one GloVe vector."""
     for i, (col, (a, b, word)) in enumerate(zip(st.columns(len(PAIRS)), PAIRS)):
         col.button(f"{word}: {a} / {b}", key=f"pair{i}", on_click=use_pair, args=(a, b, word), width="stretch")
     left, right = st.columns(2)
@@ -218,29 +187,51 @@ def context_matters() -> None:
     st.caption(t("elmo.not_context_free", word=word, cos=f"{float(cosines[1:].min()):.2f}"))
 
 
-context_matters()
+def check_yourself(model: model_zoo.ElmoModel) -> None:
+    def solve_bank() -> Solved:
+        vectors = serving.word_vectors(model.name, (RIVER, MONEY), "bank")[:, -1]
+        cos = float(cosine_matrix(vectors)[0, 1])
+        return Solved("same" if cos > 0.9999 else "different", {"model": model.name, "cos": f"{cos:.3f}"})
 
+    def solve_hang() -> Solved:
+        forward, _, _ = serving.elmo_next_words(LM, LM_EXAMPLES[1], 5)
+        word, p = forward[0]
+        return Solved(word.strip(), {"model": LM, "p": f"{p:.0%}"})
 
-# Check yourself -------------------------------------------------------------------------------------
-RIVER, MONEY = "He sat on the bank of the river.", "He deposited his money at the bank."
-
-
-def solve_bank() -> Solved:
-    vectors = serving.word_vectors(model.name, (RIVER, MONEY), "bank")[:, -1]
-    cos = float(cosine_matrix(vectors)[0, 1])
-    return Solved("same" if cos > 0.9999 else "different", {"model": model.name, "cos": f"{cos:.3f}"})
-
-
-def solve_hang() -> Solved:
-    forward, _, _ = serving.elmo_next_words(LM, LM_EXAMPLES[1], 5)
-    word, p = forward[0]
-    return Solved(word.strip(), {"model": LM, "p": f"{p:.0%}"})
-
-
-render_quiz(
-    (
-        Question("elmo_bank", ("same", "different"), solve_bank, translated=True),
-        # The lesson's words, and the live model's own first guess where it is none of them (elmo-mini's is ".")
-        Question("elmo_hang", tuple(dict.fromkeys(("out", "camera", "around", solve_hang().answer))), solve_hang),
+    render_quiz(
+        (
+            Question("elmo_bank", ("same", "different"), solve_bank, translated=True),
+            # The lesson's words, and the live model's own first guess where it is none of them (elmo-mini's is ".")
+            Question("elmo_hang", tuple(dict.fromkeys(("out", "camera", "around", solve_hang().answer))), solve_hang),
+        )
     )
-)
+
+
+def run() -> None:
+    ensure_app_frame()
+    st.title(t("lesson.elmo.title"))
+    st.write(t("elmo.intro"))
+    model = select_model(t("elmo.model"), ELMOS, serving.default_for("elmo"), serving.model_or_fallback)
+    assert isinstance(model, model_zoo.ElmoModel)
+    if serving.availabilities()[LM].ready:
+        render_elmo_training(model_zoo.get_card(LM))
+    st.header(t("elmo.lm_title"))
+    st.write(t("elmo.lm_intro"))
+    st.session_state.setdefault("lm_text", LM_EXAMPLES[0])
+    next_words(model)
+    st.header(t("elmo.layers_title"))
+    st.write(t("elmo.layers_intro"))
+    st.session_state.setdefault("sentence", PAIRS[0][0])
+    for name, value in zip(("w0", "w1", "w2"), PRESETS["preset_equal"]):
+        st.session_state.setdefault(name, value)
+    st.session_state.setdefault("gamma", 1.0)
+    weighted_sum(model)
+    st.header(t("elmo.context_title"))
+    st.session_state.setdefault("a", PAIRS[0][0])
+    st.session_state.setdefault("b", PAIRS[0][1])
+    st.session_state.setdefault("pair_word", PAIRS[0][2])
+    context_matters(model)
+    check_yourself(model)
+
+
+run()

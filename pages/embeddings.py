@@ -149,12 +149,12 @@ with tabs[2]:
 with tabs[3]:
     st.write(t("emb.train_intro", script=BUILD_SCRIPT))
     defaults = TrainSettings()
-    cols = st.columns(5)
-    dim = cols[0].select_slider(t("emb.dim"), [25, 50, 100, 200], value=defaults.dim, key="w2v_dim")
-    window = cols[1].slider(t("emb.window"), 1, 10, defaults.window, key="w2v_window")
-    negative = cols[2].slider(t("emb.negative"), 1, 20, defaults.negative, key="w2v_negative")
-    epochs = cols[3].slider(t("emb.epochs"), 1, 10, defaults.epochs, key="w2v_epochs")
-    watch = cols[4].text_input(t("emb.watch"), value="water", key="w2v_watch").strip().lower()
+    knobs = st.columns(5)
+    dim = knobs[0].select_slider(t("emb.dim"), [25, 50, 100, 200], value=defaults.dim, key="w2v_dim")
+    window = knobs[1].slider(t("emb.window"), 1, 10, defaults.window, key="w2v_window")
+    negative = knobs[2].slider(t("emb.negative"), 1, 20, defaults.negative, key="w2v_negative")
+    epochs = knobs[3].slider(t("emb.epochs"), 1, 10, defaults.epochs, key="w2v_epochs")
+    watch = knobs[4].text_input(t("emb.watch"), value="water", key="w2v_watch").strip().lower()
     settings = TrainSettings(dim=dim, window=window, negative=negative, epochs=epochs)
     if st.button(t("emb.train"), type="primary", icon=":material/model_training:", key="w2v_train"):
         bar = st.progress(0.0, text=t("emb.waiting"))

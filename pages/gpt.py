@@ -19,7 +19,7 @@ from components.records import render_record
 from components.tokens import readable
 from components.url import keep_in_url, key_from_url
 from model_zoo.attention import attention_to_later_tokens, uniform_first_token_share
-from model_zoo.generation import BLANK, MAX_NEW_TOKENS, Strategy
+from model_zoo.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES, Strategy
 from model_zoo.registry import models_where
 
 CAUSAL = models_where(kinds=("causal_lm",))
@@ -64,11 +64,12 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
         col.button(t_plain(f"gpt.{key}"), key=key, on_click=use_prompt, args=(key,), width="stretch")
     prompt = st.text_area(t("gpt.prompt"), key="prompt", bind="query-params", max_chars=MAX_CHARS, height=110)
     c1, c2, c3, c4, c5 = st.columns([2, 1, 1, 1, 1])
-    kinds = ["greedy", "top_k", "top_p"]
+    kinds = list(STRATEGIES)
     st.session_state.setdefault("strategy", key_from_url("strategy", kinds, "greedy"))
     kind = c1.radio(
         t("gpt.strategy"), kinds, format_func=lambda k: t_plain(f"gpt.strategy_{k}"), key="strategy", horizontal=True
     )
+    assert kind is not None  # the radio starts on a choice and cannot be cleared
     keep_in_url("strategy", kind)
     temperature = c2.slider(
         t("gpt.temperature"), 0.1, 2.0, 1.0, 0.1, key="temperature", bind="query-params", disabled=kind == "greedy"
@@ -311,6 +312,7 @@ def check_yourself(model: model_zoo.CausalLM) -> None:
         left = min((r for r in rows if r.left_rank), key=lambda r: r.left_rank).candidate
         bert = serving.fill_mask(MASKED, DEPOSIT.replace(BLANK, "[MASK]", 1), 1)[0][0][0].strip()
         causal = serving.attention_view(model.name, DEPOSIT.replace(BLANK, "bank"), None)
+        assert causal.attentions is not None  # attention_view always asks for them
         zero = attention_to_later_tokens(causal.attentions)
         return Solved(
             "after" if zero < 1e-6 else "vocab",

@@ -117,7 +117,7 @@ def recipe(model: model_zoo.MaskedLM) -> str:
         st.info(t("mlm.recipe_empty"), icon=":material/info:")
     except model_zoo.ModelZooError as err:
         render_error(err)
-        return clean
+    return clean
 
 
 def why_mask_race() -> None:

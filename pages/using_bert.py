@@ -336,6 +336,7 @@ def run() -> None:
     st.title(t("lesson.using_bert.title"))
     st.write(t("using.intro"))
     model = select_model(t("using.model"), ENCODERS, serving.default_for("task_encoder"), serving.model_or_fallback)
+    assert isinstance(model, model_zoo.Encoder)  # every BERT-family model is one
     task, heads = one_sentence(model)
     one_class_per_token(model)
     two_sentences(model)

@@ -364,7 +364,7 @@ def _shared(key: tuple, compute: Callable[[], T]) -> T:
 
 
 def head_summary(
-    model_name: str, texts: tuple[str | tuple[str, str], ...], on_progress: Callable[[float], None] | None = None
+    model_name: str, texts: tuple[str | tuple[str, str], ...], on_progress: Callable[[float], object] | None = None
 ) -> HeadSummary:
     """Clark et al.'s measures of every head, averaged over `texts` (the whole text, up to the model's limit)."""
     from model_zoo.attention import head_summary as summarise
@@ -387,7 +387,7 @@ def query_key(model_name: str, text: str, text_b: str | None, layer: int, head: 
 
 # -- word senses ---------------------------------------------------------------------------
 def sense_vectors(
-    model_name: str, word: str, on_progress: Callable[[float], None] | None = None
+    model_name: str, word: str, on_progress: Callable[[float], object] | None = None
 ) -> model_zoo.senses.SenseVectors:
     """`word`'s vector in every sentence of the shipped set, at every layer of contextual
     model `model_name` (encoded once, kept on disk across restarts)."""
@@ -518,7 +518,7 @@ def _probe_gate() -> threading.Semaphore:
     return gate("probe training", 1)
 
 
-def masking_race(seed: int = 0, on_progress: Callable[[float], None] | None = None) -> model_zoo.why_mask.Race:
+def masking_race(seed: int = 0, on_progress: Callable[[float], object] | None = None) -> model_zoo.why_mask.Race:
     """The Masked LM page's two tiny Transformers (copying vs BERT's masking), trained on the probing
     lesson's sentences once per server and seed, one training at a time, at low priority."""
     from model_zoo import probing, why_mask
@@ -532,7 +532,7 @@ def masking_race(seed: int = 0, on_progress: Callable[[float], None] | None = No
 
 
 def transfer_curve(
-    model_name: str, on_progress: Callable[[float], None] | None = None
+    model_name: str, on_progress: Callable[[float], object] | None = None
 ) -> model_zoo.transfer.TransferCurve:
     """The transfer-learning stop's race (model_zoo.transfer): `model_name` fine-tuned from its pre-trained
     weights and from random ones on growing shares of the sentiment set; once per server, at low priority."""
@@ -545,7 +545,7 @@ def transfer_curve(
     return _shared(("transfer curve", model_name), compute)
 
 
-def probing_features(model_name: str, on_progress: Callable[[float], None] | None = None) -> np.ndarray:
+def probing_features(model_name: str, on_progress: Callable[[float], object] | None = None) -> np.ndarray:
     """Every probed word's vector at every layer of `model_name` (computed once, kept on disk)."""
     from model_zoo import probing
 
@@ -559,7 +559,7 @@ def probing_features(model_name: str, on_progress: Callable[[float], None] | Non
 
 
 def retrain_probe(
-    model_name: str, task: str, seed: int, on_progress: Callable[[float], None] | None = None
+    model_name: str, task: str, seed: int, on_progress: Callable[[float], object] | None = None
 ) -> model_zoo.probing.TaskResult:
     """Every probe of `task` on `model_name` trained anew (the scalar mix, each layer, the control task
     and the cumulative mixes), once per server for each seed; waits for a free slot first."""
@@ -626,7 +626,7 @@ def gpt_sizes(own: tuple[str, ...]) -> list[model_zoo.architecture.Size]:
 
 # -- using BERT ----------------------------------------------------------------------------------
 def task_head(
-    model_name: str, task: str, pooling: str, on_progress: Callable[[float], None] | None = None
+    model_name: str, task: str, pooling: str, on_progress: Callable[[float], object] | None = None
 ) -> TrainedHead:
     """The linear head of a sentence task (sentiment, spam) or the entailment pairs ("nli") on the frozen
     [CLS] (or mean) vectors of `model_name` at the layer that read best on development folds of the
@@ -641,7 +641,7 @@ def pair_pooling(model_name: str) -> str:
     return max(heads, key=lambda p: max(heads[p].development))
 
 
-def _task_heads(model_name: str, task: str, on_progress: Callable[[float], None] | None) -> dict[str, TrainedHead]:
+def _task_heads(model_name: str, task: str, on_progress: Callable[[float], object] | None) -> dict[str, TrainedHead]:
     from model_zoo import tasks
 
     def compute() -> dict[str, TrainedHead]:
@@ -664,7 +664,9 @@ def classify(model_name: str, task: str, pooling: str, text: str, text_b: str | 
     return sorted(zip(trained.head.classes, p.tolist()), key=lambda g: -g[1])
 
 
-def cross_lingual(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.CrossLingual:
+def cross_lingual(
+    model_name: str, on_progress: Callable[[float], object] | None = None
+) -> model_zoo.tasks.CrossLingual:
     """The Using BERT lesson's sentiment head on `model_name`'s mean-pooled vectors (task_head: trained on
     English only, shared), scored on the Chinese sentences; once per server.
 
@@ -680,7 +682,7 @@ def cross_lingual(model_name: str, on_progress: Callable[[float], None] | None =
     return _shared(("cross-lingual", model_name), compute)
 
 
-def qa_head(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.QAHead:
+def qa_head(model_name: str, on_progress: Callable[[float], object] | None = None) -> model_zoo.tasks.QAHead:
     """Start and end vectors learned on `model_name`'s frozen features of the shipped questions."""
     from model_zoo import tasks
 
@@ -714,7 +716,7 @@ def read_question(model_name: str, question: str, passage: str) -> model_zoo.tas
 
 
 def fine_tuned(
-    model_name: str, task: str, on_progress: Callable[[float], None] | None = None
+    model_name: str, task: str, on_progress: Callable[[float], object] | None = None
 ) -> model_zoo.tasks.FineTuned:
     """A copy of the whole encoder fine-tuned on `task` (one at a time per server, at low priority)."""
     from model_zoo import tasks
@@ -740,7 +742,7 @@ def tagger_model(model_name: str) -> str:
     return model_name if probing.fits(config.num_hidden_layers + 1, config.hidden_size, targets) else TAGGER_FALLBACK
 
 
-def ner_tagger(model_name: str, on_progress: Callable[[float], None] | None = None) -> model_zoo.tasks.Head:
+def ner_tagger(model_name: str, on_progress: Callable[[float], object] | None = None) -> model_zoo.tasks.Head:
     """A linear BIO tagger on `model_name`'s layer that tags the development words best, trained on the
     probing lesson's silver tags."""
     from model_zoo import probing, tasks

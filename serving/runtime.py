@@ -185,7 +185,7 @@ def freeze_startup_objects() -> None:
 
 
 def start_warm_up(
-    load: Callable[[str], object], names: Iterable[str], delay_s: float, pause: Callable[[float], None]
+    load: Callable[[str], object], names: Iterable[str], delay_s: float, pause: Callable[[float], object]
 ) -> threading.Thread:
     """A daemon thread that waits `delay_s` (through `pause`), then `load`s each name in turn; a model
     that cannot be loaded is left to the page that needs it, which says why."""

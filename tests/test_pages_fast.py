@@ -131,3 +131,9 @@ def test_transfer_race_trains_on_a_click(tiny_zoo: Path) -> None:
     at.button(key="transfer_train").click().run(timeout=300)
     ok(at)
     assert "transfer_chart" in charts(at) and "%" in all_text(at)
+
+
+def test_masked_lm_rollout_reads_the_recipe_sentence(tiny_zoo: Path) -> None:
+    at = open_page("pages/masked_lm.py")
+    ok(at)
+    assert {"rollout", "mask0"} <= charts(at)  # the sections fed by another section's input are drawn too
