@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import torch
 
-from .errors import EmptyInput, MissingCapability, NoMaskToken, WordNotInText
+from .errors import EmptyInput, MissingCapability, NoMaskToken, QuestionTooLong, WordNotInText
 from .onednn import use_onednn
 from .words import find_word, valid_text
 
@@ -453,6 +453,9 @@ class Reader(Encoder):
     def read(self, question: str, passage: str) -> Reading:
         self._check_text(question)
         self._check_text(passage)
+        asked = self.count_tokens(question)
+        if asked + 8 > self.max_length:  # the passage needs a few tokens' room (and its special tokens)
+            raise QuestionTooLong(self.name, asked, self.max_length)
         batch = self.tokenize(question, passage, truncation="only_second")
         last = self.fast_base(**self._inputs(batch)).last_hidden_state
         logits = self.model.qa_outputs(last)[0].float().cpu().numpy()  # (T, 2)

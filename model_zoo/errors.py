@@ -41,6 +41,17 @@ class EmptyInput(ModelZooError, ValueError):
         super().__init__(f"The {what} is empty: type something first.")
 
 
+class QuestionTooLong(ModelZooError, ValueError):
+    """A question that leaves no room for its passage in what the model reads at once."""
+
+    def __init__(self, model: str, tokens: int, limit: int) -> None:
+        self.model, self.tokens, self.limit = model, tokens, limit
+        super().__init__(
+            f"The question is too long for {model}: it is {tokens} tokens, and {model} reads {limit} with the "
+            "passage. Ask a shorter question."
+        )
+
+
 class WordNotInVocabulary(ModelZooError, KeyError):
     def __init__(self, word: str, model: str, suggestions: list[str]) -> None:
         self.word = word

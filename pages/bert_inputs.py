@@ -13,147 +13,175 @@ from components.quiz import Question, Solved, render_quiz
 from components.tokens import render_tokens
 from model_zoo.registry import models_where
 
-ensure_app_frame()
-
 MAX_ROWS = 24  # token rows an embedding strip can show legibly
 ENCODERS = models_where(family="BERT", without=("qa",))
+DOG = "My dog loves word embeddings."
 
-st.title(t("lesson.bert_inputs.title"))
-st.write(t("inputs.intro"))
-model = select_model(t("inputs.model"), ENCODERS, ENCODERS[0], serving.model_or_fallback)
-assert isinstance(model, model_zoo.Encoder)
-left, right = st.columns(2)
-text_a = left.text_input(t("inputs.sentence_a"), value="My dog loves word embeddings.", key="a", bind="query-params")
-text_b = right.text_input(
-    t("inputs.sentence_b"),
-    value="He plays fetch by the river bank.",
-    key="b",
-    bind="query-params",
-    help=t("inputs.sentence_b_help"),
-)
 
-try:
-    encoding = (
-        serving.hidden_states(model.name, text_a)
-        if not text_b.strip()
-        else serving.pair_states(model.name, text_a, text_b)
+def read_pair(model: model_zoo.Encoder) -> tuple[str, str | None, model_zoo.Encoding]:
+    """The learner's sentence A and B (None when empty) and what the model reads of them; the page stops
+    with the reason if it cannot."""
+    left, right = st.columns(2)
+    text_a = left.text_input(
+        t("inputs.sentence_a"), value="My dog loves word embeddings.", key="a", bind="query-params"
     )
-except model_zoo.ModelZooError as err:
-    render_error(err)
-    st.stop()
+    text_b = right.text_input(
+        t("inputs.sentence_b"),
+        value="He plays fetch by the river bank.",
+        key="b",
+        bind="query-params",
+        help=t("inputs.sentence_b_help"),
+    )
 
-st.header(t("inputs.tokens_title", n=len(encoding.tokens)))
-render_tokens(encoding.tokens, encoding.word_ids)
-if encoding.truncated:
-    st.warning(t("inputs.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
-unk = model.tokenizer.unk_token
-split = serving.multi_piece_words(model.name, tuple(encoding.words))
-if split:
-    st.caption(t("inputs.split", words=", ".join(split[:8])))
-if unk in encoding.tokens:
-    st.caption(t("inputs.unknown", unk=unk))
-st.dataframe(
-    pd.DataFrame(
-        {
-            t("inputs.col_token"): encoding.tokens,
-            t("inputs.col_id"): encoding.token_ids,
-            t("inputs.col_segment"): encoding.segment_ids,
-            t("inputs.col_position"): range(len(encoding.tokens)),
-            t("inputs.col_word"): [
-                encoding.words[w] if w is not None and w < len(encoding.words) else "" for w in encoding.word_ids
-            ],
-        }
-    ),
-    hide_index=True,
-    width="stretch",
-)
+    try:
+        encoding = (
+            serving.hidden_states(model.name, text_a)
+            if not text_b.strip()
+            else serving.pair_states(model.name, text_a, text_b)
+        )
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+        st.stop()
+    return text_a, text_b if text_b.strip() else None, encoding
 
-st.header(t("inputs.sum_title"))
-st.write(t("inputs.sum_intro"))
-parts = serving.input_embeddings(model.name, text_a, text_b if text_b.strip() else None)
-rows = encoding.tokens[:MAX_ROWS]
-if len(encoding.tokens) > MAX_ROWS:
-    st.caption(t("inputs.rows_capped", shown=MAX_ROWS, total=len(encoding.tokens)))
-tabs = st.tabs([t("inputs.tab_token"), t("inputs.tab_segment"), t("inputs.tab_position"), t("inputs.tab_sum")])
-for tab, matrix, key in zip(
-    tabs, (parts.token, parts.segment, parts.position, parts.normalised), ("token", "segment", "position", "sum")
-):
-    with tab:
-        labels = [f"{i}:{tok}" for i, tok in enumerate(rows)]
-        st.plotly_chart(build_vector_strip(labels, matrix[:MAX_ROWS], t(f"inputs.strip_{key}")), key=f"strip_{key}")
-st.caption(t("inputs.sum_note"))
 
-st.header(t("inputs.order_title"))
-st.write(t("inputs.order_intro"))
-try:
-    moves = serving.reorderings(model.name, text_a)
-except model_zoo.ModelZooError as err:
-    render_error(err)
-else:
+def tokens(model: model_zoo.Encoder, encoding: model_zoo.Encoding) -> None:
+    """The tokens, their ids, segments and positions."""
+    st.header(t("inputs.tokens_title", n=len(encoding.tokens)))
+    render_tokens(encoding.tokens, encoding.word_ids)
+    if encoding.truncated:
+        st.warning(t("inputs.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
+    unk = model.tokenizer.unk_token
+    split = serving.multi_piece_words(model.name, tuple(encoding.words))
+    if split:
+        st.caption(t("inputs.split", words=", ".join(split[:8])))
+    if unk in encoding.tokens:
+        st.caption(t("inputs.unknown", unk=unk))
     st.dataframe(
         pd.DataFrame(
             {
-                t("inputs.col_arrangement"): [t(f"inputs.order_{m.key}") for m in moves],
-                t("inputs.col_fed"): [" ".join(f"{tok}·{p}" for tok, p in zip(m.tokens, m.positions)) for m in moves],
-                t("inputs.col_cosine"): [round(m.cosine, 3) for m in moves],
+                t("inputs.col_token"): encoding.tokens,
+                t("inputs.col_id"): encoding.token_ids,
+                t("inputs.col_segment"): encoding.segment_ids,
+                t("inputs.col_position"): range(len(encoding.tokens)),
+                t("inputs.col_word"): [
+                    encoding.words[w] if w is not None and w < len(encoding.words) else "" for w in encoding.word_ids
+                ],
             }
         ),
         hide_index=True,
         width="stretch",
     )
-    st.caption(t("inputs.order_note", model=model.name))
 
-st.header(t("inputs.sizes_title"))
-sizes = serving.model_sizes()
-st.dataframe(
-    pd.DataFrame(
-        {
-            t("inputs.col_model"): [s.name for s in sizes],
-            t("inputs.col_layers"): [s.layers for s in sizes],
-            t("inputs.col_hidden"): [s.hidden for s in sizes],
-            t("inputs.col_heads"): [s.heads for s in sizes],
-            t("inputs.col_ff"): [s.feed_forward for s in sizes],
-            t("inputs.col_vocab"): [s.vocab for s in sizes],
-            t("inputs.col_params"): [f"{s.parameters / 1e6:,.1f}M" for s in sizes],
-        }
-    ),
-    hide_index=True,
-    width="stretch",
-)
-st.caption(t("inputs.sizes_note"))
-bert = {s.name: s for s in sizes}
-if {"bert-base-uncased", "bert-large-uncased"} <= bert.keys():
-    base, large = bert["bert-base-uncased"], bert["bert-large-uncased"]
-    st.caption(
-        t(
-            "inputs.ff_correction",
-            base_d=base.hidden,
-            large_d=large.hidden,
-            base_ff=f"{base.feed_forward:,}",
-            large_ff=f"{large.feed_forward:,}",
+
+def embeddings_summed(model: model_zoo.Encoder, text_a: str, text_b: str | None, encoding: model_zoo.Encoding) -> None:
+    """Token, segment and position embeddings, and their (normalised) sum."""
+    st.header(t("inputs.sum_title"))
+    st.write(t("inputs.sum_intro"))
+    parts = serving.input_embeddings(model.name, text_a, text_b)
+    rows = encoding.tokens[:MAX_ROWS]
+    if len(encoding.tokens) > MAX_ROWS:
+        st.caption(t("inputs.rows_capped", shown=MAX_ROWS, total=len(encoding.tokens)))
+    tabs = st.tabs([t("inputs.tab_token"), t("inputs.tab_segment"), t("inputs.tab_position"), t("inputs.tab_sum")])
+    for tab, matrix, key in zip(
+        tabs, (parts.token, parts.segment, parts.position, parts.normalised), ("token", "segment", "position", "sum")
+    ):
+        with tab:
+            labels = [f"{i}:{tok}" for i, tok in enumerate(rows)]
+            st.plotly_chart(build_vector_strip(labels, matrix[:MAX_ROWS], t(f"inputs.strip_{key}")), key=f"strip_{key}")
+    st.caption(t("inputs.sum_note"))
+
+
+def word_order(model: model_zoo.Encoder, text_a: str) -> None:
+    """What position embeddings change: the same words in other orders."""
+    st.header(t("inputs.order_title"))
+    st.write(t("inputs.order_intro"))
+    try:
+        moves = serving.reorderings(model.name, text_a)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+    else:
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    t("inputs.col_arrangement"): [t(f"inputs.order_{m.key}") for m in moves],
+                    t("inputs.col_fed"): [
+                        " ".join(f"{tok}·{p}" for tok, p in zip(m.tokens, m.positions)) for m in moves
+                    ],
+                    t("inputs.col_cosine"): [round(m.cosine, 3) for m in moves],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+        st.caption(t("inputs.order_note", model=model.name))
+
+
+def sizes() -> None:
+    """BERT's sizes, from the checkpoints' configs."""
+    st.header(t("inputs.sizes_title"))
+    known = serving.model_sizes()
+    st.dataframe(
+        pd.DataFrame(
+            {
+                t("inputs.col_model"): [s.name for s in known],
+                t("inputs.col_layers"): [s.layers for s in known],
+                t("inputs.col_hidden"): [s.hidden for s in known],
+                t("inputs.col_heads"): [s.heads for s in known],
+                t("inputs.col_ff"): [s.feed_forward for s in known],
+                t("inputs.col_vocab"): [s.vocab for s in known],
+                t("inputs.col_params"): [f"{s.parameters / 1e6:,.1f}M" for s in known],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(t("inputs.sizes_note"))
+    bert = {s.name: s for s in known}
+    if {"bert-base-uncased", "bert-large-uncased"} <= bert.keys():
+        base, large = bert["bert-base-uncased"], bert["bert-large-uncased"]
+        st.caption(
+            t(
+                "inputs.ff_correction",
+                base_d=base.hidden,
+                large_d=large.hidden,
+                base_ff=f"{base.feed_forward:,}",
+                large_ff=f"{large.feed_forward:,}",
+            )
+        )
+
+
+def check_yourself(model: model_zoo.Encoder) -> None:
+    def solve_tokens() -> Solved:
+        tokens = serving.hidden_states(model.name, DOG).tokens
+        pieces = [tok for tok in tokens if tok.startswith("##")]
+        return Solved(str(len(tokens)), {"model": model.name, "tokens": " ".join(tokens), "pieces": len(pieces) + 1})
+
+    def solve_cls() -> Solved:
+        kept = next(m for m in serving.reorderings(model.name, DOG) if m.key == "cls_kept")
+        answer = "none" if kept.cosine > 0.9995 else "little" if kept.cosine > 0.9 else "lot"
+        return Solved(answer, {"model": model.name, "cos": f"{kept.cosine:.4f}"})
+
+    render_quiz(
+        (
+            Question("inputs_tokens", ("5", "7", "11"), solve_tokens),
+            Question("inputs_cls", ("none", "little", "lot"), solve_cls, translated=True),
         )
     )
 
 
-# Check yourself -------------------------------------------------------------------------------------
-DOG = "My dog loves word embeddings."
+def run() -> None:
+    ensure_app_frame()
+    st.title(t("lesson.bert_inputs.title"))
+    st.write(t("inputs.intro"))
+    model = select_model(t("inputs.model"), ENCODERS, ENCODERS[0], serving.model_or_fallback)
+    assert isinstance(model, model_zoo.Encoder)
+    text_a, text_b, encoding = read_pair(model)
+    tokens(model, encoding)
+    embeddings_summed(model, text_a, text_b, encoding)
+    word_order(model, text_a)
+    sizes()
+    check_yourself(model)
 
 
-def solve_tokens() -> Solved:
-    tokens = serving.hidden_states(model.name, DOG).tokens
-    pieces = [tok for tok in tokens if tok.startswith("##")]
-    return Solved(str(len(tokens)), {"model": model.name, "tokens": " ".join(tokens), "pieces": len(pieces) + 1})
-
-
-def solve_cls() -> Solved:
-    kept = next(m for m in serving.reorderings(model.name, DOG) if m.key == "cls_kept")
-    answer = "none" if kept.cosine > 0.9995 else "little" if kept.cosine > 0.9 else "lot"
-    return Solved(answer, {"model": model.name, "cos": f"{kept.cosine:.4f}"})
-
-
-render_quiz(
-    (
-        Question("inputs_tokens", ("5", "7", "11"), solve_tokens),
-        Question("inputs_cls", ("none", "little", "lot"), solve_cls, translated=True),
-    )
-)
+run()

@@ -17,8 +17,6 @@ from model_zoo.registry import VECTORS, models_where
 from model_zoo.word2vec import EpochReport, TrainSettings
 from model_zoo.words import split_words
 
-ensure_app_frame()
-
 MAX_STRIP = 12
 MAX_MAP = 200
 ANALOGIES = (("man", "king", "woman"), ("stockholm", "sweden", "cairo"), ("had", "has", "was"))
@@ -37,42 +35,27 @@ STICK = (  # "Let's stick to" is the Illustrated BERT's example; the others are 
 )
 STATIC_MODELS = models_where(capability=VECTORS)
 
-st.title(t("lesson.embeddings.title"))
-st.write(t("emb.intro"))
-name = st.selectbox(
-    t("emb.model"),
-    STATIC_MODELS,
-    key="model",
-    bind="query-params",
-    help=t("emb.model_help"),
-)
-model = with_fallback(name, serving.static_model)
 
-
-def words_in(text: str, limit: int) -> tuple[list[str], list[str]]:
+def words_in(model: model_zoo.StaticModel, text: str, limit: int) -> tuple[list[str], list[str]]:
     """The distinct words of `text` that the model knows (at most `limit`), and those it does not."""
     words = unique(split_words(text))
     return [w for w in words if w in model][:limit], [w for w in words if w not in model]
 
 
-def report_missing(missing: list[str]) -> None:
+def report_missing(model: model_zoo.StaticModel, missing: list[str]) -> None:
     if missing:
         hints = [f"{w} → {', '.join(serving.suggestions(model.name, w, 3)) or '-'}" for w in missing[:5]]
         st.info(t("emb.missing", words="; ".join(hints), n=len(missing)), icon=":material/info:")
 
 
-tabs = st.tabs(
-    [t("emb.tab.vectors"), t("emb.tab.analogy"), t("emb.tab.map"), t("emb.tab.train"), t("emb.tab.polysemy")]
-)
-
-# Vectors and neighbours ------------------------------------------------------------------
-with tabs[0]:
+def vectors(model: model_zoo.StaticModel) -> None:
+    """Each word's vector as a strip of cells, and its nearest neighbours."""
     st.write(t("emb.vectors_intro", dim=model.dim))
     strip_text = st.text_input(
         t("emb.strip_words"), value="king queen man woman water", key="words", bind="query-params"
     )
-    strip, missing = words_in(strip_text, MAX_STRIP)
-    report_missing(missing)
+    strip, missing = words_in(model, strip_text, MAX_STRIP)
+    report_missing(model, missing)
     if strip:
         vectors = np.stack([model.vector(w) for w in strip])
         st.plotly_chart(build_vector_strip(strip, vectors, t_plain("emb.strip_title", name=model.name)), key="strip")
@@ -87,8 +70,9 @@ with tabs[0]:
     except model_zoo.ModelZooError as err:
         render_error(err)
 
-# Analogies -------------------------------------------------------------------------------
-with tabs[1]:
+
+def analogies(model: model_zoo.StaticModel) -> None:
+    """The analogy solver: b - a + c."""
     st.write(t("emb.analogy_intro"))
     for key, default in zip("abc", ANALOGIES[0]):
         st.session_state.setdefault(key, default)
@@ -114,8 +98,9 @@ with tabs[1]:
     except model_zoo.ModelZooError as err:
         render_error(err)
 
-# Word map --------------------------------------------------------------------------------
-with tabs[2]:
+
+def word_map(model: model_zoo.StaticModel) -> None:
+    """A map of a word list (PCA or UMAP), coloured by WordNet class."""
     st.write(t("emb.map_intro"))
     map_text = st.text_area(t("emb.map_words"), value=t("emb.map_default"), key="map", bind="query-params", height=100)
     method = st.radio(
@@ -128,8 +113,8 @@ with tabs[2]:
         help=t("emb.projection_help"),
     )
     all_words = unique(split_words(map_text))
-    on_map, missing = words_in(map_text, MAX_MAP)
-    report_missing(missing)
+    on_map, missing = words_in(model, map_text, MAX_MAP)
+    report_missing(model, missing)
     if len([w for w in all_words if w in model]) > MAX_MAP:
         st.warning(t("emb.map_capped", shown=MAX_MAP, total=len(all_words)), icon=":material/filter_list:")
     if len(on_map) < 3:
@@ -145,8 +130,9 @@ with tabs[2]:
         )
         st.caption(t("emb.map_note"))
 
-# Train word2vec live -----------------------------------------------------------------------
-with tabs[3]:
+
+def train_word2vec(model: model_zoo.StaticModel) -> None:
+    """word2vec trained live on the shipped corpus, the watched word's neighbours after each epoch."""
     st.write(t("emb.train_intro", script=BUILD_SCRIPT))
     defaults = TrainSettings()
     knobs = st.columns(5)
@@ -210,13 +196,14 @@ with tabs[3]:
         except model_zoo.ModelZooError as err:
             render_error(err)
 
-# The polysemy problem --------------------------------------------------------------------
-with tabs[4]:
+
+def polysemy(model: model_zoo.StaticModel) -> None:
+    """The polysemy problem: every use of "bank" or "stick" gets one identical vector."""
     st.write(t("emb.polysemy_intro"))
     for target, sentences in (("bank", BANK), ("stick", STICK)):
         st.subheader(t("emb.polysemy_word", word=target))
         if target not in model:
-            report_missing([target])
+            report_missing(model, [target])
             continue
         vectors = np.stack([model.vector(target) for _ in sentences])
         sims = cosine_matrix(vectors)[0]
@@ -236,20 +223,36 @@ with tabs[4]:
     )
 
 
-# Check yourself -------------------------------------------------------------------------------------
-def solve_analogy() -> Solved:
-    best, score = serving.analogy(model.name, "man", "king", "woman", 1)[0]
-    return Solved(best, {"model": model.name, "cos": f"{score:.3f}"})
+def check_yourself(model: model_zoo.StaticModel) -> None:
+    def solve_analogy() -> Solved:
+        best, score = serving.analogy(model.name, "man", "king", "woman", 1)[0]
+        return Solved(best, {"model": model.name, "cos": f"{score:.3f}"})
 
+    def solve_dog() -> Solved:
+        cat, car = model.similarity("dog", "cat"), model.similarity("dog", "car")
+        return Solved("cat" if cat > car else "car", {"model": model.name, "cat": f"{cat:.2f}", "car": f"{car:.2f}"})
 
-def solve_dog() -> Solved:
-    cat, car = model.similarity("dog", "cat"), model.similarity("dog", "car")
-    return Solved("cat" if cat > car else "car", {"model": model.name, "cat": f"{cat:.2f}", "car": f"{car:.2f}"})
-
-
-render_quiz(
-    (
-        Question("emb_analogy", ("queen", "princess", "prince", "woman"), solve_analogy),
-        Question("emb_dog", ("cat", "car"), solve_dog),
+    render_quiz(
+        (
+            Question("emb_analogy", ("queen", "princess", "prince", "woman"), solve_analogy),
+            Question("emb_dog", ("cat", "car"), solve_dog),
+        )
     )
-)
+
+
+def run() -> None:
+    ensure_app_frame()
+    st.title(t("lesson.embeddings.title"))
+    st.write(t("emb.intro"))
+    name = st.selectbox(t("emb.model"), STATIC_MODELS, key="model", bind="query-params", help=t("emb.model_help"))
+    model = with_fallback(name, serving.static_model)
+    tabs = st.tabs(
+        [t("emb.tab.vectors"), t("emb.tab.analogy"), t("emb.tab.map"), t("emb.tab.train"), t("emb.tab.polysemy")]
+    )
+    for tab, section in zip(tabs, (vectors, analogies, word_map, train_word2vec, polysemy)):
+        with tab:
+            section(model)
+    check_yourself(model)
+
+
+run()

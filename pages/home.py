@@ -9,12 +9,17 @@ from components.i18n import t
 from components.models_panel import render_models_panel
 from components.road_map import render_road
 
-ensure_app_frame()  # before anything is drawn
 
-st.title(t("home.title"))
-st.write(t("home.intro"))
-cards = model_zoo.list_models()
-states = serving.availabilities()
-render_road(cards, states)
-st.info(t("home.how"), icon=":material/school:")
-render_models_panel(cards, states)
+def run() -> None:
+    ensure_app_frame()  # before anything is drawn
+
+    st.title(t("home.title"))
+    st.write(t("home.intro"))
+    cards = model_zoo.list_models()
+    states = serving.availabilities()
+    render_road(cards, states)
+    st.info(t("home.how"), icon=":material/school:")
+    render_models_panel(cards, states)
+
+
+run()

@@ -13,112 +13,130 @@ from model_zoo.lexicon import unique, word_classes
 from model_zoo.onehot import bytes_per_vector, cosine_matrix, one_hot
 from model_zoo.words import split_words
 
-ensure_app_frame()
-
 MAX_WORDS = 40  # rows a heatmap can show legibly
 STATIC = "glove-6b-50d"
 
-st.title(t("lesson.onehot.title"))
-st.write(t("onehot.intro"))
-text = st.text_area(
-    t("onehot.text"),
-    value=t("onehot.default_text"),
-    max_chars=100_000,
-    key="text",
-    bind="query-params",
-    help=t("onehot.text_help"),
-)
-vocabulary = unique(split_words(text))
-if not vocabulary:
-    st.info(t("onehot.no_words"), icon=":material/info:")
-    st.stop()
-shown = vocabulary[:MAX_WORDS]
-if len(vocabulary) > MAX_WORDS:
-    st.caption(t("onehot.capped", shown=MAX_WORDS, total=len(vocabulary)))
 
-# 1. The one-hot matrix -----------------------------------------------------------------
-st.header(t("onehot.matrix_title"))
-n = len(vocabulary)
-cols = st.columns(3)
-cols[0].metric(t("onehot.vocab_size"), f"{n:,}")
-cols[1].metric(t("onehot.numbers_per_word"), f"{n:,}")
-cols[2].metric(t("onehot.nonzero"), "1")
-st.plotly_chart(
-    build_matrix(
-        one_hot(shown, shown), shown, shown, colorscale="Blues", zmin=0, zmax=1, hover="%{y} · %{x}: %{z:.0f}"
-    ),
-    key="onehot_matrix",
-)
-st.caption(
-    t(
-        "onehot.scale",
-        kb_30k=f"{bytes_per_vector(30_000) / 1e3:,.0f}",
-        mb_3m=f"{bytes_per_vector(3_000_000) / 1e6:,.0f}",
-        gb_30k=f"{30_000 * bytes_per_vector(30_000) / 1e9:,.1f}",
+def read_words() -> tuple[list[str], list[str]]:
+    """The learner's words: the vocabulary of their text, and the first MAX_WORDS of it that are drawn."""
+    text = st.text_area(
+        t("onehot.text"),
+        value=t("onehot.default_text"),
+        max_chars=100_000,
+        key="text",
+        bind="query-params",
+        help=t("onehot.text_help"),
     )
-)
-
-# 2. Cosine similarity: one-hot against GloVe -------------------------------------------
-st.header(t("onehot.similarity_title"))
-use_glove = st.toggle(t("onehot.use_glove"), key="glove", bind="query-params")
-if use_glove:
-    glove = with_fallback(STATIC, serving.static_model)
-    known = [w for w in shown if w in glove]
-    missing = [w for w in shown if w not in glove]
-    if missing:
-        st.info(t("onehot.missing", words=", ".join(missing)), icon=":material/info:")
-    labels = known
-    sims = cosine_matrix(np.stack([glove.vector(w) for w in known])) if known else np.zeros((0, 0))
-    title = t("onehot.sim_glove_title")
-else:
-    labels, sims, title = shown, cosine_matrix(one_hot(shown, shown)), t("onehot.sim_onehot_title")
-if len(labels) >= 2:
-    st.plotly_chart(build_similarity_heatmap(labels, sims, title, number=False), key="similarity")
-if len(labels) >= 3:
-    a, b, c = labels[:3]
-    st.markdown(t("onehot.compare", a=a, b=b, c=c, ab=f"{sims[0, 1]:.2f}", ac=f"{sims[0, 2]:.2f}"))
-st.caption(t("onehot.glove_note") if use_glove else t("onehot.onehot_note"))
-
-# 3. Word classes -------------------------------------------------------------------------
-st.header(t("onehot.class_title"))
-st.write(t("onehot.class_intro"))
-classes = word_classes()
-none = t("onehot.no_class")
-word_class = [classes.get(w, none) for w in shown]
-class_names = unique(word_class)
-st.plotly_chart(
-    build_matrix(
-        one_hot(word_class, class_names),
-        shown,
-        class_names,
-        colorscale="Greens",
-        zmin=0,
-        zmax=1,
-        hover="%{y} · %{x}: %{z:.0f}",
-    ),
-    key="class_matrix",
-)
-shared = {c: [w for w, wc in zip(shown, word_class) if wc == c] for c in class_names if c != none}
-groups = [f"**{md_escape(c)}**: {md_escape(', '.join(ws))}" for c, ws in shared.items() if len(ws) > 1]
-if groups:
-    st.markdown(t("onehot.class_groups") + "\n\n" + "\n".join(f"- {g}" for g in groups))
-st.caption(t("onehot.class_note"))
+    vocabulary = unique(split_words(text))
+    if not vocabulary:
+        st.info(t("onehot.no_words"), icon=":material/info:")
+        st.stop()
+    shown = vocabulary[:MAX_WORDS]
+    if len(vocabulary) > MAX_WORDS:
+        st.caption(t("onehot.capped", shown=MAX_WORDS, total=len(vocabulary)))
+    return vocabulary, shown
 
 
-# Check yourself -------------------------------------------------------------------------------------
-def solve_cosine() -> Solved:
-    cos = float(cosine_matrix(one_hot(["dog", "cat"], ["dog", "cat", "car"]))[0, 1])
-    return Solved(f"{cos:g}", {"cos": f"{cos:g}"})
-
-
-def solve_size() -> Solved:
-    n = one_hot(["w0"], [f"w{i}" for i in range(30_000)]).shape[1]
-    return Solved(f"{n:,}", {"n": f"{n:,}", "kb": f"{bytes_per_vector(n) / 1024:.0f}"})
-
-
-render_quiz(
-    (
-        Question("onehot_cos", ("0", "0.5", "1"), solve_cosine),
-        Question("onehot_size", ("1", "300", "30,000"), solve_size),
+def one_hot_matrix(vocabulary: list[str], shown: list[str]) -> None:
+    """1. The one-hot matrix, and what it costs at 30,000 or 3 million words."""
+    st.header(t("onehot.matrix_title"))
+    n = len(vocabulary)
+    cols = st.columns(3)
+    cols[0].metric(t("onehot.vocab_size"), f"{n:,}")
+    cols[1].metric(t("onehot.numbers_per_word"), f"{n:,}")
+    cols[2].metric(t("onehot.nonzero"), "1")
+    st.plotly_chart(
+        build_matrix(
+            one_hot(shown, shown), shown, shown, colorscale="Blues", zmin=0, zmax=1, hover="%{y} · %{x}: %{z:.0f}"
+        ),
+        key="onehot_matrix",
     )
-)
+    st.caption(
+        t(
+            "onehot.scale",
+            kb_30k=f"{bytes_per_vector(30_000) / 1e3:,.0f}",
+            mb_3m=f"{bytes_per_vector(3_000_000) / 1e6:,.0f}",
+            gb_30k=f"{30_000 * bytes_per_vector(30_000) / 1e9:,.1f}",
+        )
+    )
+
+
+def similarity(shown: list[str]) -> None:
+    """2. Cosine similarity: every pair of one-hot vectors is 0; GloVe's are not."""
+    st.header(t("onehot.similarity_title"))
+    use_glove = st.toggle(t("onehot.use_glove"), key="glove", bind="query-params")
+    if use_glove:
+        glove = with_fallback(STATIC, serving.static_model)
+        known = [w for w in shown if w in glove]
+        missing = [w for w in shown if w not in glove]
+        if missing:
+            st.info(t("onehot.missing", words=", ".join(missing)), icon=":material/info:")
+        labels = known
+        sims = cosine_matrix(np.stack([glove.vector(w) for w in known])) if known else np.zeros((0, 0))
+        title = t("onehot.sim_glove_title")
+    else:
+        labels, sims, title = shown, cosine_matrix(one_hot(shown, shown)), t("onehot.sim_onehot_title")
+    if len(labels) >= 2:
+        st.plotly_chart(build_similarity_heatmap(labels, sims, title, number=False), key="similarity")
+    if len(labels) >= 3:
+        a, b, c = labels[:3]
+        st.markdown(t("onehot.compare", a=a, b=b, c=c, ab=f"{sims[0, 1]:.2f}", ac=f"{sims[0, 2]:.2f}"))
+    st.caption(t("onehot.glove_note") if use_glove else t("onehot.onehot_note"))
+
+
+def classes(shown: list[str]) -> None:
+    """3. Word classes: the middle step, and why it is too coarse."""
+    st.header(t("onehot.class_title"))
+    st.write(t("onehot.class_intro"))
+    known_classes = word_classes()
+    none = t("onehot.no_class")
+    word_class = [known_classes.get(w, none) for w in shown]
+    class_names = unique(word_class)
+    st.plotly_chart(
+        build_matrix(
+            one_hot(word_class, class_names),
+            shown,
+            class_names,
+            colorscale="Greens",
+            zmin=0,
+            zmax=1,
+            hover="%{y} · %{x}: %{z:.0f}",
+        ),
+        key="class_matrix",
+    )
+    shared = {c: [w for w, wc in zip(shown, word_class) if wc == c] for c in class_names if c != none}
+    groups = [f"**{md_escape(c)}**: {md_escape(', '.join(ws))}" for c, ws in shared.items() if len(ws) > 1]
+    if groups:
+        st.markdown(t("onehot.class_groups") + "\n\n" + "\n".join(f"- {g}" for g in groups))
+    st.caption(t("onehot.class_note"))
+
+
+def check_yourself() -> None:
+    def solve_cosine() -> Solved:
+        cos = float(cosine_matrix(one_hot(["dog", "cat"], ["dog", "cat", "car"]))[0, 1])
+        return Solved(f"{cos:g}", {"cos": f"{cos:g}"})
+
+    def solve_size() -> Solved:
+        n = one_hot(["w0"], [f"w{i}" for i in range(30_000)]).shape[1]
+        return Solved(f"{n:,}", {"n": f"{n:,}", "kb": f"{bytes_per_vector(n) / 1024:.0f}"})
+
+    render_quiz(
+        (
+            Question("onehot_cos", ("0", "0.5", "1"), solve_cosine),
+            Question("onehot_size", ("1", "300", "30,000"), solve_size),
+        )
+    )
+
+
+def run() -> None:
+    ensure_app_frame()
+    st.title(t("lesson.onehot.title"))
+    st.write(t("onehot.intro"))
+    vocabulary, shown = read_words()
+    one_hot_matrix(vocabulary, shown)
+    similarity(shown)
+    classes(shown)
+    check_yourself()
+
+
+run()

@@ -14,87 +14,100 @@ from model_zoo.onehot import cosine_matrix
 from model_zoo.registry import FILL_MASK, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
 from model_zoo.words import words_in
 
-ensure_app_frame()  # before anything is drawn
-
 MAX_CHARS = 2000
 MAX_WORDS = 12  # neighbour tables for a static model
 
-states = serving.availabilities()
-names = [card.name for card in model_zoo.list_models()]
 
-st.title(t("lesson.playground.title"))
-st.write(t("playground.intro"))
-left, right = st.columns([1, 2])
-name = left.selectbox(
-    t("playground.model"),
-    names,
-    index=names.index("minilm-l6"),
-    key="model",
-    bind="query-params",
-)
-text = right.text_area(
-    t("playground.text"),
-    value=t("playground.default_text"),
-    max_chars=MAX_CHARS,
-    key="text",
-    bind="query-params",
-    help=t("playground.text_help"),
-)
+def neighbours(model: model_zoo.StaticModel, text: str) -> None:
+    """A static model: each word's nearest neighbours (a word it does not know, with suggestions)."""
+    words = words_in(text.replace("[MASK]", " "))
+    if not words:
+        raise model_zoo.EmptyInput()
+    if len(words) > MAX_WORDS:
+        st.caption(t("playground.capped", shown=MAX_WORDS, total=len(words)))
+    rows = {}
+    for word in words[:MAX_WORDS]:
+        try:
+            rows[md_escape(word)] = md_escape(", ".join(w for w, _ in serving.neighbours(model.name, word, 5)))
+        except model_zoo.WordNotInVocabulary as err:
+            rows[md_escape(word)] = "⚠ " + t("playground.oov", suggestions=", ".join(err.suggestions) or "-")
+    st.subheader(t("playground.neighbours"))
+    st.table({t("playground.word"): list(rows), t("playground.nearest"): list(rows.values())})
+    st.caption(t("playground.static_note"))
 
-with st.spinner(t("playground.loading", name=name)):
-    model = with_fallback(name, serving.model_or_fallback)
-card = model_zoo.get_card(model.name)
-st.caption(
-    f"{STATUS_ICON[states[card.name].status]} "
-    + t("playground.using", name=card.name, kind=t(f"kind.{card.kind}"), source=card.source)
-)
 
-caps = set(card.capabilities)  # what the model can do decides what is drawn
-try:
-    if VECTORS in caps:
-        assert isinstance(model, model_zoo.StaticModel)
-        words = words_in(text.replace("[MASK]", " "))
-        if not words:
-            raise model_zoo.EmptyInput()
-        if len(words) > MAX_WORDS:
-            st.caption(t("playground.capped", shown=MAX_WORDS, total=len(words)))
-        rows = {}
-        for word in words[:MAX_WORDS]:
-            try:
-                rows[md_escape(word)] = md_escape(", ".join(w for w, _ in serving.neighbours(model.name, word, 5)))
-            except model_zoo.WordNotInVocabulary as err:
-                rows[md_escape(word)] = "⚠ " + t("playground.oov", suggestions=", ".join(err.suggestions) or "-")
-        st.subheader(t("playground.neighbours"))
-        st.table({t("playground.word"): list(rows), t("playground.nearest"): list(rows.values())})
-        st.caption(t("playground.static_note"))
-    else:
-        encoding = serving.hidden_states(model.name, text)
-        st.subheader(t("playground.tokens", n=len(encoding.tokens)))
-        render_tokens(encoding.tokens, encoding.word_ids)
-        if encoding.truncated:
-            st.warning(t("playground.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
-        if FILL_MASK in caps:
-            assert isinstance(model, model_zoo.MaskedLM)
-            if model.mask_token in text:
-                for i, preds in enumerate(serving.fill_mask(model.name, text, 8)):
-                    st.plotly_chart(build_score_bars(preds, t_plain("playground.mask_title", i=i + 1)), key=f"mask{i}")
-            else:
-                st.info(t("playground.no_mask", mask=model.mask_token))
-        if NEXT_WORDS in caps and PREVIOUS_WORDS not in caps:  # a left-to-right LM
-            (guesses,) = serving.next_words(model.name, text, 10)
-            st.plotly_chart(build_score_bars(guesses, t("playground.next_title")))
-        if NEXT_WORDS in caps and PREVIOUS_WORDS in caps:  # a biLM with its softmax: both ways
-            forward, backward, vocab = serving.elmo_next_words(model.name, text, 10)
-            words = text.split()
-            left, right = st.columns(2)
-            title = t_plain("elmo.forward_title", text=" ".join(words[-4:]))
-            left.plotly_chart(build_score_bars(forward, title), key="forward")
-            title = t_plain("elmo.backward_title", text=" ".join(words[:4]))
-            right.plotly_chart(build_score_bars(backward, title), key="backward")
-            st.caption(t("playground.elmo_note", n=f"{vocab:,}"))
-        layers = encoding.num_layers
-        layer = st.slider(t("playground.layer"), 0, layers, layers, key="layer", help=t("playground.layer_help"))
-        sim = cosine_matrix(encoding.hidden_states[layer])
-        st.plotly_chart(build_similarity_heatmap(encoding.tokens, sim, t_plain("playground.sim_title", layer=layer)))
-except model_zoo.ModelZooError as err:
-    render_error(err)
+def contextual(model: model_zoo.Encoder | model_zoo.ElmoModel, caps: set[str], text: str) -> None:
+    """A contextual model: its tokens, what it predicts where it can, and token similarity at a layer."""
+    encoding = serving.hidden_states(model.name, text)
+    st.subheader(t("playground.tokens", n=len(encoding.tokens)))
+    render_tokens(encoding.tokens, encoding.word_ids)
+    if encoding.truncated:
+        st.warning(t("playground.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
+    if FILL_MASK in caps:
+        assert isinstance(model, model_zoo.MaskedLM)
+        if model.mask_token in text:
+            for i, preds in enumerate(serving.fill_mask(model.name, text, 8)):
+                st.plotly_chart(build_score_bars(preds, t_plain("playground.mask_title", i=i + 1)), key=f"mask{i}")
+        else:
+            st.info(t("playground.no_mask", mask=model.mask_token))
+    if NEXT_WORDS in caps and PREVIOUS_WORDS not in caps:  # a left-to-right LM
+        (guesses,) = serving.next_words(model.name, text, 10)
+        st.plotly_chart(build_score_bars(guesses, t("playground.next_title")))
+    if NEXT_WORDS in caps and PREVIOUS_WORDS in caps:  # a biLM with its softmax: both ways
+        forward, backward, vocab = serving.elmo_next_words(model.name, text, 10)
+        words = text.split()
+        left, right = st.columns(2)
+        title = t_plain("elmo.forward_title", text=" ".join(words[-4:]))
+        left.plotly_chart(build_score_bars(forward, title), key="forward")
+        title = t_plain("elmo.backward_title", text=" ".join(words[:4]))
+        right.plotly_chart(build_score_bars(backward, title), key="backward")
+        st.caption(t("playground.elmo_note", n=f"{vocab:,}"))
+    layers = encoding.num_layers
+    layer = st.slider(t("playground.layer"), 0, layers, layers, key="layer", help=t("playground.layer_help"))
+    sim = cosine_matrix(encoding.hidden_states[layer])
+    st.plotly_chart(build_similarity_heatmap(encoding.tokens, sim, t_plain("playground.sim_title", layer=layer)))
+
+
+def run() -> None:
+    ensure_app_frame()  # before anything is drawn
+    states = serving.availabilities()
+    names = [card.name for card in model_zoo.list_models()]
+    st.title(t("lesson.playground.title"))
+    st.write(t("playground.intro"))
+    left, right = st.columns([1, 2])
+    name = left.selectbox(
+        t("playground.model"),
+        names,
+        index=names.index("minilm-l6"),
+        key="model",
+        bind="query-params",
+    )
+    text = right.text_area(
+        t("playground.text"),
+        value=t("playground.default_text"),
+        max_chars=MAX_CHARS,
+        key="text",
+        bind="query-params",
+        help=t("playground.text_help"),
+    )
+
+    with st.spinner(t("playground.loading", name=name)):
+        model = with_fallback(name, serving.model_or_fallback)
+    card = model_zoo.get_card(model.name)
+    st.caption(
+        f"{STATUS_ICON[states[card.name].status]} "
+        + t("playground.using", name=card.name, kind=t(f"kind.{card.kind}"), source=card.source)
+    )
+    caps = set(card.capabilities)  # what the model can do decides what is drawn
+    try:
+        if VECTORS in caps:
+            assert isinstance(model, model_zoo.StaticModel)
+            neighbours(model, text)
+        else:
+            assert isinstance(model, model_zoo.Encoder | model_zoo.ElmoModel)
+            contextual(model, caps, text)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+
+
+run()

@@ -4,6 +4,7 @@ random weights on a few labelled sentences."""
 
 import streamlit as st
 
+import model_zoo
 import serving
 from components.charts import build_lines
 from components.frame import ensure_app_frame
@@ -12,75 +13,84 @@ from components.notices import select_model, when_asked
 from components.quiz import Question, Solved, render_quiz
 from model_zoo.registry import models_where
 
-ensure_app_frame()
-
 # Encoders a copy of which can be fine-tuned here: MiniLM as released (the offline pack) or BERT.
 MODELS = models_where(family="BERT", kinds=("encoder", "masked_lm"))
 
-st.title(t("lesson.transfer.title"))
-st.write(t("transfer.intro"))
-st.write(t("transfer.imagenet"))
 
-st.header(t("transfer.race_title"))
-st.write(t("transfer.race_intro"))
-model = select_model(t("transfer.model"), MODELS, "minilm-l6", serving.model_or_fallback)
-curve = when_asked(
-    t("transfer.train"),
-    "transfer_train",
-    t_plain("transfer.training", model=model.name),
-    lambda progress: serving.transfer_curve(model.name, progress),
-)
-if curve is not None:
-    names = {s: t_plain(f"transfer.line_{s}", model=model.name) for s in curve.accuracy}
-    st.plotly_chart(
-        build_lines(
-            list(curve.sizes),
-            {names[s]: curve.accuracy[s] for s in curve.accuracy},
-            {t_plain("transfer.chance"): curve.chance},
-            t_plain("transfer.chart", n=curve.test_size),
-            t_plain("transfer.axis"),
-            percent=True,
-            log_x=True,
-        ),
-        key="transfer_chart",
+def race(model: model_zoo.Encoder) -> None:
+    """What pre-training buys: the same network fine-tuned from pre-trained and from random weights."""
+    curve = when_asked(
+        t("transfer.train"),
+        "transfer_train",
+        t_plain("transfer.training", model=model.name),
+        lambda progress: serving.transfer_curve(model.name, progress),
     )
-    few, full = curve.sizes[0], curve.sizes[-1]
-    st.markdown(
-        t(
-            "transfer.result",
-            few=few,
-            full=full,
-            pre_few=f"{curve.accuracy['pretrained'][0]:.0%}",
-            pre_full=f"{curve.accuracy['pretrained'][-1]:.0%}",
-            rand_few=f"{curve.accuracy['random'][0]:.0%}",
-            rand_full=f"{curve.accuracy['random'][-1]:.0%}",
-            seconds=f"{curve.seconds:.0f}",
+    if curve is not None:
+        names = {s: t_plain(f"transfer.line_{s}", model=model.name) for s in curve.accuracy}
+        st.plotly_chart(
+            build_lines(
+                list(curve.sizes),
+                {names[s]: curve.accuracy[s] for s in curve.accuracy},
+                {t_plain("transfer.chance"): curve.chance},
+                t_plain("transfer.chart", n=curve.test_size),
+                t_plain("transfer.axis"),
+                percent=True,
+                log_x=True,
+            ),
+            key="transfer_chart",
+        )
+        few, full = curve.sizes[0], curve.sizes[-1]
+        st.markdown(
+            t(
+                "transfer.result",
+                few=few,
+                full=full,
+                pre_few=f"{curve.accuracy['pretrained'][0]:.0%}",
+                pre_full=f"{curve.accuracy['pretrained'][-1]:.0%}",
+                rand_few=f"{curve.accuracy['random'][0]:.0%}",
+                rand_full=f"{curve.accuracy['random'][-1]:.0%}",
+                seconds=f"{curve.seconds:.0f}",
+            )
+        )
+        st.caption(t("transfer.note", epochs=curve.epochs))
+    st.header(t("transfer.next_title"))
+    st.write(t("transfer.next"))
+    st.page_link("pages/using_bert.py", label=t("lesson.using_bert.title"), icon=":material/build:")
+
+
+def check_yourself(model: model_zoo.Encoder) -> None:
+    def solve_few() -> Solved:
+        curve = serving.transfer_curve(model.name)
+        pre, rand = curve.accuracy["pretrained"][0], curve.accuracy["random"][0]
+        facts = {"n": curve.sizes[0], "pre": f"{pre:.0%}", "rand": f"{rand:.0%}", "model": model.name}
+        return Solved("pretrained" if pre > rand else "random" if rand > pre else "tie", facts)
+
+    def solve_best() -> Solved:
+        curve = serving.transfer_curve(model.name)
+        best = max(curve.accuracy, key=lambda s: curve.accuracy[s][-1])
+        facts = {s: f"{curve.accuracy[s][-1]:.0%}" for s in curve.accuracy} | {"n": curve.sizes[-1]}
+        return Solved(best, facts)
+
+    render_quiz(
+        (
+            Question("transfer_few", ("pretrained", "random"), solve_few, translated=True),
+            Question("transfer_best", ("pretrained", "random", "onehot"), solve_best, translated=True),
         )
     )
-    st.caption(t("transfer.note", epochs=curve.epochs))
-st.header(t("transfer.next_title"))
-st.write(t("transfer.next"))
-st.page_link("pages/using_bert.py", label=t("lesson.using_bert.title"), icon=":material/build:")
 
 
-# Check yourself -------------------------------------------------------------------------------------
-def solve_few() -> Solved:
-    curve = serving.transfer_curve(model.name)
-    pre, rand = curve.accuracy["pretrained"][0], curve.accuracy["random"][0]
-    facts = {"n": curve.sizes[0], "pre": f"{pre:.0%}", "rand": f"{rand:.0%}", "model": model.name}
-    return Solved("pretrained" if pre > rand else "random" if rand > pre else "tie", facts)
+def run() -> None:
+    ensure_app_frame()
+    st.title(t("lesson.transfer.title"))
+    st.write(t("transfer.intro"))
+    st.write(t("transfer.imagenet"))
+
+    st.header(t("transfer.race_title"))
+    st.write(t("transfer.race_intro"))
+    model = select_model(t("transfer.model"), MODELS, "minilm-l6", serving.model_or_fallback)
+    assert isinstance(model, model_zoo.Encoder)
+    race(model)
+    check_yourself(model)
 
 
-def solve_best() -> Solved:
-    curve = serving.transfer_curve(model.name)
-    best = max(curve.accuracy, key=lambda s: curve.accuracy[s][-1])
-    facts = {s: f"{curve.accuracy[s][-1]:.0%}" for s in curve.accuracy} | {"n": curve.sizes[-1]}
-    return Solved(best, facts)
-
-
-render_quiz(
-    (
-        Question("transfer_few", ("pretrained", "random"), solve_few, translated=True),
-        Question("transfer_best", ("pretrained", "random", "onehot"), solve_best, translated=True),
-    )
-)
+run()

@@ -16,8 +16,6 @@ from components.quiz import Question, Solved, render_quiz
 from model_zoo.attention import farthest_link, strongest_head_reach
 from model_zoo.registry import ATTENTIONS, models_where
 
-ensure_app_frame()
-
 # Bidirectional encoders: the stop is about the encoder; GPT's masked attention has its own page.
 MODELS = models_where(capability=ATTENTIONS, without=("causal_lm",))
 EXAMPLES = (  # (sentence, the word whose attention is drawn), written for ContextLab
@@ -25,117 +23,126 @@ EXAMPLES = (  # (sentence, the word whose attention is drawn), written for Conte
     ("The animal didn't cross the street because it was too tired.", "it"),
     ("The book that my sister gave me for my birthday last year was great.", "was"),
 )
-
-
-st.title(t("lesson.transformer.title"))
-st.write(t("tf.intro"))
-
-st.header(t("tf.reach_title"))
-st.write(t("tf.reach_intro"))
-model = select_model(t("tf.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
-st.session_state.setdefault("tf_text", EXAMPLES[0][0])
-st.session_state.setdefault("tf_word", EXAMPLES[0][1])
+KEYS = EXAMPLES[0][0]
 
 
 def use_example(text: str, word: str) -> None:
     st.session_state.tf_text, st.session_state.tf_word = text, word
 
 
-cols = st.columns(len(EXAMPLES))
-for k, (col, (text, word)) in enumerate(zip(cols, EXAMPLES)):
-    col.button(f"{word} · {text}", key=f"tf_ex{k}", on_click=use_example, args=(text, word), width="stretch")
-text = st.text_input(t("tf.text"), key="tf_text", max_chars=2000)
-try:
-    view = serving.attention_view(model.name, text, None)
-except model_zoo.ModelZooError as err:
-    render_error(err)
-    st.stop()
-tokens = view.tokens
-attn = np.asarray(view.attentions)
-if view.truncated:  # attention_view reads the first VIEW_TOKENS tokens: every one is drawn
-    st.caption(t("tf.cut", n=serving.VIEW_TOKENS))
-choices = list(range(len(tokens)))
-wanted = str(st.session_state.get("tf_word", "")).lower()
-default = next((k for k, tok in enumerate(tokens) if tok == wanted), min(1, len(tokens) - 1))
-i = st.selectbox(
-    t("tf.word"),
-    choices,
-    index=default,
-    format_func=lambda k: f"{k}: {tokens[k]}",
-    key=f"tf_pick_{zlib.crc32(text.encode())}",  # a new sentence: pick afresh
-)
-reach = strongest_head_reach(attn, i)  # (layers, tokens)
-ticks = [f"{k}:{tok}" for k, tok in enumerate(tokens)]
-st.plotly_chart(
-    build_matrix(
-        reach.tolist(),
-        [t_plain("tf.layer", n=layer + 1) for layer in range(reach.shape[0])],
-        ticks,
-        t_plain("tf.reach_chart", word=tokens[i], model=model.name),
-        zmin=0.0,
-        zmax=1.0,
-        colorscale="Blues",
-        hover="%{y} · %{x}<br>%{z:.2f}",
-    ),
-    key="tf_reach",
-)
-link = farthest_link(attn, i, view.word_ids)
-if link is not None:
-    layer, head, j, weight = link
-    st.markdown(
-        t(
+def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
+    """How far one token's attention reaches, layer by layer, on the learner's sentence; its encoding."""
+    st.session_state.setdefault("tf_text", EXAMPLES[0][0])
+    st.session_state.setdefault("tf_word", EXAMPLES[0][1])
+    cols = st.columns(len(EXAMPLES))
+    for k, (col, (example, word)) in enumerate(zip(cols, EXAMPLES)):
+        col.button(f"{word} · {example}", key=f"tf_ex{k}", on_click=use_example, args=(example, word), width="stretch")
+    text = st.text_input(t("tf.text"), key="tf_text", max_chars=2000)
+    try:
+        view = serving.attention_view(model.name, text, None)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+        st.stop()
+    assert view.attentions is not None  # attention_view always asks for them
+    tokens = view.tokens
+    if view.truncated:  # attention_view reads the first VIEW_TOKENS tokens: every one is drawn
+        st.caption(t("tf.cut", n=serving.VIEW_TOKENS))
+    wanted = str(st.session_state.get("tf_word", "")).lower()
+    default = next((k for k, tok in enumerate(tokens) if tok == wanted), min(1, len(tokens) - 1))
+    i = st.selectbox(
+        t("tf.word"),
+        list(range(len(tokens))),
+        index=default,
+        format_func=lambda k: f"{k}: {tokens[k]}",
+        key=f"tf_pick_{zlib.crc32(text.encode())}",  # a new sentence: pick afresh
+    )
+    strongest = strongest_head_reach(view.attentions, i)  # (layers, tokens)
+    ticks = [f"{k}:{tok}" for k, tok in enumerate(tokens)]
+    st.plotly_chart(
+        build_matrix(
+            strongest.tolist(),
+            [t_plain("tf.layer", n=layer + 1) for layer in range(strongest.shape[0])],
+            ticks,
+            t_plain("tf.reach_chart", word=tokens[i], model=model.name),
+            zmin=0.0,
+            zmax=1.0,
+            colorscale="Blues",
+            hover="%{y} · %{x}<br>%{z:.2f}",
+        ),
+        key="tf_reach",
+    )
+    link = farthest_link(view.attentions, i, view.word_ids)
+    if link is not None:
+        layer, head, j, weight = link
+        distance = abs(j - i)
+        note = t(
             "tf.reach_note",
             word=tokens[i],
             other=tokens[j],
             layer=layer + 1,
             head=head + 1,
             weight=f"{weight:.0%}",
-            distance=abs(j - i),
+            distance=distance,
+        )
+        st.markdown(note)
+    return view
+
+
+def in_parallel(model: model_zoo.Encoder, view: model_zoo.Encoding) -> None:
+    """Steps in parallel: a Transformer's layers against an LSTM's steps, and where the road goes next."""
+    assert view.attentions is not None
+    st.header(t("tf.parallel_title"))
+    n_layers = view.attentions.shape[0]
+    a, b = st.columns(2)
+    a.metric(t("tf.steps_transformer"), n_layers)
+    b.metric(t("tf.steps_lstm"), 2 * len(view.tokens))
+    st.write(t("tf.parallel_note", n=len(view.tokens), layers=n_layers, model=model.name))
+    st.header(t("tf.encdec_title"))
+    st.write(t("tf.encdec"))
+    left, right = st.columns(2)
+    left.page_link("pages/bert_inputs.py", label=t("tf.to_bert"), icon=":material/token:")
+    right.page_link("pages/gpt.py", label=t("tf.to_gpt"), icon=":material/arrow_forward:")
+
+
+def check_yourself(model: model_zoo.Encoder, layers: int) -> None:
+    def keys_view() -> tuple[list[str], np.ndarray]:
+        view = serving.attention_view(model.name, KEYS, None)
+        return view.tokens, np.asarray(view.attentions)
+
+    def solve_layer() -> Solved:
+        tokens, attn = keys_view()
+        if "are" not in tokens or "keys" not in tokens:
+            raise model_zoo.WordNotInText("keys", KEYS, 0)
+        i, j = tokens.index("are"), tokens.index("keys")
+        per_layer = attn[:, :, i, j].max(axis=1)
+        layer = int(per_layer.argmax())
+        facts = {"model": model.name, "weight": f"{per_layer[layer]:.0%}", "distance": abs(i - j)}
+        return Solved(str(layer + 1), facts | {"head": int(attn[layer, :, i, j].argmax()) + 1})
+
+    def solve_steps() -> Solved:
+        tokens, attn = keys_view()
+        return Solved(str(2 * len(tokens)), {"n": len(tokens), "layers": attn.shape[0]})
+
+    render_quiz(
+        (
+            Question("tf_layer", tuple(str(k) for k in range(1, layers + 1)), solve_layer),
+            Question("tf_steps", ("6", "19", "38"), solve_steps),
         )
     )
 
-st.header(t("tf.parallel_title"))
-n_layers = attn.shape[0]
-a, b = st.columns(2)
-a.metric(t("tf.steps_transformer"), n_layers)
-b.metric(t("tf.steps_lstm"), 2 * len(tokens))
-st.write(t("tf.parallel_note", n=len(tokens), layers=n_layers, model=model.name))
 
-st.header(t("tf.encdec_title"))
-st.write(t("tf.encdec"))
-left, right = st.columns(2)
-left.page_link("pages/bert_inputs.py", label=t("tf.to_bert"), icon=":material/token:")
-right.page_link("pages/gpt.py", label=t("tf.to_gpt"), icon=":material/arrow_forward:")
-
-
-# Check yourself -------------------------------------------------------------------------------------
-KEYS = EXAMPLES[0][0]
+def run() -> None:
+    ensure_app_frame()
+    st.title(t("lesson.transformer.title"))
+    st.write(t("tf.intro"))
+    st.header(t("tf.reach_title"))
+    st.write(t("tf.reach_intro"))
+    model = select_model(t("tf.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
+    assert isinstance(model, model_zoo.Encoder)
+    view = reach(model)
+    in_parallel(model, view)
+    assert view.attentions is not None
+    check_yourself(model, view.attentions.shape[0])
 
 
-def keys_view() -> tuple[list[str], np.ndarray]:
-    view = serving.attention_view(model.name, KEYS, None)
-    return view.tokens, np.asarray(view.attentions)
-
-
-def solve_layer() -> Solved:
-    tokens, attn = keys_view()
-    if "are" not in tokens or "keys" not in tokens:
-        raise model_zoo.WordNotInText("keys", KEYS, 0)
-    i, j = tokens.index("are"), tokens.index("keys")
-    per_layer = attn[:, :, i, j].max(axis=1)
-    layer = int(per_layer.argmax())
-    facts = {"model": model.name, "weight": f"{per_layer[layer]:.0%}", "distance": abs(i - j)}
-    return Solved(str(layer + 1), facts | {"head": int(attn[layer, :, i, j].argmax()) + 1})
-
-
-def solve_steps() -> Solved:
-    tokens, attn = keys_view()
-    return Solved(str(2 * len(tokens)), {"n": len(tokens), "layers": attn.shape[0]})
-
-
-render_quiz(
-    (
-        Question("tf_layer", tuple(str(k) for k in range(1, attn.shape[0] + 1)), solve_layer),
-        Question("tf_steps", ("6", "19", "38"), solve_steps),
-    )
-)
+run()

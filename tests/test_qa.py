@@ -246,3 +246,10 @@ def test_a_decoder_reader_learns_a_span_and_serves_what_it_exported(
     )
     np.testing.assert_allclose(again.start_scores, read.start_scores, atol=0.05)  # fp16 files
     np.testing.assert_allclose(again.end_scores, read.end_scores, atol=0.05)
+
+
+def test_a_question_too_long_for_the_reader_is_one_sentence(tiny_reader: Path) -> None:
+    reader = model_zoo.load(tiny_reader)
+    with pytest.raises(model_zoo.errors.QuestionTooLong, match="too long"):
+        reader.read("where is the boat ? " * 40, PASSAGE)  # tiny BERT reads 64 tokens
+    assert reader.read("where is the boat ?", PASSAGE).tokens  # a question that fits is read as before
