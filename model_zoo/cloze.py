@@ -138,5 +138,12 @@ def lesson_answers(text: str) -> frozenset[str] | None:
 
 
 # The next words the lessons name: "After 'hang' a good model expects 'out' rather than 'camera'"
-# (The Illustrated BERT, on ELMo's language model).
-NEXT_WORDS_NAMED = {"After work we like to hang": frozenset({"out"})}
+# (The Illustrated BERT, on ELMo's language model); and after "Let's stick to" (its example of "stick"),
+# the words a reader accepts to begin what one sticks to: the seed's own "improvisation", and the words
+# that open a noun phrase.
+NEXT_WORDS_NAMED = {
+    "After work we like to hang": frozenset({"out"}),
+    "Let's stick to": frozenset(
+        "improvisation the it this that these those our my your his her their what a one them plan basics".split()
+    ),
+}

@@ -600,6 +600,7 @@ class ModelResults:
     features: dict[str, float]  # feature_table on NER
     feature_seconds: float  # extracting the features of every target word
     words: int  # target words read
+    weights: str = ""  # registry.weights_fingerprint of the model probed: results of other weights are not served
 
 
 def results_file(model_name: str, folder: Path = RESULTS) -> Path:
@@ -615,13 +616,20 @@ def save_results(results: ModelResults, folder: Path = RESULTS) -> Path:
 
 
 def load_results(model_name: str, folder: Path = RESULTS) -> ModelResults | None:
-    """The shipped results of `model_name`, or None where none were shipped."""
+    """The shipped results of `model_name`, or None where none were shipped, or where they were measured on
+    other weights than the model of that name here (a model trained again under its name: elmo-mini)."""
+    from .registry import REGISTRY, weights_fingerprint
+
     path = results_file(model_name, folder)
     if not path.exists():
         return None
     raw = json.loads(path.read_text(encoding="utf-8"))
     tasks = {name: TaskResult(**t) for name, t in raw.pop("tasks").items()}
-    return ModelResults(tasks=tasks, **raw)
+    results = ModelResults(tasks=tasks, **raw)
+    registered = model_name in {c.name for c in REGISTRY}
+    if registered and results.weights != str(weights_fingerprint(model_name)):
+        return None
+    return results
 
 
 def run_model(
@@ -669,12 +677,14 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from .loading import load
+    from .registry import weights_fingerprint
 
     if args.threads:
         torch.set_num_threads(args.threads)
     for name in args.models:
         model = load(name)
         results = run_model(model, args.tasks)  # type: ignore[arg-type]
+        results.weights = str(weights_fingerprint(name))
         print(f"wrote {save_results(results, args.out)}")
 
 

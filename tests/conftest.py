@@ -362,10 +362,10 @@ def tiny_zoo(tiny_zoo_dir: Path, tiny_mntp: tuple[Path, Path], monkeypatch: pyte
             return load_elmo(tiny_zoo_dir / card.name, name=card.name, device="cpu")
         return loading._load_folder(tiny_zoo_dir / card.name, "cpu")
 
-    from model_zoo import registry
+    from model_zoo import sense_data
 
     monkeypatch.setattr(loading, "_load_card", tiny)
-    monkeypatch.setattr(registry, "weights_fingerprint", lambda name: "tiny")  # no figures of the real weights
+    monkeypatch.setattr(sense_data, "load_precomputed", lambda name: None)  # no maps of the real weights
     monkeypatch.setenv("CONTEXTLAB_CACHE", str(tmp_path / "cache"))  # disk caches of tiny vectors stay here
     serving.load_model.clear()
     yield tiny_zoo_dir

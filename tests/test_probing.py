@@ -169,6 +169,19 @@ def test_results_round_trip(tmp_path: Path) -> None:
     assert probing.load_results("nothing", tmp_path) is None
 
 
+def test_results_of_other_weights_are_not_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """elmo-mini trained again under its name: the probing results of its old weights are not shown."""
+    from model_zoo import registry
+
+    x, data = planted(2, layers=3, n=300)
+    result = probing.probe_task(x, data, "elmo-mini", FAST)
+    probing.save_results(probing.ModelResults("elmo-mini", "v1", {"pos": result}, {}, 1.0, 300, "old"), tmp_path)
+    monkeypatch.setattr(registry, "weights_fingerprint", lambda name: "old")
+    assert probing.load_results("elmo-mini", tmp_path) is not None
+    monkeypatch.setattr(registry, "weights_fingerprint", lambda name: "trained again")
+    assert probing.load_results("elmo-mini", tmp_path) is None
+
+
 def test_feature_table_choices_follow_bert() -> None:
     choices = probing.feature_choices(13)  # BERT-base: embeddings + 12 layers
     assert choices["embeddings"] == ([0], False) and choices["last"] == ([12], False)
