@@ -161,6 +161,7 @@ def render_reader_training(card: ModelCard) -> None:
             runs=len(m.get("chosen_from", [])),
             script=m["script"],
             examples=f"{m['run']['examples']:,}",
+            seen=f"{round(m['run']['epochs'] * m['run']['examples']):,}",
             minutes=round(minutes, 1),
             device=m["device"],
             written=m["written_stage"]["written_questions"],
