@@ -204,9 +204,11 @@ def fill_mask(model_name: str, text: str, top_k: int) -> list[list[tuple[str, fl
 
 @st.cache_resource(show_spinner=False)
 def _fill_mask_batcher(model_name: str) -> MicroBatcher[tuple[str, int], list[list[tuple[str, float]]]]:
-    model = loaded(model_name, model_zoo.MaskedLM)
+    """Sentences sent together share one pass. The model is looked up at each batch, not kept: a model
+    load_model let go of (it keeps 8) is not held alive here."""
 
     def run(items: list[tuple[str, int]]) -> list[list[list[tuple[str, float]]]]:
+        model = loaded(model_name, model_zoo.MaskedLM)
         if len(items) == 1:  # alone: the single-sentence path, which spares part of the last layer
             return [model.fill_mask(*items[0])]
         top_k = max(k for _, k in items)
@@ -452,10 +454,11 @@ def own_sentence_vector(model_name: str, sentence: str, word: str) -> np.ndarray
 
 @st.cache_resource(show_spinner=False)
 def _word_vector_batcher(model_name: str) -> MicroBatcher[tuple[str, str], np.ndarray]:
-    """Own sentences sent together (a class on Word senses) are read in one pass per word."""
-    model = contextual(model_name)
+    """Own sentences sent together (a class on Word senses) are read in one pass per word (the model looked
+    up at each batch, as in _fill_mask_batcher)."""
 
     def run(items: list[tuple[str, str]]) -> list[np.ndarray]:
+        model = contextual(model_name)
         out: dict[int, np.ndarray] = {}
         for word in dict.fromkeys(w for _, w in items):
             where = [i for i, (_, w) in enumerate(items) if w == word]

@@ -120,3 +120,25 @@ def test_a_word2vec_training_runs_its_threads_below_the_page_runs(monkeypatch) -
     assert seen["worker"] >= serving.TRAINING_NICE > before
     if before == 0 and os.geteuid() == 0:  # putting it back needs the privilege to raise priority
         assert os.getpriority(os.PRIO_PROCESS, me) == before
+
+
+def test_a_batcher_looks_its_model_up_at_each_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batcher lives as long as the server; the model it serves is the one load_model holds now, so a
+    model let go of (load_model keeps 8) is not kept alive by the batcher."""
+
+    class Fake:
+        def __init__(self, tag: str) -> None:
+            self.tag = tag
+
+        def fill_mask(self, text: str, top_k: int) -> list[list[tuple[str, float]]]:
+            return [[(self.tag, 1.0)]]
+
+    models = iter([Fake("first"), Fake("second")])
+    monkeypatch.setattr(serving, "loaded", lambda name, kind: next(models))
+    serving._fill_mask_batcher.clear()
+    try:
+        batcher = serving._fill_mask_batcher("any")
+        assert batcher(("a [MASK] .", 1)) == [[("first", 1.0)]]
+        assert batcher(("a [MASK] .", 1)) == [[("second", 1.0)]]
+    finally:
+        serving._fill_mask_batcher.clear()
