@@ -6,7 +6,7 @@ Plotly reads a subset of HTML in every text it draws (titles, tick labels, point
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -43,7 +43,7 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
 
 
 def build_learning_curve(
-    curve: list[dict[str, float]], names: dict[str, str], baselines: dict[str, float], percent: bool = True
+    curve: list[dict[str, float]], names: Mapping[str, str], baselines: dict[str, float], percent: bool = True
 ) -> go.Figure:
     """A measure against tokens seen: one line per key of `names` (curve key -> label), and each
     baseline (label -> value) as a dashed level line. Accuracies (`percent`) on 0-100%, anything

@@ -3,6 +3,7 @@ by its training script): one place for the boxes the lessons show beside such a 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
@@ -10,6 +11,14 @@ import streamlit as st
 from components.charts import build_learning_curve
 from components.i18n import t, t_plain
 from model_zoo.registry import ModelCard, trained_metrics
+
+
+def render_curve(
+    m: dict[str, Any], names: Mapping[str, str], baselines: dict[str, float], caption: str, percent: bool = True
+) -> None:
+    """The training's learning curve from its metrics (`names`: curve key -> label), and what it shows."""
+    st.plotly_chart(build_learning_curve(m["curve"], names, baselines, percent=percent), key="learning_curve")
+    st.caption(t(caption))
 
 
 def render_masked_lm_training(card: ModelCard) -> None:
@@ -59,18 +68,13 @@ def render_masked_lm_training(card: ModelCard) -> None:
                     tn=m["test"]["cloze_items"],
                 )
             )
-            curve = build_learning_curve(
-                m["curve"],
-                {
-                    "held_top1": t("mlm.curve_held1"),
-                    "held_top5": t("mlm.curve_held5"),
-                    "dev_cloze_top1": t("mlm.curve_dev1"),
-                    "dev_cloze_top5": t("mlm.curve_dev5"),
-                },
-                {},
-            )
-            st.plotly_chart(curve, key="learning_curve")
-            st.caption(t("mlm.curve_caption_mntp"))
+            names = {
+                "held_top1": t("mlm.curve_held1"),
+                "held_top5": t("mlm.curve_held5"),
+                "dev_cloze_top1": t("mlm.curve_dev1"),
+                "dev_cloze_top5": t("mlm.curve_dev5"),
+            }
+            render_curve(m, names, {}, "mlm.curve_caption_mntp")
     else:  # an encoder further pre-trained (model_zoo.train_mlm)
         st.info(
             t(
@@ -106,18 +110,13 @@ def render_masked_lm_training(card: ModelCard) -> None:
                 )
             )
         with st.expander(t("mlm.curve_title")):
-            curve = build_learning_curve(
-                m["curve"],
-                {
-                    "held_top1": t("mlm.curve_held1"),
-                    "held_top5": t("mlm.curve_held5"),
-                    "cloze_top1": t("mlm.curve_cloze1"),
-                    "cloze_top5": t("mlm.curve_cloze5"),
-                },
-                {t("mlm.curve_unigram5"): m["unigram_top5"]},
-            )
-            st.plotly_chart(curve, key="learning_curve")
-            st.caption(t("mlm.curve_caption"))
+            names = {
+                "held_top1": t("mlm.curve_held1"),
+                "held_top5": t("mlm.curve_held5"),
+                "cloze_top1": t("mlm.curve_cloze1"),
+                "cloze_top5": t("mlm.curve_cloze5"),
+            }
+            render_curve(m, names, {t("mlm.curve_unigram5"): m["unigram_top5"]}, "mlm.curve_caption")
 
 
 def render_elmo_training(card: ModelCard) -> None:
@@ -139,14 +138,9 @@ def render_elmo_training(card: ModelCard) -> None:
         icon=":material/model_training:",
     )
     with st.expander(t("elmo.curve_title")):
-        curve = build_learning_curve(
-            m["curve"],
-            {"forward_perplexity": t_plain("elmo.curve_fwd"), "backward_perplexity": t_plain("elmo.curve_bwd")},
-            {t_plain("elmo.curve_unigram"): m["unigram_perplexity"]},
-            percent=False,
-        )
-        st.plotly_chart(curve, key="learning_curve")
-        st.caption(t("elmo.curve_caption"))
+        names = {"forward_perplexity": t_plain("elmo.curve_fwd"), "backward_perplexity": t_plain("elmo.curve_bwd")}
+        baselines = {t_plain("elmo.curve_unigram"): m["unigram_perplexity"]}
+        render_curve(m, names, baselines, "elmo.curve_caption", percent=False)
 
 
 def render_reader_training(card: ModelCard) -> None:

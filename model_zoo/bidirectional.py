@@ -132,6 +132,24 @@ def load_mntp_reader(causal_dir: Path, mntp_dir: Path, reader_dir: Path) -> tupl
     return PeftModel.from_pretrained(reader, str(reader_dir)).merge_and_unload(), tokenizer
 
 
+def save_adapters(model: Any, out: Path, base: str) -> None:
+    """peft's adapter folder for `model` in `out`, as ContextLab ships one: the adapters (and any module
+    trained whole, such as a reader's start/end layer) in fp16, never the embeddings (none is trained; peft
+    would save them whole where the vocabulary grew by [MASK]), `base` named as the model they sit on, and
+    peft's blank model card left out."""
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(out), save_embedding_layers=False)
+    (out / "README.md").unlink(missing_ok=True)
+    config = json.loads((out / "adapter_config.json").read_text())
+    config["base_model_name_or_path"] = base
+    (out / "adapter_config.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
+    save_file({k: v.half().contiguous() for k, v in load_file(str(out / ADAPTER)).items()}, str(out / ADAPTER))
+
+
 def never_offered(tokenizer: Any) -> list[int]:
     """Ids never offered for a blank: [MASK], the special tokens, pieces that are only whitespace
     (a bare space or newline reads as an empty guess) and bytes of a character cut in the middle

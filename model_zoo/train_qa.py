@@ -154,6 +154,20 @@ def targets(batch: Any, examples: Sequence[Example]) -> tuple[torch.Tensor, torc
     return torch.tensor(starts), torch.tensor(ends), torch.tensor(kept)
 
 
+def tokenize_pairs(tokenizer: Any, examples: Sequence[Example], max_tokens: int) -> Any:
+    """Question and passage of each example as one padded batch (padding on the right), the passage cut
+    to fit `max_tokens`."""
+    return tokenizer(
+        [e.question for e in examples],
+        [e.passage for e in examples],
+        truncation="only_second",
+        max_length=max_tokens,
+        padding=True,
+        padding_side="right",
+        return_tensors="pt",
+    )
+
+
 def additive_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """(B, T) 1/0 -> (B, 1, 1, T): 0 where a token is read, the dtype's minimum where it is padding."""
     return (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
@@ -206,14 +220,7 @@ class Trainer:
         return load_partial_weights(self.model, weights).eval()
 
     def tokenize(self, examples: Sequence[Example]) -> Any:
-        return self.tokenizer(
-            [e.question for e in examples],
-            [e.passage for e in examples],
-            truncation="only_second",
-            max_length=MAX_TOKENS,
-            padding=True,
-            return_tensors="pt",
-        )
+        return tokenize_pairs(self.tokenizer, examples, MAX_TOKENS)
 
     @torch.inference_mode()
     def bottom(self, examples: Sequence[Example]) -> list[tuple[torch.Tensor, int, int, bool]]:
@@ -367,15 +374,7 @@ class AdapterTrainer:
         self.half = torch.bfloat16 if device.type == "cuda" else None
 
     def tokenize(self, examples: Sequence[Example]) -> Any:
-        return self.tokenizer(
-            [e.question for e in examples],
-            [e.passage for e in examples],
-            truncation="only_second",
-            max_length=self.max_tokens,
-            padding=True,
-            padding_side="right",
-            return_tensors="pt",
-        )
+        return tokenize_pairs(self.tokenizer, examples, self.max_tokens)
 
     def answerable(self, examples: Sequence[Example]) -> list[Example]:
         """The examples whose answer (if any) survives the cut to `max_tokens`."""
@@ -441,19 +440,10 @@ class AdapterTrainer:
                     p.copy_(saved[n])
 
     def export(self, out: Path, metrics: dict[str, Any]) -> None:
-        """peft's adapter folder (the start/end layer inside it), fp16, and metrics.json."""
-        from safetensors.torch import load_file, save_file
+        """peft's adapter folder (the start/end layer inside it, fp16) and metrics.json."""
+        from .bidirectional import save_adapters
 
-        from .bidirectional import ADAPTER
-
-        out.mkdir(parents=True, exist_ok=True)
-        # The embeddings were never trained: peft would save them whole (the vocabulary grew by [MASK]).
-        self.model.save_pretrained(str(out), save_embedding_layers=False)
-        (out / "README.md").unlink(missing_ok=True)  # peft's blank model-card template
-        config = json.loads((out / "adapter_config.json").read_text())
-        config["base_model_name_or_path"] = f"{self.base} (ContextLab's masked LM on the offline pack's SmolLM2)"
-        (out / "adapter_config.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
-        save_file({k: v.half().contiguous() for k, v in load_file(str(out / ADAPTER)).items()}, str(out / ADAPTER))
+        save_adapters(self.model, out, f"{self.base} (ContextLab's masked LM on the offline pack's SmolLM2)")
         (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
 
 

@@ -347,13 +347,9 @@ def tiny_zoo(tiny_zoo_dir: Path, tiny_mntp: tuple[Path, Path], monkeypatch: pyte
             return classic(card, device)
         cpu = torch.device("cpu")
         if card.name == "glove-6b-50d":
-            vectors = np.random.default_rng(0).normal(size=(len(TINY_STATIC_WORDS), 8)).astype(np.float32)
-            return StaticModel.from_arrays(
-                card.name,
-                list(dict.fromkeys(TINY_STATIC_WORDS)),
-                vectors[: len(set(TINY_STATIC_WORDS))],
-                lowercase=True,
-            )
+            words = list(dict.fromkeys(TINY_STATIC_WORDS))
+            vectors = np.random.default_rng(0).normal(size=(len(words), 8)).astype(np.float32)
+            return StaticModel.from_arrays(card.name, words, vectors, lowercase=True)
         if card.name == "smollm2-135m-mlm":
             return BidirectionalLM(card.name, *load_mntp(*tiny_mntp), cpu)
         if card.name == "smollm2-135m-qa":
