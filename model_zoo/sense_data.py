@@ -54,7 +54,14 @@ def load_senses(path: Path = SENSES) -> dict[str, SenseSet]:
 
 
 def data_version(path: Path = SENSES) -> str:
-    """A short hash of the set's bytes: encodings cached on disk are keyed on it."""
+    """A short hash of the set's bytes: encodings cached on disk are keyed on it. Hashed once per version
+    of the file (the Word senses page asks on every rerun)."""
+    stat = path.stat()
+    return _file_hash(path, stat.st_size, stat.st_mtime_ns)
+
+
+@cache
+def _file_hash(path: Path, size: int, mtime_ns: int) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
