@@ -205,7 +205,9 @@ def weights_version(encoder: Contextual) -> str:
     import torch
 
     digest = hashlib.sha1()
-    for module in (v for v in vars(encoder).values() if isinstance(v, torch.nn.Module)):
+    # A copy of the attributes, taken at once: other sessions' threads add cached ones (a head, a token
+    # list) to the same shared model while this hashes, and iterating the live dict then raises.
+    for module in [v for v in list(vars(encoder).values()) if isinstance(v, torch.nn.Module)]:
         for name, tensor in module.state_dict().items():
             if tensor.is_floating_point():
                 digest.update(f"{name}{tuple(tensor.shape)}{float(tensor.double().sum()):.8e}".encode())

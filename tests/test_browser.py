@@ -492,3 +492,23 @@ def test_the_transformer_stop_names_the_long_link(server: str, tab: Page) -> Non
     note = tab.page.locator('[data-testid="stMarkdown"]').filter(has_text="One step:").first.inner_text()
     assert "to “keys”, 13 tokens away" in note
     assert tab.exceptions() == 0 and tab.blocked == []
+
+
+def test_several_pages_opened_at_once_on_a_fresh_server(browser) -> None:
+    """A class arriving in the first minute: learners open different lessons at the same moment, so the
+    server loads several models at once (beside its own warm-up). Every page draws; none shows an error."""
+    opened = ["gpt", "masked_lm", "senses", "attention", "using_bert", "elmo", "probing", "home"]
+    with serve() as url:
+        tabs = [Page(browser) for _ in opened]
+        try:
+            for tab, name in zip(tabs, opened):  # all requests out before any page is drawn
+                tab.page.goto(f"{url}/{PAGES[name]}", wait_until="commit")
+            for tab, name in zip(tabs, opened):
+                tab.settle()
+                assert tab.exceptions() == 0, name
+                assert tab.h1(), name
+                assert tab.page.locator('[data-testid="stAlertContentError"]').count() == 0, name
+                assert tab.blocked == [], name
+        finally:
+            for tab in tabs:
+                tab.close()

@@ -365,3 +365,31 @@ def test_the_shipped_pca_maps_are_the_axes_the_learners_sentence_is_placed_on(of
     for layer in (0, 3, 6):
         placed = fit_pca_2d(uses.vectors[:, layer]).place(uses.vectors[:, layer])
         assert np.allclose(placed, pre.pca[:, layer], atol=1e-3)
+
+
+def test_weights_version_holds_while_other_sessions_add_to_the_shared_model() -> None:
+    """A fresh server: Using BERT hashed a model's weights while another page's thread cached a head on the
+    same shared model object, and the page showed an error box ("dictionary changed size during
+    iteration"). The hash reads a copy of the model's attributes."""
+    import torch
+
+    from model_zoo.senses import weights_version
+
+    class SharedModel:
+        pass
+
+    shared = SharedModel()
+
+    class Layer(torch.nn.Linear):
+        def state_dict(self, *args, **kwargs):  # another thread caches something on the model meanwhile
+            shared.__dict__[f"cached_{len(vars(shared))}"] = object()
+            return super().state_dict(*args, **kwargs)
+
+    torch.manual_seed(0)
+    shared.model = Layer(4, 3)
+    version = weights_version(shared)
+    assert len(version) == 10
+    assert weights_version(shared) == version  # computed once per model object
+    other = SharedModel()
+    other.model = torch.nn.Linear(4, 3)
+    assert weights_version(other) != version
