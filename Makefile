@@ -21,6 +21,12 @@ $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 	$(BIN)/pip install -r requirements-dev.txt
 	touch $@
 
+# jscpd (npm, pinned) finds code copied between files of the tree (.jscpd.json); make lint runs it.
+JSCPD := .tools/node_modules/.bin/jscpd
+$(JSCPD):
+	@command -v npm >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm) >/dev/null
+	npm install --silent --no-audit --no-fund --prefix .tools jscpd@4.3.0
+
 install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
@@ -86,11 +92,12 @@ bench-load: install-dev nginx
 	timeout 300 sh -c "until curl -sf http://127.0.0.1:$(PORT)/_stcore/health >/dev/null; do sleep 1; done"; \
 	$(BIN)/python scripts/bench_load.py --url http://127.0.0.1:$(PORT) --json bench-load.json
 
-lint: install-dev
+lint: install-dev $(JSCPD)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy model_zoo serving components pages app.py
 	$(BIN)/lint-imports
+	$(JSCPD) --silent --exitCode 1  # no code copied outside tests (.jscpd.json)
 
 clean:
-	rm -rf $(VENV) .pytest_cache bench.json bench-load.json artifacts
+	rm -rf $(VENV) .tools .pytest_cache bench.json bench-load.json artifacts
