@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# pandas whole, before any page runs: plotly reads pandas from sys.modules without importing it
+# (_plotly_utils.optional_imports), so on a fresh server a figure built while another session's
+# thread was still importing pandas met a half-made module (AttributeError: no pandas.Series).
+import pandas  # noqa: F401
 import streamlit as st
 
 import serving

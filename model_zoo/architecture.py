@@ -24,6 +24,12 @@ class Size:
     parameters: int  # counted from a model built on the meta device
     context: int = 0  # positions it reads (0: not given)
 
+    @property
+    def short(self) -> str:
+        """The parameter count to three significant figures: 124M, 1.56B, 175B."""
+        value, unit = (self.parameters / 1e9, "B") if self.parameters >= 1e9 else (self.parameters / 1e6, "M")
+        return f"{float(f'{value:.3g}'):g}{unit}"
+
 
 def size_from_config(name: str, config: Any) -> Size:
     """Build the bare model described by `config` without allocating weights, and count."""

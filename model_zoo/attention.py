@@ -44,6 +44,26 @@ class QueryKey:
         """Largest gap between our softmax(q·k) and the model's attention (float rounding only)."""
         return float(np.abs(self.weights - self.model_weights).max())
 
+    def row(self, query: int) -> QueryRow:
+        """What token `query` sees: the keys it may look at (a causal model: itself and those before)."""
+        visible = np.isfinite(self.scores[query])  # (tokens,)
+        return QueryRow(
+            keys=np.flatnonzero(visible).tolist(),
+            scores=self.scores[query][visible].tolist(),
+            weights=self.weights[query][visible].tolist(),
+            vectors=np.vstack([self.queries[query], self.keys[visible]]),
+        )
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    """One query token's row of a QueryKey, over the V keys it may look at."""
+
+    keys: list[int]  # (V,) the visible keys' token indices, in order
+    scores: list[float]  # (V,) q·k × scaling
+    weights: list[float]  # (V,) the softmax of the scores
+    vectors: np.ndarray  # (1 + V, head_dim) the query's q, then each visible key's k
+
 
 @dataclass(frozen=True)
 class HeadSummary:
@@ -58,6 +78,13 @@ class HeadSummary:
     def shape(self) -> tuple[int, int]:
         layers, heads = self.metrics["self"].shape
         return int(layers), int(heads)
+
+    def ceiling(self, metric: str) -> float:
+        """The top of a measure's colour scale: 1 for a share, and for entropy the larger of the uniform
+        entropy and the highest head's (so that a scale reads the same from one text to the next)."""
+        if metric != "entropy":
+            return 1
+        return max(self.uniform_entropy, float(self.metrics[metric].max()))
 
     def rows(self) -> list[dict[str, float | int]]:
         """One row per head (layer, head, then each measure): a table for CSV export."""
@@ -79,6 +106,11 @@ class HeadSummary:
         writer.writeheader()
         writer.writerows(table)
         return buffer.getvalue()
+
+
+def shown_metrics(causal: bool) -> tuple[str, ...]:
+    """The METRICS a model shows: a causal model has no [SEP] and cannot look at the next token."""
+    return tuple(m for m in METRICS if not (causal and m in ("sep", "next")))
 
 
 def sentence_summary(
@@ -260,3 +292,50 @@ def mean_attention_from(attn: np.ndarray, i: int, layer: int = -1) -> np.ndarray
     """(T,): the attention token i pays each token in `layer` (default the last) of attentions (L, H, T, T),
     averaged over the layer's heads."""
     return np.asarray(attn)[layer, :, i, :].mean(0)
+
+
+def layer_mean(attn: np.ndarray, layer: int = 0) -> np.ndarray:
+    """(T, T): where layer `layer` of attentions (L, H, T, T) looks, averaged over its heads."""
+    return np.asarray(attn)[layer].mean(0)
+
+
+def looks_only_left(attn: np.ndarray) -> bool:
+    """True when no head of attentions (..., T, T) gives a later token more than rounding (a causal mask)."""
+    return attention_to_later_tokens(attn) < 1e-6
+
+
+def heads_grid(attn: np.ndarray | None) -> tuple[int, int]:
+    """(layers, heads) of attentions (L, H, T, T); (0, 0) when there are none."""
+    if attn is None:
+        return 0, 0
+    layers, heads = np.shape(attn)[:2]
+    return int(layers), int(heads)
+
+
+def default_query(word_ids: list[int | None], causal: bool) -> int:
+    """The query token a view starts on: a left-to-right model's last token (it sees the whole sentence),
+    else the first token of a word (in BERT every token sees it all; [CLS] is not a word)."""
+    if causal:
+        return len(word_ids) - 1
+    return next((i for i, w in enumerate(word_ids) if w is not None), 0)
+
+
+def most_attended(attn: np.ndarray, tokens: list[str], word: str) -> tuple[str, float] | None:
+    """(token, share): the token that `word` (its first token, spelled without a BPE or SentencePiece
+    space mark, lower case) pays most attention to in the last layer of attentions (L, H, T, T), heads
+    averaged. None when no token is that word."""
+    at = next((k for k, tok in enumerate(tokens) if tok.strip("Ġ▁ ").lower() == word), None)
+    if at is None:
+        return None
+    shares = mean_attention_from(attn, at)  # (T,)
+    best = int(shares.argmax())
+    return tokens[best].strip("Ġ▁ "), float(shares[best])
+
+
+def strongest_link(attn: np.ndarray, i: int, j: int) -> tuple[int, int, float]:
+    """(layer, head, weight): the layer whose strongest head gives the most attention from token i to
+    token j in attentions (L, H, T, T), that head, and its weight."""
+    pair = np.asarray(attn)[:, :, i, j]  # (L, H)
+    per_layer = pair.max(axis=1)  # (L,)
+    layer = int(per_layer.argmax())
+    return layer, int(pair[layer].argmax()), float(per_layer[layer])

@@ -19,11 +19,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from .lexicon import ASSETS
+from .lexicon import ASSETS, unique
+from .words import find_word, has_han, words_in
 
 CLOZE = ASSETS / "eval" / "cloze_en.tsv"
 FRESH = ASSETS / "eval" / "cloze_fresh.tsv"
 FRESH_DEV = ASSETS / "eval" / "cloze_fresh_dev.tsv"
+MASK = "[MASK]"  # the blank as the lessons and a learner write it
 Split = Literal["all", "dev", "test"]
 
 
@@ -135,6 +137,32 @@ def check(answers: frozenset[str], guesses: Sequence[tuple[str, float]]) -> Less
 def lesson_answers(text: str) -> frozenset[str] | None:
     """The answers the lesson names for `text` when it is one of the lessons' own one-blank sentences."""
     return next((i.answers for i in lessons() if i.text == text.strip()), None)
+
+
+def classic_bert(text: str) -> str:
+    """The original BERT that shows a lesson's point on `text`: the Chinese one for Chinese text."""
+    return "bert-base-chinese" if has_han(text) else "bert-base-uncased"
+
+
+def top_word(guesses: Sequence[tuple[str, float]]) -> str:
+    """The first of `guesses` (word, probability), best first, as an answer is compared: unspaced, lower case."""
+    return guesses[0][0].strip().lower()
+
+
+def without_masks(text: str) -> str:
+    """`text` with each [MASK] blanked out, same length: the words a learner could still hide."""
+    return text.replace(MASK, " " * len(MASK))
+
+
+def maskable_words(text: str) -> list[str]:
+    """The words of `text` outside its [MASK]s, each once, in first-seen order."""
+    return unique(words_in(without_masks(text)))
+
+
+def mask_first(text: str, word: str) -> str:
+    """`text` with the first use of `word` outside its [MASK]s hidden by a [MASK]; unchanged if none."""
+    found = find_word(without_masks(text), word)
+    return text if found is None else text[: found.start()] + MASK + text[found.end() :]
 
 
 # The next words the lessons name: "After 'hang' a good model expects 'out' rather than 'camera'"

@@ -32,6 +32,7 @@ from torch.nn import functional as F
 from .contextual import BATCH_SIZE, MAX_CHARS, Encoding, Guess, span_means
 from .device import select_device
 from .errors import BadCheckpoint, EmptyInput, MissingCapability, WordNotInText
+from .onehot import cosine_matrix
 from .words import _WORD, find_word, valid_text
 
 MAX_CHARACTERS = 50  # character ids per word, markers included (AllenNLP's max_word_length)
@@ -777,3 +778,34 @@ def layer_cosines(pair: np.ndarray) -> np.ndarray:
     """(S,): the cosine of a word's two vectors (2, S, D), one per text, at each layer."""
     unit = pair / np.linalg.norm(pair, axis=-1, keepdims=True).clip(1e-12)
     return (unit[0] * unit[1]).sum(-1)
+
+
+def lowest_lstm_cosine(cosines: np.ndarray) -> float:
+    """The lowest of layer_cosines (S,) above the token layer: how far context moves a word at most."""
+    return float(np.asarray(cosines)[1:].min())
+
+
+ONE_VECTOR = 0.9999  # a cosine above this is one vector, up to float rounding
+
+
+def top_layer_cosine(pair: np.ndarray) -> float:
+    """The cosine of a word's two vectors (2, S, D), one per text, at the top layer."""
+    return float(cosine_matrix(np.asarray(pair)[:, -1])[0, 1])  # (2, D) -> (2, 2)
+
+
+@dataclass(frozen=True)
+class WordMix:
+    """One word's S layers and their scalar mix, cut to the first `shown` of D dimensions for a strip."""
+
+    rows: np.ndarray  # (S + 1, shown) the layers, then the mix
+    mix: ScalarMix
+    shown: int
+    dim: int  # D
+
+
+def mix_word(hidden_states: np.ndarray, at: int, raw: Sequence[float], gamma: float, dims: int) -> WordMix:
+    """scalar_mix of token `at`'s layers in hidden_states (S, T, D), and the rows a strip draws (at most `dims`)."""
+    layers = np.asarray(hidden_states)[:, at]  # (S, D)
+    mix = scalar_mix(layers, raw, gamma)
+    shown = min(dims, layers.shape[1])
+    return WordMix(np.vstack([layers, mix.vector[None]])[:, :shown], mix, shown, int(layers.shape[1]))

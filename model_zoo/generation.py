@@ -7,7 +7,8 @@
   start token, one factor per token (GPT's objective as the lecture draws it).
 - `left_only_vs_whole`: a blank filled from the left context alone, then each candidate rescored
   with the whole sentence.
-- `first_token_share`: how much of each head's attention goes to the first token.
+- `first_token_share`: how much of each head's attention goes to the first token (`first_token_sink`:
+  how many heads park it there).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Literal, get_args
 import numpy as np
 import torch
 
+from .attention import uniform_first_token_share
 from .contextual import MAX_CHARS, CausalLM, Guess
 from .errors import EmptyInput, NoMaskToken
 from .words import valid_text
@@ -125,6 +127,16 @@ class Factors:
     def total(self) -> float:
         return float(self.logprobs.sum())
 
+    @property
+    def probabilities(self) -> list[float]:
+        """(tokens,) each factor P(token | the start token and every token before it)."""
+        return np.exp(self.logprobs).tolist()
+
+    @property
+    def probability(self) -> float:
+        """P(text): the product of the factors."""
+        return float(np.exp(self.total))
+
 
 def _start_id(model: CausalLM) -> int:
     tok = model.tokenizer
@@ -177,9 +189,41 @@ def left_only_vs_whole(model: CausalLM, text: str, k: int = 8, extra: tuple[str,
     return [Rescored(w, p, i + 1 if i < len(words) else 0, totals[i], rank[i]) for i, (w, p) in enumerate(everyone)]
 
 
+def left_first(rows: list[Rescored]) -> Rescored:
+    """The left context's first guess among `rows` (those brought in from elsewhere have no left rank)."""
+    return min((r for r in rows if r.left_rank), key=lambda r: r.left_rank)
+
+
+def whole_first(rows: list[Rescored]) -> Rescored:
+    """The candidate that makes the whole sentence likeliest."""
+    return min(rows, key=lambda r: r.whole_rank)
+
+
 def first_token_share(attentions: np.ndarray) -> np.ndarray:
     """(layers, heads): the mean share of attention that positions 1.. give to position 0, from a
     causal model's attentions (L, H, T, T). Near 1: the head parks its attention on the first token."""
     if attentions.shape[-1] < 2:
         return np.zeros(attentions.shape[:2])
     return attentions[:, :, 1:, 0].mean(-1)
+
+
+SINK = 0.5  # a head that gives the first token more than half of its attention parks it there
+
+
+@dataclass(frozen=True)
+class FirstTokenSink:
+    """How much of a causal model's attention its heads park on the first token, against an even spread."""
+
+    shares: np.ndarray  # (layers, heads) each head's mean share on the first token (first_token_share)
+    parked: int  # heads that give the first token more than SINK of their attention
+    mean: float  # the mean share over every head
+    even: float  # the share an even spread over the tokens each query sees would give
+
+    @property
+    def heads(self) -> int:
+        return int(self.shares.size)
+
+
+def first_token_sink(shares: np.ndarray, tokens: int) -> FirstTokenSink:
+    """FirstTokenSink of the shares (layers, heads) that first_token_share gives for a text of `tokens` tokens."""
+    return FirstTokenSink(shares, int((shares > SINK).sum()), float(shares.mean()), uniform_first_token_share(tokens))

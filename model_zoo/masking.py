@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,6 +64,11 @@ class RecipeDemo:
     def loss(self) -> float:
         """BERT's MLM loss on this sentence: the mean of -log p(original) over the picked positions."""
         return float(-torch.tensor(self.p_original).clamp_min(1e-12).log().mean())
+
+    @property
+    def perplexity(self) -> float:
+        """exp(loss): as unsure as choosing uniformly among this many tokens at each picked position."""
+        return math.exp(self.loss)
 
 
 def recipe_demo(model: MaskedLM, text: str, seed: int) -> RecipeDemo:

@@ -463,6 +463,21 @@ class TaskResult:
     def selectivity(self) -> list[float]:
         return [a - b for a, b in zip(self.by_layer, self.control_by_layer)]
 
+    @property
+    def best_layer(self) -> int:
+        """The layer whose probe alone scores highest (the lowest such layer on a tie)."""
+        return best_layer(self.by_layer)
+
+    @property
+    def control_at_best(self) -> float | None:
+        """The control task's score at best_layer; None where the task has no control (word senses)."""
+        return self.control_by_layer[self.best_layer] if self.control_by_layer else None
+
+
+def best_layer(scores: Sequence[float]) -> int:
+    """The index of the highest of `scores` (S,), the first on a tie (as np.argmax)."""
+    return max(range(len(scores)), key=scores.__getitem__)
+
 
 def normalised_depth(layer: float, layers: int) -> float:
     """A layer number (of S = `layers` states) as normalised depth: 0 the embedding layer, 1 the last."""
@@ -630,6 +645,113 @@ def load_results(model_name: str, folder: Path = RESULTS) -> ModelResults | None
     if registered and results.weights != str(weights_fingerprint(model_name)):
         return None
     return results
+
+
+# -- what the Probing page reads off the results -------------------------------------------------
+@dataclass(frozen=True)
+class Gathered:
+    """The results the Probing page shows for the models and tasks picked."""
+
+    results: dict[str, dict[str, TaskResult]]  # model -> task -> result, the models with every task picked
+    missing: list[str]  # the models picked that lack a result for some task picked
+    live: list[tuple[str, str]]  # (model, task) shown from a probe retrained in this session
+
+
+def gather_results(
+    models: Sequence[str],
+    tasks: Sequence[str],
+    shipped: dict[str, ModelResults | None],
+    retrained: dict[tuple[str, str], TaskResult],
+) -> Gathered:
+    """Each model's result per task: retrained in this session where it was, else shipped (`shipped` has
+    every model of `models`)."""
+    results: dict[str, dict[str, TaskResult]] = {}
+    missing: list[str] = []
+    for name in models:
+        ours = shipped[name]
+        per_task = {task: retrained.get((name, task)) or (ours.tasks.get(task) if ours else None) for task in tasks}
+        if all(per_task.values()):
+            results[name] = {task: r for task, r in per_task.items() if r is not None}
+        else:
+            missing.append(name)
+    live = [(m, task) for (m, task) in retrained if m in results and task in tasks]
+    return Gathered(results, missing, live)
+
+
+def paper_depths(tasks: Sequence[str]) -> list[float | None]:
+    """Each task's centre of gravity in BERT-large (Tenney et al.) as normalised depth; None where the
+    paper has no such task: (tasks,)."""
+    return [
+        normalised_depth(PAPER_BERT_LARGE[task]["center_of_gravity"], PAPER_LAYERS + 1)
+        if task in PAPER_BERT_LARGE
+        else None
+        for task in tasks
+    ]
+
+
+@dataclass(frozen=True)
+class WeightFindings:
+    """What one model's scalar-mix weights say, task by task."""
+
+    order: list[tuple[str, float]]  # (task, normalised depth of its centre of gravity), lowest first
+    ours: list[str]  # the tasks the paper measured too, in this model's order ([]: fewer than two)
+    theirs: list[str]  # the same tasks in BERT-large's order (Tenney et al.)
+    elmo_top: tuple[str, float] | None  # an ELMo's task leaning most on LSTM-1, and that weight; else None
+
+    @property
+    def agrees(self) -> bool:
+        return self.ours == self.theirs
+
+
+def weight_findings(name: str, per_task: dict[str, TaskResult], tasks: Sequence[str]) -> WeightFindings:
+    """Model `name`'s `per_task` (a result for each of `tasks`) read as the page reads it: the tasks by the
+    depth of their centre of gravity, against the paper's order, and (an ELMo) which leans most on LSTM-1."""
+    from .registry import get_card
+
+    elmo = get_card(name).kind == "elmo"
+
+    def depth(task: str) -> float:
+        return normalised_depth(per_task[task].center_of_gravity, per_task[task].layers)
+
+    ranked = sorted(tasks, key=depth)
+    in_paper = [task for task in ranked if task in PAPER_BERT_LARGE]
+    if len(in_paper) < 2:
+        in_paper = []
+    theirs = sorted(in_paper, key=lambda task: PAPER_BERT_LARGE[task]["center_of_gravity"])
+    top = max(tasks, key=lambda task: per_task[task].mix_weights[1]) if elmo else None
+    return WeightFindings(
+        order=[(task, depth(task)) for task in ranked],
+        ours=in_paper,
+        theirs=theirs,
+        elmo_top=None if top is None else (top, per_task[top].mix_weights[1]),
+    )
+
+
+def bert_features(shipped: dict[str, ModelResults | None]) -> dict[str, dict[str, float]]:
+    """model -> its shipped feature table on NER ({choice: F1}), for the BERT-architecture models of
+    `shipped` that have one (BERT's table is about BERT's layers), in the order of `shipped`."""
+    from .registry import get_card
+
+    return {
+        name: results.features
+        for name, results in shipped.items()
+        if get_card(name).family == "BERT" and results is not None and results.features
+    }
+
+
+def best_features(features: dict[str, float]) -> tuple[str, str]:
+    """The best of a model's feature choices ({choice: F1}), and the best feature-based choice in BERT's
+    paper (fine-tuning left out)."""
+    ours = max(features, key=features.__getitem__)
+    theirs = max((k for k in PAPER_FEATURE_F1 if k != "fine_tuned"), key=PAPER_FEATURE_F1.__getitem__)
+    return ours, theirs
+
+
+def extreme_tasks(tasks: dict[str, TaskResult]) -> tuple[str, str]:
+    """The tasks whose scalar-mix weights sit highest and lowest (centre of gravity): (highest, lowest)."""
+    high = max(tasks, key=lambda k: tasks[k].center_of_gravity)
+    low = min(tasks, key=lambda k: tasks[k].center_of_gravity)
+    return high, low
 
 
 def run_model(

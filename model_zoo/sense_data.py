@@ -34,6 +34,22 @@ class SenseSet:
     def sense_keys(self) -> list[str]:
         return list(dict.fromkeys(self.senses))
 
+    @property
+    def sense_numbers(self) -> list[int]:
+        """(n,) each use's sense as its place in sense_keys (0 for the first sense met)."""
+        keys = self.sense_keys
+        return [keys.index(k) for k in self.senses]
+
+    @property
+    def use_glosses(self) -> list[str]:
+        """(n,) the gloss of each use's sense."""
+        return [self.glosses[k] for k in self.senses]
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Sense key -> "1. sloping land (especially the slope beside...": a legend's short names, numbered."""
+        return {k: f"{i + 1}. {self.glosses[k].split(';')[0][:48]}" for i, k in enumerate(self.sense_keys)}
+
 
 @cache
 def load_senses(path: Path = SENSES) -> dict[str, SenseSet]:
@@ -51,6 +67,17 @@ def load_senses(path: Path = SENSES) -> dict[str, SenseSet]:
         )
         for word, items in rows.items()
     }
+
+
+def lesson_words(sets: dict[str, SenseSet], first: tuple[str, ...] = ("bank", "stick")) -> list[str]:
+    """The words of `sets` as the Word senses page offers them: the lesson's own examples `first`, then
+    the others alphabetically."""
+    return list(first) + sorted(w for w in sets if w not in first)
+
+
+def total_uses(sets: dict[str, SenseSet]) -> int:
+    """The sentences of every word of `sets` together."""
+    return sum(len(s.sentences) for s in sets.values())
 
 
 def data_version(path: Path = SENSES) -> str:
@@ -132,3 +159,74 @@ def _load_precomputed(model_name: str, weights: str | None, data: str) -> dict[s
             )
             for word in words
         }
+
+
+# -- what the Word senses page draws of a model, before asking it anything ------------------------------
+@dataclass(frozen=True)
+class SenseModel:
+    """A model on the Word senses page: where its figures come from."""
+
+    name: str
+    static: bool  # one vector per word (GloVe): every use is one point
+    depth: int  # layers above the embeddings (0 for a static model)
+    pre: Precomputed | None  # figures precomputed for this word, if any
+
+
+@dataclass(frozen=True)
+class MapView:
+    """How the maps are drawn: the layer (of the deepest model), the projection and UMAP's settings."""
+
+    layer: int
+    deepest: int  # layers above the embeddings of the deepest model shown
+    method: str  # "pca" or "umap"
+    neighbours: int
+    min_dist: float
+    seed: int
+
+    @property
+    def default_umap(self) -> bool:
+        """UMAP's settings are those the precomputed maps used."""
+        return (self.neighbours, self.min_dist, self.seed) == (
+            UMAP_DEFAULTS.n_neighbors,
+            UMAP_DEFAULTS.min_dist,
+            UMAP_DEFAULTS.seed,
+        )
+
+    def layer_of(self, model: SenseModel) -> int:
+        """The slider's layer on `model`'s own depth (a 6-layer and a 12-layer model side by side)."""
+        return 0 if model.static else round(self.layer * model.depth / max(self.deepest, 1))
+
+
+def ready_map(model: SenseModel, view: MapView, uses: int, own: bool) -> np.ndarray | None:
+    """`model`'s map of the word's `uses` at the view's layer where nothing has to be computed: (uses, 2).
+
+    A static model's is one point (a projection of one vector would only show rounding noise); a map
+    precomputed with these settings is read from its file, unless the learner's own use (`own`) must be
+    placed on it. None: the map must be computed.
+    """
+    if model.static:
+        return np.zeros((uses, 2))
+    if model.pre is not None and not own and (view.method == "pca" or view.default_umap):
+        return (model.pre.pca if view.method == "pca" else model.pre.umap)[:, view.layer_of(model)]
+    return None
+
+
+# 长 as "length" (cháng) and as "grow" (zhǎng): the Chinese notes on The Illustrated BERT
+CHANG = (
+    ("这条河的长度是多少？", "cháng"),
+    ("桌子的长度是两米。", "cháng"),
+    ("这件衣服太长了。", "cháng"),
+    ("孩子今年长高了很多。", "zhǎng"),
+    ("春天草长得很快。", "zhǎng"),
+    ("他长大以后想当医生。", "zhǎng"),
+)
+# 苹果 as a fruit and as the company: the blog post comparing word2vec, ELMo and BERT
+APPLE = (
+    ("我每天早上吃一个苹果。", "水果 fruit"),
+    ("这个苹果又红又甜。", "水果 fruit"),
+    ("妈妈在市场买了三斤苹果。", "水果 fruit"),
+    ("苹果发布了新款手机。", "公司 company"),
+    ("苹果公司的股价今天上涨了。", "公司 company"),
+    ("他在苹果做软件工程师。", "公司 company"),
+)
+CHINESE = {"长": CHANG, "苹果": APPLE}  # the word -> its six sentences, each with its sense

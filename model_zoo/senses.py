@@ -19,7 +19,14 @@ import numpy as np
 
 from .onehot import cosine_matrix
 from .probing import nn_sense_accuracy  # a 1-NN probe
-from .sense_data import SENSES, SenseSet, chance_accuracy, data_version, load_senses  # noqa: F401 (re-exported)
+from .sense_data import (  # noqa: F401 (re-exported)
+    SENSES,
+    Precomputed,
+    SenseSet,
+    chance_accuracy,
+    data_version,
+    load_senses,
+)
 
 if TYPE_CHECKING:  # torch loads only to encode: the Word senses page votes and measures with numpy,
     # and its first map (precomputed) must not wait seconds for `import torch`
@@ -169,6 +176,11 @@ class LayerMeasures:
     baseline: np.ndarray  # anisotropy: random word pairs
     chance: float
 
+    @property
+    def best_layer(self) -> int:
+        """The layer whose uses' nearest neighbours share their sense most often (the first, on a tie)."""
+        return int(self.accuracy.argmax())
+
 
 def layer_measures(encoded: SenseVectors, senses: tuple[str, ...]) -> LayerMeasures:
     layers = encoded.vectors.shape[1]
@@ -191,6 +203,78 @@ def vote(vectors: np.ndarray, senses: tuple[str, ...], query: np.ndarray, k: int
 def votes_by_layer(vectors: np.ndarray, senses: tuple[str, ...], query: np.ndarray, k: int = 5) -> list[str]:
     """The sense `vote` gives the learner's use at every layer: vectors (uses, S, D), query (S, D) -> (S,)."""
     return [vote(vectors[:, layer], senses, query[layer], k)[0] for layer in range(query.shape[0])]
+
+
+# -- what the Word senses page draws ----------------------------------------------------------------
+OwnVectors = dict[str, np.ndarray]  # model -> the learner's use at every layer of that model: (S, D)
+
+
+def own_point(own: np.ndarray, layer: int) -> tuple[float, ...]:
+    """The learner's use at `layer`, from its vector at every layer (S, D): (D,) as plain floats (a cache key)."""
+    return tuple(float(v) for v in own[layer])
+
+
+@dataclass(frozen=True)
+class PlacedOwn:
+    """The learner's use on a map: where it falls, and the sense its nearest uses vote for."""
+
+    x: float
+    y: float
+    sense: str  # sense key
+    share: float  # of the votes, in [0, 1]
+
+
+def place_own(
+    xy: np.ndarray, uses: np.ndarray, senses: tuple[str, ...], own: np.ndarray, layer: int
+) -> tuple[np.ndarray, PlacedOwn]:
+    """Split a map computed with the learner's use last, xy (n + 1, 2), into the uses' points (n, 2) and
+    the learner's, with the vote of its nearest uses at `layer` (uses (n, S, D), own (S, D))."""
+    sense, share = vote(uses[:, layer], senses, own[layer])
+    return xy[:-1], PlacedOwn(float(xy[-1, 0]), float(xy[-1, 1]), sense, share)
+
+
+def own_votes(uses: np.ndarray, senses: tuple[str, ...], own: np.ndarray, depth: int) -> list[str]:
+    """votes_by_layer of the learner's use (S, D) over a model's layers 0..depth (uses (n, S, D)): (depth + 1,)."""
+    return votes_by_layer(uses, senses, own[: depth + 1])
+
+
+@dataclass(frozen=True)
+class MeasureLines:
+    """The Word senses page's per-layer measures, a line per model (each (layers,)), in the models' order."""
+
+    accuracy: dict[str, np.ndarray]  # nearest-neighbour sense accuracy; a static model's is chance throughout
+    self_similarity: dict[str, np.ndarray]  # contextual models only, as the next two
+    intra_similarity: dict[str, np.ndarray]
+    baseline: dict[str, np.ndarray]  # anisotropy: random word pairs
+    chance: np.ndarray  # (deepest + 1,) chance accuracy at every layer
+
+
+def measure_lines(
+    measures: dict[str, LayerMeasures | Precomputed | None], senses: tuple[str, ...], deepest: int
+) -> MeasureLines:
+    """Each model's measures (None: a static model) as the lines of the page's three charts, `deepest`
+    the layers above the embeddings of the deepest model."""
+    chance = np.full(deepest + 1, chance_accuracy(senses))
+    lines = MeasureLines({}, {}, {}, {}, chance)
+    for name, found in measures.items():
+        if found is None:  # static: one vector for every use scores exactly chance, at every depth
+            lines.accuracy[name] = chance
+            continue
+        lines.accuracy[name] = found.accuracy
+        lines.self_similarity[name] = found.self_similarity
+        lines.intra_similarity[name] = found.intra_similarity
+        lines.baseline[name] = found.baseline
+    return lines
+
+
+def last_layer_similarity(vectors: np.ndarray) -> np.ndarray:
+    """Cosine similarity of a word's uses at the last layer: vectors (n, S, D) -> (n, n)."""
+    return cosine_matrix(vectors[:, -1])
+
+
+def distinct_points(vectors: list[np.ndarray]) -> int:
+    """How many different vectors `vectors` holds (a static model gives one for every use)."""
+    return len({v.tobytes() for v in vectors})
 
 
 def weights_version(encoder: Contextual) -> str:

@@ -71,6 +71,12 @@ class StaticModel:
         """The word's vector, shape (dim,)."""
         return self.kv.get_vector(self._require(word)).copy()
 
+    def vectors(self, words: list[str]) -> np.ndarray:
+        """The words' vectors, shape (len(words), dim); (0, dim) for no words."""
+        if not words:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.vector(w) for w in words])
+
     def most_similar(self, word: str, top_k: int = 10) -> list[tuple[str, float]]:
         """The `top_k` nearest words by cosine similarity, the word itself excluded."""
         return [(w, float(s)) for w, s in self.kv.most_similar(self._require(word), topn=top_k)]

@@ -286,6 +286,16 @@ class TrainedHead:
     swaps_changed: int = 0  # held-out pairs whose answer changes when A and B are swapped (nli)
     swaps: int = 0  # of these many (entailments whose reverse is neutral)
 
+    @property
+    def total_seconds(self) -> float:
+        """What the head cost in all: the features of every example, then the head's training."""
+        return self.feature_seconds + self.head.seconds
+
+
+def better_pooling(cls: float, mean: float) -> str:
+    """Which sentence vector's head scores higher, from their held-out accuracies: "cls", "mean" or "tie"."""
+    return "cls" if cls > mean else "mean" if mean > cls else "tie"
+
 
 def task_data(task: str) -> Split:
     return load_pairs() if task == "nli" else load_sentences(task)
@@ -566,6 +576,22 @@ def written_answer(question: str, passage: str) -> str | None:
         (q.answer for qs in written_passages().values() for q in qs if (q.question, q.passage) == (question, passage)),
         None,
     )
+
+
+def missed_answer(got: Answer, question: str, passage: str) -> str | None:
+    """The written answer to `question` on `passage` (written_answer) where `got` is not it exactly (no
+    answer at all counts as a miss); None where the pair has no written answer or `got` matches it."""
+    gold = written_answer(question, passage)
+    if gold is None or (got.span is not None and exact_match(got.text, gold)):
+        return None
+    return gold
+
+
+def separator_token(tokens: Sequence[str], word_ids: Sequence[int | None]) -> str | None:
+    """What a model reads between the two texts of a pair (`tokens` and their `word_ids`, (T,) each): the
+    second token that belongs to no word, the first being [CLS] or what stands in for it; None if none."""
+    specials = [tok for tok, w in zip(tokens, word_ids) if w is None]
+    return specials[1] if len(specials) > 1 else None
 
 
 def normalise_answer(text: str) -> str:

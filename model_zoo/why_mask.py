@@ -43,6 +43,15 @@ class Race:
     test_positions: int
     seconds: float
 
+    def final(self, objective: str) -> tuple[float, float]:
+        """An objective's training loss and its accuracy at [MASK]ed held-out positions, at the last checkpoint."""
+        return self.loss[objective][-1], self.masked_accuracy[objective][-1]
+
+    @property
+    def copier_copies(self) -> bool:
+        """The model that could copy finds fewer hidden words at the end than the masked one: it learnt to copy."""
+        return self.final("copy")[1] < self.final("masked")[1]
+
 
 class TinyEncoder(nn.Module):
     """Word and position embeddings, a small bidirectional Transformer encoder and a softmax over words."""
@@ -183,3 +192,19 @@ def own_input_share(rolled: np.ndarray) -> float:
     """How much, on average, the top layer's position i draws on input position i itself in a rollout (T, T):
     near 1 in a network that could copy its input through, near 1/T where every input counts alike."""
     return float(np.diag(np.asarray(rolled)).mean())
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """A sentence's attention rollout and what the lesson reads off it; T is its tokens."""
+
+    rolled: list[list[float]]  # (T, T) row i: how much the top layer's position i draws on each input
+    own: float  # own_input_share: the mean of the diagonal
+    even: float  # 1 / T: every input position counted alike
+    layers: int  # how many layers were multiplied up
+
+
+def rollout_summary(attentions: Sequence[np.ndarray] | np.ndarray) -> Rollout:
+    """`attention_rollout` of `attentions` (layers, heads, T, T) as plain lists, with its own-input share."""
+    rolled = attention_rollout(attentions)
+    return Rollout(rolled.tolist(), own_input_share(rolled), 1 / rolled.shape[0], len(attentions))

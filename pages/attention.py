@@ -1,20 +1,19 @@
 """Lesson: where each token looks. bertviz's head and model views, one head's q·k worked out
 from the weights, and every head's habits (Clark et al. 2019) as heatmaps."""
 
-import numpy as np
 import streamlit as st
 
 import model_zoo
 import serving
+from components.attention_page_view import render_query_key, render_summary
 from components.attention_view import build_bertviz_html
-from components.charts import build_matrix, build_score_bars, build_vector_strip
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
 from model_zoo import lexicon
-from model_zoo.attention import METRICS, HeadSummary, mean_attention_from
+from model_zoo.attention import default_query, heads_grid, most_attended
 from model_zoo.registry import ATTENTIONS, models_where
 
 # Every model with self-attention; a head ContextLab trained on an encoder adds nothing here.
@@ -27,7 +26,6 @@ EXAMPLES = (  # (sentence, second sentence or "")
     ("我把钱存进了银行。", ""),
 )
 ANIMAL = EXAMPLES[0][0]
-PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contextlab-attention"}}
 SOURCES = ("yours", "examples")
 
 
@@ -91,8 +89,7 @@ def render_bertviz(model: model_zoo.Encoder, text: str, pair: str | None, view: 
 
 def query_key(model: model_zoo.Encoder, text: str, pair: str | None, encoding: model_zoo.Encoding) -> None:
     """One head's attention worked out from its weights: q · k for a query token, the softmax, the matrix."""
-    layers, heads = encoding.attentions.shape[:2] if encoding.attentions is not None else (0, 0)
-    causal = model.kind == "causal_lm"
+    layers, heads = heads_grid(encoding.attentions)
     st.write(t("attn.qk_intro"))
     st.latex(
         r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right),\quad q_i = W_Q h_i,\ k_j = W_K h_j"
@@ -101,96 +98,15 @@ def query_key(model: model_zoo.Encoder, text: str, pair: str | None, encoding: m
     layer = c1.slider(t("attn.layer"), 1, layers, min(3, layers), key="layer", bind="query-params") - 1
     head = c2.slider(t("attn.head"), 1, heads, 1, key="head", bind="query-params") - 1
     labels = [f"{i}: {readable(tok)}" for i, tok in enumerate(encoding.tokens)]
-    # A left-to-right model's last token sees the whole sentence; in BERT every token does.
-    words = [i for i, w in enumerate(encoding.word_ids) if w is not None] or [0]
-    default_query = len(labels) - 1 if causal else words[0]
-    query = c3.selectbox(
-        t("attn.query"), range(len(labels)), index=default_query, format_func=lambda i: labels[i], key="query"
-    )
+    start = default_query(encoding.word_ids, model.kind == "causal_lm")
+    query = c3.selectbox(t("attn.query"), range(len(labels)), index=start, format_func=lambda i: labels[i], key="query")
     query = min(query or 0, len(labels) - 1)  # a choice kept from a longer text
     try:
         qk = serving.query_key(model.name, text, pair, layer, head)
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        scores = qk.scores[query]
-        visible = np.isfinite(scores)
-        shown = [labels[j] for j in range(len(labels)) if visible[j]]
-        left, right = st.columns(2)
-        left.plotly_chart(
-            build_score_bars(list(zip(shown, scores[visible].tolist())), t("attn.scores_title"), percent=False),
-            key="qk_scores",
-        )
-        right.plotly_chart(
-            build_score_bars(list(zip(shown, qk.weights[query][visible].tolist())), t("attn.weights_title")),
-            key="qk_weights",
-        )
-        st.caption(
-            t("attn.qk_check", d=qk.queries.shape[1], scaling=f"{qk.scaling:.4f}", diff=f"{qk.max_difference:.1e}")
-            + (" " + t("attn.qk_causal") if qk.causal else "")
-        )
-        st.plotly_chart(
-            build_vector_strip(
-                [f"q · {labels[query]}"] + [f"k · {s}" for s in shown],
-                np.vstack([qk.queries[query], qk.keys[visible]]),
-                t("attn.vectors_title"),
-            ),
-            key="qk_vectors",
-        )
-        st.plotly_chart(
-            build_matrix(
-                qk.weights,
-                labels,
-                labels,
-                t_plain("attn.matrix_title", layer=layer + 1, head=head + 1),
-                zmin=0,
-                zmax=1,
-                colorscale="Blues",
-                hover="%{y} → %{x}<br>%{z:.3f}",
-            ),
-            key="qk_matrix",
-            config=PNG,
-        )
-
-
-def render_summary(model: model_zoo.Encoder, summary: HeadSummary) -> None:
-    """One heatmap per measure (layers down, heads across), then the table as CSV."""
-    rows = [str(i + 1) for i in range(summary.shape[0])]
-    cols = [str(i + 1) for i in range(summary.shape[1])]
-    causal = model.kind == "causal_lm"
-    shown = [m for m in METRICS if not (causal and m in ("sep", "next"))]
-    grid = st.columns(2)
-    for i, metric in enumerate(shown):
-        entropy = metric == "entropy"
-        fig = build_matrix(
-            summary.metrics[metric],
-            rows,
-            cols,
-            t(f"attn.metric_{metric}"),
-            zmin=0,
-            zmax=max(summary.uniform_entropy, float(summary.metrics[metric].max())) if entropy else 1,
-            colorscale="Viridis" if entropy else "Blues",
-            hover=t("attn.metric_hover") + ("%{z:.2f}" if entropy else "%{z:.1%}"),
-            height=120 + 24 * len(rows),
-        )
-        fig.update_layout(xaxis_title=t("attn.head"), yaxis_title=t("attn.layer"))
-        grid[i % 2].plotly_chart(fig, key=f"summary_{metric}", config=PNG)
-    if causal:
-        st.caption(t("attn.summary_causal"))
-    st.caption(
-        t("attn.summary_basis", sentences=summary.sentences, tokens=f"{summary.tokens:,}")
-        + " "
-        + t("attn.summary_entropy", uniform=f"{summary.uniform_entropy:.2f}")
-    )
-    st.download_button(
-        t("attn.download_csv"),
-        summary.to_csv(),
-        file_name=f"contextlab-head-summary-{model.name}.csv",
-        mime="text/csv",
-        icon=":material/download:",
-        key="download_csv",
-    )
-    st.caption(t("attn.png_hint"))
+        render_query_key(qk, labels, query)
 
 
 def head_summary(model: model_zoo.Encoder, text: str, pair: str | None) -> None:
@@ -213,7 +129,7 @@ def head_summary(model: model_zoo.Encoder, text: str, pair: str | None) -> None:
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        render_summary(model, summary)
+        render_summary(model.name, model.kind == "causal_lm", summary)
     finally:  # a half-drawn bar must not stay above an error
         progress.empty()
 
@@ -240,26 +156,35 @@ def views(model: model_zoo.Encoder, text: str, pair: str | None, encoding: model
             head_summary(model, text, pair)
 
 
+def heads_options(model: model_zoo.Encoder) -> tuple[str, ...]:
+    """The one-layer BERT-base count (12), MiniLM-L6's (72) and BERT-base's (144), and this model's own
+    from its config (no forward pass), so that its live answer is always among them."""
+    own = model.config.num_hidden_layers * model.config.num_attention_heads
+    return tuple(str(n) for n in sorted({12, 72, 144, own}))
+
+
 def check_yourself(model: model_zoo.Encoder) -> None:
     def solve_it() -> Solved:
         view = serving.attention_view(model.name, ANIMAL, None)
-        tokens = list(view.tokens)
-        it = next((k for k, tok in enumerate(tokens) if tok.strip("Ġ▁ ").lower() == "it"), None)
-        if it is None:
-            raise model_zoo.WordNotInText("it", ANIMAL, 0)
         assert view.attentions is not None  # attention_view always asks for them
-        shares = mean_attention_from(view.attentions, it)
-        best = int(shares.argmax())
-        return Solved(tokens[best].strip("Ġ▁ "), {"model": model.name, "share": f"{shares[best]:.0%}"})
+        found = most_attended(view.attentions, list(view.tokens), "it")
+        if found is None:
+            raise model_zoo.WordNotInText("it", ANIMAL, 0)
+        token, share = found
+        return Solved(token, {"model": model.name, "share": f"{share:.0%}"})
 
     def solve_heads() -> Solved:
-        layers, heads = np.asarray(serving.attention_view(model.name, ANIMAL, None).attentions).shape[:2]
+        layers, heads = heads_grid(serving.attention_view(model.name, ANIMAL, None).attentions)
         return Solved(str(layers * heads), {"model": model.name, "layers": layers, "heads": heads})
 
+    # The sentence's own ends are options too: a head that parks its attention on [CLS] or [SEP] (or the
+    # full stop) is an answer a model gives, and the live answer is always one a learner can pick.
+    tokens = [token.strip("Ġ▁ ") for token in serving.token_strings(model.name, ANIMAL)]
+    it_options = tuple(dict.fromkeys(("animal", "street", "it", tokens[0], *tokens[-2:])))
     render_quiz(
         (
-            Question("attn_it", ("animal", "street", "[SEP]", "it"), solve_it),
-            Question("attn_heads", ("12", "72", "144"), solve_heads),
+            Question("attn_it", it_options, solve_it),
+            Question("attn_heads", heads_options(model), solve_heads),
         )
     )
 

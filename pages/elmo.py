@@ -3,7 +3,6 @@ weighted sum of the layers, and the same word in two sentences."""
 
 import zlib
 
-import numpy as np
 import streamlit as st
 
 import model_zoo
@@ -14,9 +13,8 @@ from components.i18n import t, t_plain
 from components.notices import render_error, render_lesson_miss, render_unavailable, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.training import render_elmo_training
-from model_zoo.elmo import layer_cosines, scalar_mix
+from model_zoo.elmo import ONE_VECTOR, layer_cosines, lowest_lstm_cosine, mix_word, top_layer_cosine
 from model_zoo.lexicon import unique
-from model_zoo.onehot import cosine_matrix
 from model_zoo.registry import NEXT_WORDS, ROLES, models_where
 from model_zoo.words import words_in
 
@@ -116,23 +114,17 @@ def weighted_sum(model: model_zoo.ElmoModel) -> None:
     st.caption(t("elmo.preset_note"))
     st.page_link("pages/probing.py", label=t_plain("elmo.to_probing"), icon=":material/stacked_bar_chart:")
     cols = st.columns(4)
-    raw = np.array(
-        [
-            cols[i].slider(t_plain(f"elmo.w_{name}"), -4.0, 4.0, step=0.1, key=f"w{i}")
-            for i, name in enumerate(("token", "lstm1", "lstm2"))
-        ]
-    )
+    raw = [
+        cols[i].slider(t_plain(f"elmo.w_{name}"), -4.0, 4.0, step=0.1, key=f"w{i}")
+        for i, name in enumerate(("token", "lstm1", "lstm2"))
+    ]
     gamma = cols[3].slider(t_plain("elmo.gamma"), 0.1, 3.0, step=0.1, key="gamma")
-    layers = encoding.hidden_states[:, at]  # (3, 2 x projection)
-    mix = scalar_mix(layers, raw, gamma)
-    s = mix.weights
-    shown = min(STRIP_DIMS, layers.shape[1])
+    mixed = mix_word(encoding.hidden_states, at, raw, gamma, STRIP_DIMS)  # 3 layers of 2 x projection, and the mix
+    mix, s = mixed.mix, mixed.mix.weights
     names = [t_plain(f"elmo.{k}") for k in LAYER_KEYS] + [t_plain("elmo.mix")]
     st.plotly_chart(
         build_vector_strip(
-            names,
-            np.vstack([layers, mix.vector[None]])[:, :shown],
-            t_plain("elmo.strip_title", word=tokens[at], n=shown, dim=layers.shape[1]),
+            names, mixed.rows, t_plain("elmo.strip_title", word=tokens[at], n=mixed.shown, dim=mixed.dim)
         ),
         key="strip",
     )
@@ -184,14 +176,13 @@ def context_matters(model: model_zoo.ElmoModel) -> None:
         st.caption(t("elmo.cos_glove_missing", word=word))
     st.plotly_chart(build_layer_cosines(bars, t_plain("elmo.cos_title", word=word)), key="cosines")
     st.caption(t("elmo.cos_note"))
-    st.caption(t("elmo.not_context_free", word=word, cos=f"{float(cosines[1:].min()):.2f}"))
+    st.caption(t("elmo.not_context_free", word=word, cos=f"{lowest_lstm_cosine(cosines):.2f}"))
 
 
 def check_yourself(model: model_zoo.ElmoModel) -> None:
     def solve_bank() -> Solved:
-        vectors = serving.word_vectors(model.name, (RIVER, MONEY), "bank")[:, -1]
-        cos = float(cosine_matrix(vectors)[0, 1])
-        return Solved("same" if cos > 0.9999 else "different", {"model": model.name, "cos": f"{cos:.3f}"})
+        cos = top_layer_cosine(serving.word_vectors(model.name, (RIVER, MONEY), "bank"))  # (2, 3, D) -> top layer
+        return Solved("same" if cos > ONE_VECTOR else "different", {"model": model.name, "cos": f"{cos:.3f}"})
 
     def solve_hang() -> Solved:
         forward, _, _ = serving.elmo_next_words(LM, LM_EXAMPLES[1], 5)

@@ -1,6 +1,5 @@
 """Lesson 2: static word embeddings (GloVe, word2vec): vectors, neighbours, analogies, a map, live training."""
 
-import numpy as np
 import streamlit as st
 
 import model_zoo
@@ -11,6 +10,7 @@ from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, with_fallback
 from components.quiz import Question, Solved, render_quiz
 from components.road import PLAYGROUND
+from components.word2vec_view import render_word2vec_summary
 from model_zoo.lexicon import BUILD_SCRIPT, unique, word_classes
 from model_zoo.onehot import cosine_matrix
 from model_zoo.registry import VECTORS, models_where
@@ -57,7 +57,7 @@ def vectors(model: model_zoo.StaticModel) -> None:
     strip, missing = words_in(model, strip_text, MAX_STRIP)
     report_missing(model, missing)
     if strip:
-        vectors = np.stack([model.vector(w) for w in strip])
+        vectors = model.vectors(strip)
         st.plotly_chart(build_vector_strip(strip, vectors, t_plain("emb.strip_title", name=model.name)), key="strip")
         st.caption(t("emb.strip_note"))
     else:
@@ -165,26 +165,7 @@ def train_word2vec(model: model_zoo.StaticModel) -> None:
             render_error(err)
     trained = st.session_state.get("w2v")
     if trained is not None:
-        st.success(
-            t(
-                "emb.trained",
-                seconds=f"{trained.seconds:.0f}",
-                words=f"{len(trained.model):,}",
-                dim=trained.settings.dim,
-                epochs=trained.settings.epochs,
-            ),
-            icon=":material/check_circle:",
-        )
-        st.markdown(
-            t(
-                "emb.quality",
-                ours=f"{trained.quality.agreement:.0%}",
-                glove=f"{trained.quality.glove_agreement:.0%}",
-                chance=f"{trained.quality.chance:.0%}",
-                n=trained.quality.words,
-                script=BUILD_SCRIPT,
-            )
-        )
+        render_word2vec_summary(trained.seconds, len(trained.model), trained.settings, trained.quality)
         probe = st.text_input(t("emb.try_trained"), value=trained.watch, key="w2v_probe")
         try:
             st.plotly_chart(
@@ -205,7 +186,7 @@ def polysemy(model: model_zoo.StaticModel) -> None:
         if target not in model:
             report_missing(model, [target])
             continue
-        vectors = np.stack([model.vector(target) for _ in sentences])
+        vectors = model.vectors([target] * len(sentences))
         sims = cosine_matrix(vectors)[0]
         st.table({t("emb.sentence"): list(sentences), t("emb.cos_first"): [f"{s:.3f}" for s in sims]})
         st.plotly_chart(

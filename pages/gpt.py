@@ -4,22 +4,28 @@ as a product of next-word probabilities, sizes, and GPT-1's input formats next t
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 import model_zoo
 import serving
 from components.attention_view import build_bertviz_html
-from components.charts import build_matrix, build_score_bars
 from components.frame import ensure_app_frame
+from components.gpt_view import (
+    render_blank,
+    render_factors,
+    render_masks,
+    render_sink,
+    render_sizes,
+    render_written,
+    step_row,
+)
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.records import render_record
-from components.tokens import readable
 from components.url import keep_in_url, key_from_url
-from model_zoo.attention import attention_to_later_tokens, uniform_first_token_share
-from model_zoo.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES, Strategy
+from model_zoo.attention import attention_to_later_tokens, looks_only_left
+from model_zoo.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES, Strategy, first_token_sink, left_first
 from model_zoo.registry import models_where
 
 CAUSAL = models_where(kinds=("causal_lm",))
@@ -39,11 +45,6 @@ PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away
 BLANKS = ("The man went to the ___ to deposit his money.", "She sat on the ___ of the river and fished all day.")
 
 DEPOSIT = BLANKS[0]
-
-
-def seen(tokens: list[str]) -> list[str]:
-    """Tokens as axis labels: a visible ␣ for a space, and a number so that repeats stay apart."""
-    return [f"{readable(tok)} ·{i}" for i, tok in enumerate(tokens)]
 
 
 def use_prompt(key: str) -> None:
@@ -96,14 +97,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
         written = st.session_state.written
         try:
             for step in serving.generate(model.name, prompt, strategy):
-                written["steps"].append(
-                    {
-                        t_plain("gpt.col_step"): len(written["steps"]) + 1,
-                        t_plain("gpt.col_token"): repr(step.token),
-                        t_plain("gpt.col_p"): round(step.probability, 3),
-                        t_plain("gpt.col_candidates"): "  ".join(f"{c!r} {p:.2f}" for c, p in step.candidates),
-                    }
-                )
+                written["steps"].append(step_row(step, len(written["steps"]) + 1))
                 written["text"], written["cut"] = step.text, step.cut
                 shown.code(step.text, language=None, wrap_lines=True)
                 table.dataframe(written["steps"], hide_index=True, width="stretch")
@@ -111,15 +105,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
         except model_zoo.ModelZooError as err:
             render_error(err)
             return
-    written = st.session_state.get("written")
-    if written and written.get("steps"):
-        shown.code(written["text"], language=None, wrap_lines=True)
-        table.dataframe(written["steps"], hide_index=True, width="stretch")
-        if written["cut"]:
-            st.warning(t("gpt.cut"), icon=":material/content_cut:")
-        if not written["done"]:
-            st.info(t("gpt.stopped", n=len(written["steps"])), icon=":material/stop_circle:")
-        st.caption(t("gpt.write_caption", name=model.name))
+    render_written(st.session_state.get("written"), shown, table, model.name)
 
 
 def only_left(model: model_zoo.CausalLM) -> None:
@@ -135,60 +121,9 @@ def only_left(model: model_zoo.CausalLM) -> None:
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        assert causal.attentions is not None and full.attentions is not None
-        left, right = st.columns(2)
-        left.plotly_chart(
-            build_matrix(
-                causal.attentions[0].mean(0),
-                causal.tokens,
-                causal.tokens,
-                t_plain("gpt.mask_causal", name=model.name),
-                0,
-                1,
-                "Blues",
-            ),
-            key="causal_mask",
-        )
-        right.plotly_chart(
-            build_matrix(
-                full.attentions[0].mean(0),
-                seen(full.tokens),
-                seen(full.tokens),
-                t_plain("gpt.mask_full", name=ENCODER),
-                0,
-                1,
-                "Blues",
-            ),
-            key="full_mask",
-        )
-        st.caption(t("gpt.mask_caption", zero=f"{attention_to_later_tokens(causal.attentions):.1e}"))
-        shares = serving.first_token_shares(model.name, mask_text)
-        layers, heads = shares.shape
-        st.subheader(t("gpt.sink_title"))
-        st.plotly_chart(
-            build_matrix(
-                shares,
-                [str(i + 1) for i in range(layers)],
-                [str(h + 1) for h in range(heads)],
-                t_plain("gpt.sink_chart", name=model.name),
-                0,
-                1,
-                "Blues",
-                hover="layer %{y} · head %{x}<br>%{z:.2f}",
-            ),
-            key="sink",
-        )
-        st.write(
-            t(
-                "gpt.sink_finding",
-                name=model.name,
-                many=int((shares > 0.5).sum()),
-                heads=shares.size,
-                mean=f"{shares.mean():.2f}",
-                first=readable(causal.tokens[0]),
-                even=f"{uniform_first_token_share(len(causal.tokens)):.2f}",
-            )
-        )
+        render_masks(model.name, ENCODER, causal, full)
+        sink = first_token_sink(serving.first_token_shares(model.name, mask_text), len(causal.tokens))
+        render_sink(model.name, sink, causal.tokens[0])
         with st.expander(t("gpt.view_title")):
             page = serving.attention_page(
                 model.name, mask_text, None, "head", t_plain("gpt.view_title"), _build=build_bertviz_html
@@ -217,32 +152,7 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        table = [
-            {
-                t_plain("gpt.col_candidate"): r.candidate,
-                t_plain("gpt.col_left_p"): round(r.left_probability, 3) if r.left_rank else None,
-                t_plain("gpt.col_left_rank"): r.left_rank or None,
-                t_plain("gpt.col_whole"): round(r.whole_logprob, 2),
-                t_plain("gpt.col_whole_rank"): r.whole_rank,
-                t_plain("gpt.col_from"): t_plain("gpt.from_left" if r.left_rank else "gpt.from_masked", name=MASKED),
-            }
-            for r in sorted(rows, key=lambda r: r.whole_rank)
-        ]
-        left, right = st.columns([3, 2])
-        left.dataframe(table, hide_index=True, width="stretch")
-        right.plotly_chart(build_score_bars(masked_lm, t_plain("gpt.masked_title", name=MASKED)), key="masked")
-        first_left = min((r for r in rows if r.left_rank), key=lambda r: r.left_rank)
-        best_whole = min(rows, key=lambda r: r.whole_rank)
-        st.write(
-            t(
-                "gpt.blank_finding",
-                name=model.name,
-                left=first_left.candidate,
-                whole=best_whole.candidate,
-                masked=MASKED,
-                bert=masked_lm[0][0],
-            )
-        )
+        render_blank(model.name, MASKED, rows, masked_lm)
 
 
 def sentence_probability(model: model_zoo.CausalLM) -> None:
@@ -261,40 +171,13 @@ def sentence_probability(model: model_zoo.CausalLM) -> None:
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        before = [factors.start, *factors.tokens]
-        bars = [
-            (f"{i + 1}. {token}", float(np.exp(lp)))
-            for i, (token, lp) in enumerate(zip(factors.tokens, factors.logprobs))
-        ]
-        st.plotly_chart(build_score_bars(bars, t_plain("gpt.product_chart", name=model.name)), key="factors")
-        st.latex(
-            r"P(w_1 \dots w_n) = \prod_{t=1}^{n} P(w_t \mid \langle s \rangle, w_1 \dots w_{t-1})"
-            + rf" = e^{{{factors.total:.1f}}} \approx {np.exp(factors.total):.1e}"
-        )
-        st.caption(t("gpt.product_caption", start=before[0], n=len(factors.tokens)))
+        render_factors(model.name, factors)
 
 
 def sizes_and_formats(model: model_zoo.CausalLM) -> None:
     """5. Sizes; 6. GPT-1's inputs for tasks next to BERT's; what GPT-2 achieved."""
     st.header(t("gpt.sizes_title"))
-    sizes = serving.gpt_sizes((model.name,))
-    st.dataframe(
-        [
-            {
-                t_plain("gpt.col_model"): s.name,
-                t_plain("gpt.col_layers"): s.layers,
-                t_plain("gpt.col_hidden"): s.hidden,
-                t_plain("gpt.col_heads"): s.heads,
-                t_plain("gpt.col_context"): s.context,
-                t_plain("gpt.col_vocab"): s.vocab,
-                t_plain("gpt.col_params"): f"{s.parameters / 1e6:,.0f}M",
-            }
-            for s in sizes
-        ],
-        hide_index=True,
-        width="stretch",
-    )
-    st.caption(t("gpt.sizes_caption"))
+    render_sizes(serving.gpt_sizes((model.name,)))
 
     # 6. GPT-1's inputs for tasks, next to BERT's ----------------------------------------------------------
     st.header(t("gpt.formats_title"))
@@ -309,25 +192,27 @@ def sizes_and_formats(model: model_zoo.CausalLM) -> None:
 def check_yourself(model: model_zoo.CausalLM) -> None:
     def solve_blank() -> Solved:
         rows = serving.left_vs_whole(model.name, DEPOSIT, ())
-        left = min((r for r in rows if r.left_rank), key=lambda r: r.left_rank).candidate
+        left = left_first(rows).candidate
         bert = serving.fill_mask(MASKED, DEPOSIT.replace(BLANK, "[MASK]", 1), 1)[0][0][0].strip()
         causal = serving.attention_view(model.name, DEPOSIT.replace(BLANK, "bank"), None)
         assert causal.attentions is not None  # attention_view always asks for them
         zero = attention_to_later_tokens(causal.attentions)
         return Solved(
-            "after" if zero < 1e-6 else "vocab",
+            "after" if looks_only_left(causal.attentions) else "vocab",
             {"model": model.name, "left": left, "bert": bert, "masked": MASKED, "zero": f"{zero:.0e}"},
         )
 
+    sizes = {s.name.split(" (")[0]: s for s in serving.gpt_sizes(())}  # counted from configs: no weights
+    xl = sizes["GPT-2 XL"]
+
     def solve_xl() -> Solved:
-        xl = next(s for s in serving.gpt_sizes(()) if s.name.startswith("GPT-2 XL"))
-        billions = xl.parameters / 1e9
-        return Solved(f"{billions:.1f}B", {"params": f"{xl.parameters:,}", "layers": xl.layers, "hidden": xl.hidden})
+        return Solved(xl.short, {"params": f"{xl.parameters:,}", "layers": xl.layers, "hidden": xl.hidden})
 
     render_quiz(
         (
             Question("gpt_blank", ("after", "vocab", "small"), solve_blank, translated=True),
-            Question("gpt_xl", ("124M", "1.5B", "175B"), solve_xl),
+            # the options are counts of the same kind, so the live answer is always one of them
+            Question("gpt_xl", tuple(sizes[n].short for n in ("GPT-2 small", "GPT-2 XL", "GPT-3 175B")), solve_xl),
         )
     )
 

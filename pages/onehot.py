@@ -1,6 +1,5 @@
 """Lesson 1: one-hot (1-of-N) vectors, why every pair of words is equally far apart, and word classes."""
 
-import numpy as np
 import streamlit as st
 
 import serving
@@ -72,7 +71,7 @@ def similarity(shown: list[str]) -> None:
         if missing:
             st.info(t("onehot.missing", words=", ".join(missing)), icon=":material/info:")
         labels = known
-        sims = cosine_matrix(np.stack([glove.vector(w) for w in known])) if known else np.zeros((0, 0))
+        sims = cosine_matrix(glove.vectors(known))
         title = t("onehot.sim_glove_title")
     else:
         labels, sims, title = shown, cosine_matrix(one_hot(shown, shown)), t("onehot.sim_onehot_title")

@@ -1,108 +1,34 @@
 """Lesson: the same word in many sentences, senses pulling apart layer by layer; a static vector stays one point."""
 
-from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 import streamlit as st
 
 import serving
+from components import senses_view
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
-from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, render_light_chart
 from components.notices import render_error, render_unavailable
 from components.quiz import Question, Solved, render_quiz
-from model_zoo import registry
-from model_zoo.errors import ModelUnavailable
+from model_zoo import registry, sense_data, senses
+from model_zoo.errors import ModelUnavailable, ModelZooError
 from model_zoo.registry import HIDDEN_STATES, VECTORS
-from model_zoo.sense_data import UMAP_DEFAULTS, Precomputed, SenseSet, chance_accuracy, load_precomputed, load_senses
+from model_zoo.sense_data import UMAP_DEFAULTS, MapView, SenseModel, SenseSet
+from model_zoo.senses import OwnVectors, SenseVectors
 from model_zoo.words import find_word, forms_of
 
 # This page draws its default view from figures precomputed with the real model over the
-# shipped set (model_zoo.sense_data), without importing torch; `serving` (whose model calls
-# import it) is called only for what is not precomputed: other models, UMAP settings, your sentence.
+# shipped set (model_zoo.sense_data), before any model library is imported; `serving` (whose model
+# calls import one) is called only for what is not precomputed: other models, UMAP settings, your sentence.
 ensure_app_frame()
 
-SETS = load_senses()
-FIRST = ("bank", "stick")  # the lesson's own examples lead
-WORDS = list(FIRST) + sorted(w for w in SETS if w not in FIRST)
+SETS = sense_data.load_senses()
+WORDS = sense_data.lesson_words(SETS)  # the lesson's own examples (bank, stick) lead
 CARDS = {c.name: c for c in registry.list_models()}
 MODELS = [n for n, c in CARDS.items() if {VECTORS, HIDDEN_STATES} & set(c.capabilities)]
 DEFAULT_MODELS = ["glove-6b-50d", "elmo-mini", "minilm-l6"]
 CHINESE_MODELS = ("bert-base-chinese", "bert-base-multilingual-cased")
-CHANG = (  # 长 as "length" (cháng) and as "grow" (zhǎng): the Chinese notes on The Illustrated BERT
-    ("这条河的长度是多少？", "cháng"),
-    ("桌子的长度是两米。", "cháng"),
-    ("这件衣服太长了。", "cháng"),
-    ("孩子今年长高了很多。", "zhǎng"),
-    ("春天草长得很快。", "zhǎng"),
-    ("他长大以后想当医生。", "zhǎng"),
-)
-APPLE = (  # 苹果 as a fruit and as the company: the blog post comparing word2vec, ELMo and BERT
-    ("我每天早上吃一个苹果。", "水果 fruit"),
-    ("这个苹果又红又甜。", "水果 fruit"),
-    ("妈妈在市场买了三斤苹果。", "水果 fruit"),
-    ("苹果发布了新款手机。", "公司 company"),
-    ("苹果公司的股价今天上涨了。", "公司 company"),
-    ("他在苹果做软件工程师。", "公司 company"),
-)
-CHINESE = {"长": CHANG, "苹果": APPLE}  # the word -> its six sentences, each with its sense
 
 
-@dataclass
-class Shown:
-    """A model on this page: where its figures come from."""
-
-    name: str
-    static: bool
-    depth: int  # layers above the embeddings (0 for a static model)
-    pre: Precomputed | None  # figures precomputed for this word, if any
-
-
-@dataclass(frozen=True)
-class View:
-    """How the maps are drawn: the layer (of the deepest model), the projection and UMAP's settings."""
-
-    layer: int
-    deepest: int
-    method: str  # "pca" or "umap"
-    neighbours: int
-    min_dist: float
-    seed: int
-
-    @property
-    def default_umap(self) -> bool:
-        return (self.neighbours, self.min_dist, self.seed) == (
-            UMAP_DEFAULTS.n_neighbors,
-            UMAP_DEFAULTS.min_dist,
-            UMAP_DEFAULTS.seed,
-        )
-
-    def layer_of(self, m: Shown) -> int:
-        """The slider's layer on `m`'s own depth (a 6-layer and a 12-layer model side by side)."""
-        return 0 if m.static else round(self.layer * m.depth / max(self.deepest, 1))
-
-
-def sense_labels(sense_set: SenseSet) -> dict[str, str]:
-    """Sense key -> "1. sloping land (especially the slope beside...": the legend's short names."""
-    return {k: f"{i + 1}. {sense_set.glosses[k].split(';')[0][:48]}" for i, k in enumerate(sense_set.sense_keys)}
-
-
-def describe_data(word: str, sense_set: SenseSet) -> None:
-    if len(sense_set.sense_keys) < 2:
-        st.info(t("senses.single_sense", word=word), icon=":material/info:")
-    st.caption(
-        t(
-            "senses.data_note",
-            n=len(sense_set.sentences),
-            senses=len(sense_set.sense_keys),
-            words=len(SETS),
-            total=sum(len(s.sentences) for s in SETS.values()),
-        )
-    )
-
-
-def encoded(name: str, sense_set: SenseSet) -> Any:
+def encoded(name: str, sense_set: SenseSet) -> SenseVectors:
     """The word's vectors in every sentence at every layer of `name` (encoded once, then from disk)."""
     progress = st.empty()
     n = len(sense_set.sentences)
@@ -113,27 +39,27 @@ def encoded(name: str, sense_set: SenseSet) -> Any:
     return vectors
 
 
-def shown_model(name: str, sense_set: SenseSet) -> Shown:
+def shown_model(name: str, sense_set: SenseSet) -> SenseModel:
     """How `name` appears: from precomputed figures if it can, else loaded (or its fallback)."""
     card = CARDS[name]
     here = serving.availabilities()[name].ready  # cached for 30 s: no file-system walk per rerun
     if here and VECTORS in card.capabilities:
-        return Shown(name, True, 0, None)  # one vector per word: nothing to load for the picture
-    pre = (load_precomputed(name) or {}).get(sense_set.word) if here else None
+        return SenseModel(name, True, 0, None)  # one vector per word: nothing to load for the picture
+    pre = (sense_data.load_precomputed(name) or {}).get(sense_set.word) if here else None
     if pre is not None:
-        return Shown(name, False, pre.pca.shape[1] - 1, pre)
+        return SenseModel(name, False, pre.pca.shape[1] - 1, pre)
     with st.spinner(t("playground.loading", name=name)):
         model, unavailable = serving.model_or_fallback(name)  # ModelUnavailable if there is no stand-in
     if unavailable is not None:
         render_unavailable(unavailable)
     if VECTORS in CARDS[model.name].capabilities:
-        return Shown(model.name, True, 0, None)
-    return Shown(model.name, False, encoded(model.name, sense_set).vectors.shape[1] - 1, None)
+        return SenseModel(model.name, True, 0, None)
+    return SenseModel(model.name, False, encoded(model.name, sense_set).vectors.shape[1] - 1, None)
 
 
-def shown_models(chosen: list[str], sense_set: SenseSet) -> list[Shown]:
+def shown_models(chosen: list[str], sense_set: SenseSet) -> list[SenseModel]:
     """The chosen models, each once (two may fall back to the same stand-in); stops the page if none."""
-    models: list[Shown] = []
+    models: list[SenseModel] = []
     for name in chosen:
         try:
             shown = shown_model(name, sense_set)
@@ -148,7 +74,7 @@ def shown_models(chosen: list[str], sense_set: SenseSet) -> list[Shown]:
     return models
 
 
-def choose_view(models: list[Shown]) -> View:
+def choose_view(models: list[SenseModel]) -> MapView:
     deepest = max(m.depth for m in models)
     layer = 0
     if deepest > 0:
@@ -169,13 +95,13 @@ def choose_view(models: list[Shown]) -> View:
         min_dist = a2.slider(t("senses.min_dist"), 0.0, 0.99, UMAP_DEFAULTS.min_dist, key="min_dist")
         seed = int(a3.number_input(t("senses.seed"), 0, 9999, UMAP_DEFAULTS.seed, key="seed"))
         st.caption(t("senses.umap_note"))
-    return View(layer, deepest, method, neighbours, min_dist, seed)
+    return MapView(layer, deepest, method, neighbours, min_dist, seed)
 
 
 BLOOD_BANK = "The hospital has its own blood bank."  # the lecture notes' fifth bank: a third sense or not?
 
 
-def read_own_sentence(word: str, models: list[Shown]) -> tuple[str, dict[str, np.ndarray]]:
+def read_own_sentence(word: str, models: list[SenseModel]) -> tuple[str, OwnVectors]:
     """The learner's sentence and, where it uses the word, its vector at every layer of each contextual model."""
     if word == "bank":
         st.button(
@@ -192,7 +118,7 @@ def read_own_sentence(word: str, models: list[Shown]) -> tuple[str, dict[str, np
         max_chars=2000,
         placeholder=t_plain("senses.mine_placeholder", word=word),
     )
-    own_vectors: dict[str, np.ndarray] = {}
+    own_vectors: OwnVectors = {}
     if not mine.strip():
         return mine, own_vectors
     if find_word(mine, word) is None:
@@ -202,169 +128,71 @@ def read_own_sentence(word: str, models: list[Shown]) -> tuple[str, dict[str, np
             icon=":material/info:",
         )
         return mine, own_vectors
-    import model_zoo
-
     for m in models:
         if m.static:
             continue
         try:
             with st.spinner(t("senses.reading", model=m.name)):  # shown only if it takes over 0.5 s
                 own_vectors[m.name] = serving.own_sentence_vector(m.name, mine, word)
-        except model_zoo.ModelZooError as err:
+        except ModelZooError as err:
             render_error(err)
         if (limit := serving.over_limit(m.name, mine)) is not None:
             st.warning(t("senses.truncated", model=m.name, n=limit), icon=":material/content_cut:")
     return mine, own_vectors
 
 
-def render_maps(
-    sense_set: SenseSet, models: list[Shown], view: View, mine: str, own_vectors: dict[str, np.ndarray]
-) -> None:
+def maps(sense_set: SenseSet, models: list[SenseModel], view: MapView, mine: str, own_vectors: OwnVectors) -> None:
     """One map per model: every use of the word at the view's layer, coloured by sense; the learner's as a star."""
-    word, labels = sense_set.word, sense_labels(sense_set)
-    sense_index = [sense_set.sense_keys.index(k) for k in sense_set.senses]
-    glosses = [sense_set.glosses[k] for k in sense_set.senses]
     grid = st.columns(2)
     for i, m in enumerate(models):
-        at = view.layer_of(m)
-        extra = own_vectors.get(m.name)
-        own = None
-        if m.static:  # one vector for every use: one point (a projection would only show rounding noise)
-            xy = np.zeros((len(sense_set.sentences), 2))
-        elif m.pre is not None and extra is None and (view.method == "pca" or view.default_umap):
-            xy = (m.pre.pca if view.method == "pca" else m.pre.umap)[:, at]
-        else:
-            from model_zoo.senses import vote
-
-            point = None if extra is None else tuple(float(v) for v in extra[at])
+        at, extra = view.layer_of(m), own_vectors.get(m.name)
+        xy, own = sense_data.ready_map(m, view, len(sense_set.sentences), extra is not None), None
+        if xy is None:
+            point = None if extra is None else senses.own_point(extra, at)
             with st.spinner(t("emb.map_umap") if view.method == "umap" else t("emb.map_pca")):
-                xy = serving.sense_map(m.name, word, at, view.method, point, view.seed, view.neighbours, view.min_dist)
+                xy = serving.sense_map(
+                    m.name, sense_set.word, at, view.method, point, view.seed, view.neighbours, view.min_dist
+                )
             if extra is not None:
-                sense, share = vote(encoded(m.name, sense_set).vectors[:, at], sense_set.senses, extra[at])
-                note = t_plain("senses.vote", sense=labels[sense], share=f"{share:.0%}")
-                own = Own(float(xy[-1, 0]), float(xy[-1, 1]), mine, note)
-                xy = xy[:-1]
-        title = (
-            t_plain("senses.map_static", model=m.name)
-            if m.static
-            else t_plain("senses.map_title", model=m.name, layer=at, layers=m.depth)
-        )
+                xy, own = senses.place_own(xy, encoded(m.name, sense_set).vectors, sense_set.senses, extra, at)
         with grid[i % 2]:
-            chart = build_sense_map(
-                xy,
-                sense_index,
-                [labels[k] for k in sense_set.sense_keys],
-                sense_set.sentences,
-                glosses,
-                word,
-                title,
-                own,
-                t("senses.yours"),
-                map_labels(),
-            )
-            render_light_chart(chart, key=f"map_{m.name}")
-            if m.static:
-                st.caption(t("senses.static_note", word=word))
+            senses_view.render_sense_map(sense_set, m, at, xy, own, mine)
 
 
-def render_votes(sense_set: SenseSet, models: list[Shown], own_vectors: dict[str, np.ndarray]) -> None:
+def votes(sense_set: SenseSet, models: list[SenseModel], own_vectors: OwnVectors) -> None:
     """What the learner's use votes for at every layer of each model: a row per model."""
-    from model_zoo.senses import votes_by_layer
-
-    labels = sense_labels(sense_set)
-    table = {}
-    for m in models:
-        if m.name in own_vectors:
-            uses = encoded(m.name, sense_set).vectors
-            votes = votes_by_layer(uses, sense_set.senses, own_vectors[m.name][: m.depth + 1])
-            table[m.name] = [labels[sense].split(".")[0] for sense in votes]
-    if not table:
-        return
-    st.subheader(t("senses.votes_title"))
-    width = max(len(v) for v in table.values())
-    st.dataframe(
+    senses_view.render_votes(
+        sense_set,
         {
-            t("senses.col_model"): list(table),
-            **{str(k): [v[k] if k < len(v) else "" for v in table.values()] for k in range(width)},
+            m.name: senses.own_votes(encoded(m.name, sense_set).vectors, sense_set.senses, own_vectors[m.name], m.depth)
+            for m in models
+            if m.name in own_vectors
         },
-        hide_index=True,
     )
-    st.caption(t("senses.votes_note", senses="; ".join(labels.values())))
 
 
-def render_measures(sense_set: SenseSet, models: list[Shown], deepest: int) -> None:
+def measures(sense_set: SenseSet, models: list[SenseModel]) -> None:
     """Per-layer sense accuracy against chance, self- and intra-sentence similarity against the baseline."""
     st.header(t("senses.measures_title"))
     st.write(t("senses.measures_intro"))
-    chance = chance_accuracy(sense_set.senses)
-    accuracy, self_sim, intra, baseline = {}, {}, {}, {}
-    for m in models:
-        measures = m.pre if m.pre is not None else None if m.static else serving.sense_measures(m.name, sense_set.word)
-        if measures is None:  # static: one vector for every use scores exactly chance, at every depth
-            accuracy[m.name] = np.full(deepest + 1, chance)
-            continue
-        accuracy[m.name] = measures.accuracy
-        self_sim[m.name] = measures.self_similarity
-        intra[m.name] = measures.intra_similarity
-        baseline[f"{m.name} · {t('senses.baseline')}"] = measures.baseline
-    accuracy[t("senses.chance")] = np.full(deepest + 1, chance)
-    colors = {m.name: COLORS[i % len(COLORS)] for i, m in enumerate(models)}  # a model keeps its colour
-
-    def lines(
-        column: Any,
-        series: dict[str, np.ndarray],
-        title: str,
-        y_title: str,
-        dashed: tuple[str, ...],
-        key: str,
-        y_range: tuple[float, float] | None = None,
-    ) -> None:
-        with column:
-            axis = t("senses.layer_axis")
-            chart = build_layer_lines(series, title, y_title, dashed, axis, map_labels(), colors, y_range)
-            render_light_chart(chart, key=key)
-
-    m1, m2, m3 = st.columns(3)
-    lines(m1, accuracy, t("senses.acc_title"), t("senses.acc_axis"), (t("senses.chance"),), "acc", (0.0, 1.02))
-    if self_sim:
-        lines(m2, {**self_sim, **baseline}, t("senses.self_title"), "cos", tuple(baseline), "self")
-        lines(m3, {**intra, **baseline}, t("senses.intra_title"), "cos", tuple(baseline), "intra")
-    st.caption(t("senses.measures_note"))
+    found = {
+        m.name: m.pre if m.pre is not None else None if m.static else serving.sense_measures(m.name, sense_set.word)
+        for m in models
+    }
+    senses_view.render_measures(senses.measure_lines(found, sense_set.senses, max(m.depth for m in models)))
 
 
-def render_chinese_corner() -> None:
+def chinese_corner() -> None:
     """长 (length / grow) and 苹果 (fruit / company), once a model that reads Chinese is on this machine."""
     st.header(t("senses.zh_title"))
     st.write(t("senses.zh_intro"))
     reader = next((name for name in CHINESE_MODELS if serving.availabilities()[name].ready), None)
     if reader is None:
-        st.info(
-            t(
-                "senses.zh_missing",
-                models=" / ".join(CHINESE_MODELS),
-                command=f"python -m model_zoo prefetch {CHINESE_MODELS[0]}",
-            ),
-            icon=":material/cloud_off:",
-        )
+        senses_view.render_chinese_missing(CHINESE_MODELS)
         return
-    from components.charts import build_similarity_heatmap
-    from model_zoo.onehot import cosine_matrix
-
-    word = st.segmented_control(t("senses.zh_word"), list(CHINESE), default="长", key="zh_word") or "长"
-    sentences = CHINESE[word]
-    vectors = serving.word_vectors(reader, tuple(s for s, _ in sentences), word)[:, -1]
-    names = [f"{s} ({sense})" for s, sense in sentences]
-    st.plotly_chart(
-        build_similarity_heatmap(
-            names, cosine_matrix(vectors), t_plain("senses.zh_map", word=word, model=reader), number=False
-        ),
-        key="zh",
-    )
-
-
-def map_labels() -> dict[str, str]:
-    """The charts' buttons, in the learner's language."""
-    return {"reset": t("senses.map_reset"), "png": t("senses.map_png")}
+    word = st.segmented_control(t("senses.zh_word"), list(sense_data.CHINESE), default="长", key="zh_word") or "长"
+    vectors = serving.word_vectors(reader, tuple(s for s, _ in sense_data.CHINESE[word]), word)
+    senses_view.render_chinese_map(word, sense_data.CHINESE[word], senses.last_layer_similarity(vectors), reader)
 
 
 def run() -> None:
@@ -374,27 +202,27 @@ def run() -> None:
     word = c1.selectbox(t("senses.word"), WORDS, key="word", bind="query-params")
     chosen = c2.multiselect(t("senses.models"), MODELS, default=DEFAULT_MODELS, key="models", bind="query-params")
     sense_set = SETS[word]
-    describe_data(word, sense_set)
+    senses_view.render_data_note(word, sense_set, len(SETS), sense_data.total_uses(SETS))
     models = shown_models(chosen, sense_set)
     explore(word, sense_set, models)
-    render_measures(sense_set, models, max(m.depth for m in models))
-    render_chinese_corner()
+    measures(sense_set, models)
+    chinese_corner()
 
 
 @st.fragment
-def explore(word: str, sense_set: SenseSet, models: list[Shown]) -> None:
+def explore(word: str, sense_set: SenseSet, models: list[SenseModel]) -> None:
     """The maps, their controls, the learner's sentence and the votes: a fragment, so moving the
     layer slider or typing a sentence reruns this alone, not the title, data and measures."""
     view = choose_view(models)
     mine, own_vectors = read_own_sentence(word, models)
-    render_maps(sense_set, models, view, mine, own_vectors)
-    render_votes(sense_set, models, own_vectors)
+    maps(sense_set, models, view, mine, own_vectors)
+    votes(sense_set, models, own_vectors)
 
 
 # Check yourself -------------------------------------------------------------------------------------
 def solve_layer() -> Solved:
     measures = serving.sense_measures("minilm-l6", "bank")
-    best = int(measures.accuracy.argmax())
+    best = measures.best_layer
     facts = {"acc": f"{measures.accuracy[best]:.0%}", "acc0": f"{measures.accuracy[0]:.0%}"}
     return Solved(str(best), facts | {"chance": f"{measures.chance:.0%}"})
 
@@ -404,7 +232,7 @@ def solve_glove() -> Solved:
     if unavailable is not None:
         raise unavailable
     sentences = SETS["bank"].sentences
-    points = len({glove.vector("bank").tobytes() for _ in sentences})  # the vector it gives in each sentence
+    points = senses.distinct_points([glove.vector("bank") for _ in sentences])  # the vector it gives in each sentence
     return Solved(str(points), {"n": len(sentences)})
 
 

@@ -3,7 +3,6 @@ distance in one step, every position at once. Live: where one word looks, layer 
 
 import zlib
 
-import numpy as np
 import streamlit as st
 
 import model_zoo
@@ -13,7 +12,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
-from model_zoo.attention import farthest_link, strongest_head_reach
+from model_zoo.attention import farthest_link, heads_grid, strongest_head_reach, strongest_link
 from model_zoo.registry import ATTENTIONS, models_where
 
 # Bidirectional encoders: the stop is about the encoder; GPT's masked attention has its own page.
@@ -105,23 +104,20 @@ def in_parallel(model: model_zoo.Encoder, view: model_zoo.Encoding) -> None:
 
 
 def check_yourself(model: model_zoo.Encoder, layers: int) -> None:
-    def keys_view() -> tuple[list[str], np.ndarray]:
-        view = serving.attention_view(model.name, KEYS, None)
-        return view.tokens, np.asarray(view.attentions)
-
     def solve_layer() -> Solved:
-        tokens, attn = keys_view()
+        view = serving.attention_view(model.name, KEYS, None)
+        tokens = view.tokens
         if "are" not in tokens or "keys" not in tokens:
             raise model_zoo.WordNotInText("keys", KEYS, 0)
+        assert view.attentions is not None  # attention_view always asks for them
         i, j = tokens.index("are"), tokens.index("keys")
-        per_layer = attn[:, :, i, j].max(axis=1)
-        layer = int(per_layer.argmax())
-        facts = {"model": model.name, "weight": f"{per_layer[layer]:.0%}", "distance": abs(i - j)}
-        return Solved(str(layer + 1), facts | {"head": int(attn[layer, :, i, j].argmax()) + 1})
+        layer, head, weight = strongest_link(view.attentions, i, j)
+        facts = {"model": model.name, "weight": f"{weight:.0%}", "distance": abs(i - j)}
+        return Solved(str(layer + 1), facts | {"head": head + 1})
 
     def solve_steps() -> Solved:
-        tokens, attn = keys_view()
-        return Solved(str(2 * len(tokens)), {"n": len(tokens), "layers": attn.shape[0]})
+        view = serving.attention_view(model.name, KEYS, None)
+        return Solved(str(2 * len(view.tokens)), {"n": len(view.tokens), "layers": heads_grid(view.attentions)[0]})
 
     render_quiz(
         (

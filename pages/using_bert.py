@@ -7,13 +7,12 @@ import streamlit as st
 
 import model_zoo
 import serving
+from components import using_bert_view as view
 from components.charts import build_score_bars
 from components.frame import ensure_app_frame
-from components.i18n import md_escape, t, t_plain
+from components.i18n import t, t_plain
 from components.notices import render_error, select_model, when_asked, with_bar
-from components.quiz import Question, Solved, render_quiz
-from components.records import render_record
-from components.task_views import render_answer, render_task_diagram
+from components.task_views import render_task_diagram
 from components.training import render_reader_training
 from components.url import keep_in_url, key_from_url
 from model_zoo import tasks
@@ -40,24 +39,6 @@ def trained(model: model_zoo.Encoder, task: str, pooling: str) -> tasks.TrainedH
     return head
 
 
-# -- callbacks: they read and write the session's widgets only ----------------------------------------
-def swap() -> None:
-    st.session_state.premise, st.session_state.hypothesis = st.session_state.hypothesis, st.session_state.premise
-
-
-def pick_passage() -> None:
-    """A preset picked: its text in the passage box, its first question in the question box."""
-    chosen = PASSAGES[st.session_state.qa_passage]
-    st.session_state.passage, st.session_state.question = chosen[0].passage, chosen[0].question
-
-
-def ask() -> None:
-    """A suggested question picked: it goes into the question box (the pill does not stay selected)."""
-    if st.session_state.qa_try:
-        st.session_state.question = st.session_state.qa_try
-    st.session_state.qa_try = None
-
-
 # -- the sections ---------------------------------------------------------------------------------------
 def one_sentence(model: model_zoo.Encoder) -> tuple[str, dict[str, tasks.TrainedHead]]:
     """1. One sentence -> one class; the task picked and its heads (one per pooling)."""
@@ -79,36 +60,17 @@ def one_sentence(model: model_zoo.Encoder) -> tuple[str, dict[str, tasks.Trained
     keep_in_url("task", task)
     keep_in_url("pooling", pooling)
     heads = {p: trained(model, task, p) for p in POOLINGS}
-    st.dataframe(
-        [
-            {
-                t_plain("using.col_pooling"): t_plain(f"using.pooling_{p}"),
-                t_plain("using.col_layer"): f"{h.head.layer} / {len(h.development) - 1}",
-                t_plain("using.col_accuracy"): round(h.head.accuracy, 3),
-                t_plain("using.col_last"): round(h.last_layer, 3),
-                t_plain("using.col_majority"): round(h.head.majority, 3),
-                t_plain("using.col_examples"): f"{h.train} / {h.test}",
-                t_plain("using.col_cost"): f"{h.feature_seconds:.1f} s + {h.head.seconds:.2f} s",
-            }
-            for p, h in heads.items()
-        ],
-        hide_index=True,
-        width="stretch",
-    )
-    st.caption(t("using.sentence_caption", model=model.name, seconds=f"{heads[pooling].head.seconds:.2f}"))
+    view.render_heads(heads, model.name, pooling)
     sentence = st.text_input(
         t("using.your_sentence"), value=t_plain(f"using.example_{task}"), key=f"sentence_{task}", max_chars=MAX_CHARS
     )
     try:
-        diagram = "sentence" if pooling == "cls" else "mean"
-        render_task_diagram(diagram, serving.hidden_states(model.name, sentence), "sentence_diagram")
+        view.render_sentence_diagram(pooling, serving.hidden_states(model.name, sentence))
         guesses = serving.classify(model.name, task, pooling, sentence)
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        label = t_plain(f"using.pooling_{pooling}")
-        st.plotly_chart(build_score_bars(guesses, t_plain("using.probabilities", pooling=label)), key="sentence_bars")
-        st.write(t("using.verdict", label=guesses[0][0], p=f"{guesses[0][1]:.0%}"))
+        view.render_verdict(guesses, pooling)
     return task, heads
 
 
@@ -133,10 +95,7 @@ def one_class_per_token(model: model_zoo.Encoder) -> None:
         lambda progress: (serving.ner_tagger(tag_model, progress), serving.tag_sentence(tag_model, ner_text)),
     )
     if tagging:
-        tagger, tagged = tagging
-        st.markdown(" ".join(md_escape(w) if tag == "O" else f"**{md_escape(w)}** `{tag}`" for w, tag, _ in tagged))
-        accuracy, majority = f"{tagger.accuracy:.2f}", f"{tagger.majority:.2f}"
-        st.caption(t("using.token_caption", accuracy=accuracy, majority=majority, model=tag_model, layer=tagger.layer))
+        view.render_tags(*tagging, tag_model)
 
 
 def two_sentences(model: model_zoo.Encoder) -> None:
@@ -148,7 +107,7 @@ def two_sentences(model: model_zoo.Encoder) -> None:
     a, b = st.columns(2)
     premise = a.text_input(t("using.premise"), key="premise", bind="query-params", max_chars=MAX_CHARS)
     hypothesis = b.text_input(t("using.hypothesis"), key="hypothesis", bind="query-params", max_chars=MAX_CHARS)
-    st.button(t("using.swap"), key="swap", on_click=swap, icon=":material/swap_horiz:")
+    st.button(t("using.swap"), key="swap", on_click=view.swap, icon=":material/swap_horiz:")
     trained(model, "nli", "cls")  # both poolings' heads, trained once per server under a progress bar
     pooling = serving.pair_pooling(model.name)
     pairs = trained(model, "nli", pooling)
@@ -161,22 +120,9 @@ def two_sentences(model: model_zoo.Encoder) -> None:
     else:
         st.plotly_chart(build_score_bars(guesses, t_plain("using.pair_probabilities")), key="pair_bars")
         if not serving.loaded(model.name, model_zoo.Encoder).has_segments:
-            separators = [tok for tok, w in zip(encoding.tokens, encoding.word_ids) if w is None][1:2]
-            st.caption(t("using.pair_no_segments", model=model.name, separator=" ".join(separators) or "·"))
-    st.caption(
-        t(
-            "using.pair_caption",
-            accuracy=f"{pairs.head.accuracy:.2f}",
-            majority=f"{pairs.head.majority:.2f}",
-            train=pairs.train,
-            test=pairs.test,
-            pooling=t_plain(f"using.pooling_{pooling}"),
-            layer=pairs.head.layer,
-            layers=len(pairs.development) - 1,
-            changed=pairs.swaps_changed,
-            swaps=pairs.swaps,
-        )
-    )
+            separator = tasks.separator_token(encoding.tokens, encoding.word_ids) or "·"
+            st.caption(t("using.pair_no_segments", model=model.name, separator=separator))
+    view.render_pair_record(pairs, pooling)
 
 
 def question_answering(model: model_zoo.Encoder) -> None:
@@ -196,7 +142,8 @@ def question_answering(model: model_zoo.Encoder) -> None:
         list(PASSAGES),
         format_func=lambda k: f"{PASSAGES[k][0].passage[:70]}…",
         key="qa_passage",
-        on_change=pick_passage,
+        on_change=view.pick_passage,
+        args=(PASSAGES,),
     )
     keep_in_url("qa_passage", preset)
     st.session_state.setdefault("passage", PASSAGES[preset][0].passage)
@@ -206,21 +153,14 @@ def question_answering(model: model_zoo.Encoder) -> None:
     )
     question = st.text_input(t("using.qa_question"), key="question", bind="query-params", max_chars=MAX_CHARS)
     tries = [q.question for q in PASSAGES[preset]] + [t_plain("using.qa_unanswerable")]
-    st.pills(t("using.qa_try"), tries, key="qa_try", on_change=ask)
+    st.pills(t("using.qa_try"), tries, key="qa_try", on_change=view.ask)
     try:
         render_task_diagram("qa", serving.pair_states(reader.name, question, passage), "qa_diagram")
         got = serving.read_question(reader.name, question, passage)
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        render_answer(got, reader.name, "qa_curves")
-        if got.tokens[0] != "[CLS]":
-            st.caption(t("using.qa_no_cls", model=reader.name, token=got.tokens[0]))
-        gold = tasks.written_answer(question, passage)
-        if gold is not None and not (got.span is not None and tasks.exact_match(got.text, gold)):
-            missed = f"“{got.text}”" if got.span is not None else t_plain("using.qa_miss_none")
-            st.caption(t("using.qa_miss", model=reader.name, answer=gold, got=missed))
-        st.caption(t("using.qa_curves_caption", max=tasks.MAX_ANSWER_TOKENS))
+        view.render_reading(got, reader.name, tasks.missed_answer(got, question, passage))
     with st.expander(t("using.qa_frozen")):
         frozen_head(model, reader.name, metrics, question, passage)
 
@@ -236,16 +176,8 @@ def frozen_head(model: model_zoo.Encoder, reader: str, metrics: dict | None, que
             serving.answer_question(model.name, question, passage),
         ),
     )
-    if not frozen_qa:
-        return
-    head, frozen = frozen_qa
-    render_answer(frozen, f"{model.name} (frozen)", "qa_frozen_curves")
-    scores = {"test": len(QUESTIONS[1]), "exact": f"{head.exact:.0%}", "f1": f"{head.f1:.0%}"}
-    if metrics is None:
-        st.caption(t("using.qa_frozen_score", **scores))
-        return
-    reader_scores = {"rexact": f"{metrics['written_test']['exact']:.0%}", "rf1": f"{metrics['written_test']['f1']:.0%}"}
-    st.caption(t("using.qa_frozen_caption", reader=reader, **scores, **reader_scores))
+    if frozen_qa:
+        view.render_frozen_reading(*frozen_qa, model.name, len(QUESTIONS[1]), reader, metrics)
 
 
 def many_languages() -> str:
@@ -265,13 +197,7 @@ def many_languages() -> str:
     )
     if cross is None:
         return ml_reader
-    a, b = st.columns(2)
-    a.metric(t("using.ml_english", n=len(tasks.load_sentences("sentiment").test)), f"{cross.english:.0%}")
-    b.metric(t("using.ml_chinese", n=len(cross.guesses)), f"{cross.chinese:.0%}")
-    columns = [t_plain(f"using.ml_col_{k}") for k in ("text", "gold", "given", "p")]
-    rows = [dict(zip(columns, (x.text, x.label, given, f"{p:.0%}"))) for x, given, p in cross.guesses]
-    st.dataframe(rows, hide_index=True, width="stretch", height=240)
-    st.caption(t("using.ml_note" if multilingual else "using.ml_note_english", model=ml_reader))
+    view.render_cross_lingual(cross, len(tasks.load_sentences("sentiment").test), multilingual, ml_reader)
     own = st.text_input(t("using.ml_own"), key="ml_own", max_chars=MAX_CHARS)
     if own.strip():
         try:
@@ -293,42 +219,15 @@ def fine_tuning(model: model_zoo.Encoder, task: str, heads: dict[str, tasks.Trai
         once=True,
     )
     if result:
-        frozen = heads["cls"]
-        way, accuracy, cost = (t_plain(f"using.col_{k}") for k in ("way", "accuracy", "cost"))
-        rows = [
-            {
-                way: t_plain("using.way_frozen"),
-                accuracy: round(frozen.head.accuracy, 3),
-                cost: f"{frozen.feature_seconds + frozen.head.seconds:.1f} s",
-            },
-            {
-                way: t_plain("using.way_finetuned", epochs=result.epochs),
-                accuracy: round(result.accuracy, 3),
-                cost: f"{result.seconds:.1f} s",
-            },
-        ]
-        st.dataframe(rows, hide_index=True, width="stretch")
-        st.caption(t("using.finetune_caption"))
+        view.render_fine_tuning(heads["cls"], result)
     st.caption(t("using.data_note", questions=sum(map(len, QUESTIONS)), passages=len(PASSAGES)))
 
 
 def check_yourself(model: model_zoo.Encoder, ml_reader: str) -> None:
-    def solve_pooling() -> Solved:
-        cls, mean = (serving.task_head(model.name, "sentiment", p).head.accuracy for p in POOLINGS)
-        facts = {"model": model.name, "cls": f"{cls:.0%}", "mean": f"{mean:.0%}"}
-        return Solved("cls" if cls > mean else "mean" if mean > cls else "tie", facts)
+    def accuracy(pooling: str) -> float:
+        return serving.task_head(model.name, "sentiment", pooling).head.accuracy
 
-    def solve_chinese() -> Solved:
-        cross = serving.cross_lingual(ml_reader)
-        facts = {"model": ml_reader, "zh": f"{cross.chinese:.0%}", "en": f"{cross.english:.0%}"}
-        return Solved("yes" if cross.chinese_beats_chance else "no", facts)
-
-    render_quiz(
-        (
-            Question("using_pool", POOLINGS, solve_pooling, translated=True),
-            Question("using_zh", ("yes", "no"), solve_chinese, translated=True),
-        )
-    )
+    view.render_check(model.name, ml_reader, accuracy, lambda: serving.cross_lingual(ml_reader))
 
 
 def run() -> None:
@@ -343,10 +242,7 @@ def run() -> None:
     question_answering(model)
     ml_reader = many_languages()
     fine_tuning(model, task, heads)
-    st.header(t("records.bert_title"))  # 7. What BERT achieved
-    st.write(t("records.bert_intro"))
-    for record in ("glue", "qa_swag", "squad2_leaderboard"):
-        render_record(record)
+    view.render_records()  # 7. What BERT achieved
     check_yourself(model, ml_reader)
 
 

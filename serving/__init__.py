@@ -292,6 +292,13 @@ def over_limit(model_name: str, text: str, text_b: str | None = None) -> int | N
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
+def token_strings(model_name: str, text: str) -> list[str]:
+    """`text`'s tokens as the model reads them, its special tokens included: the tokenizer only, no forward pass."""
+    model = loaded(model_name, model_zoo.Encoder)
+    return model.token_strings(model.tokenize(text, padding=False, return_tensors=None)["input_ids"])
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
 def multi_piece_words(model_name: str, words: tuple[str, ...]) -> list[str]:
     """The words the model's tokenizer cuts into several pieces (em ##bed ##ding ##s)."""
     model = loaded(model_name, model_zoo.Encoder)

@@ -36,6 +36,8 @@ def test_every_lesson_ends_with_questions_answered_by_the_model(lesson: str, mon
     assert 2 <= len(radios) <= 3 and all(r.value is None for r in radios)  # nothing picked, nothing computed
     answers, why = revealed(at)
     assert len(answers) == len(radios)
+    for radio, answer in zip(radios, answers):  # a learner can always pick what the model says
+        assert answer.split(" ", 1)[1] in radio.options, (radio.key, answer, radio.options)
     assert all(w and not re.search(r"\{\w+\}", w) for w in why)  # every figure filled in
 
 
@@ -63,3 +65,15 @@ def test_the_quiz_speaks_chinese() -> None:
     assert "自我检测" in [h.value for h in at.header]
     answers, why = revealed(at)
     assert answers[0] == "答案： 11" and "完全没变" in answers[1]
+
+
+@pytest.mark.parametrize("model", ["smollm2-135m", "minilm-l6-mlm"])
+def test_attention_questions_offer_the_live_answer_of_another_model(model: str) -> None:
+    """The Attention page's picker takes any model with attention heads; whichever is picked, its own
+    answers (its head count, where its "it" looks) are among the options a learner picks from."""
+    at = open_page("pages/attention.py", model=model)
+    assert not at.exception
+    radios = [r for r in at.radio if r.key and r.key.startswith("quiz_")]
+    answers, _ = revealed(at)
+    for radio, answer in zip(radios, answers):
+        assert answer.split(" ", 1)[1] in radio.options, (radio.key, answer, radio.options)

@@ -1,0 +1,179 @@
+"""What the Masked LM lesson draws: the example buttons, a chart per [MASK], the recipe's table, the
+copy-or-predict race, the rollout, both pre-training losses on a pair, and the lesson's questions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from components.charts import build_lines, build_matrix, build_score_bars
+from components.i18n import md_escape, t, t_plain
+from components.quiz import Question, Solved, render_quiz
+from components.tokens import readable
+from model_zoo import cloze
+from model_zoo.masking import PairLoss, RecipeDemo
+from model_zoo.why_mask import Race, Rollout
+
+
+def use_example(example: str) -> None:
+    st.session_state.text = example
+
+
+def render_examples(examples: Sequence[tuple[str, str]]) -> None:
+    """A button per example sentence (its source, the i18n key mlm.src_*, on hover), then every source."""
+    cols = st.columns(len(examples))
+    for i, (col, (example, source)) in enumerate(zip(cols, examples)):
+        col.button(
+            example,
+            key=f"ex{i}",
+            on_click=use_example,
+            args=(example,),
+            width="stretch",
+            help=t_plain(f"mlm.src_{source}"),
+        )
+    st.caption(t("mlm.sources", **{f"s{i + 1}": t_plain(f"mlm.src_{src}") for i, (_, src) in enumerate(examples)}))
+
+
+def render_mask_bars(predictions: list[list[tuple[str, float]]]) -> None:
+    """A chart of the guesses (word, probability) for each [MASK], three to a row."""
+    columns = st.columns(min(len(predictions), 3))
+    for i, preds in enumerate(predictions):
+        columns[i % len(columns)].plotly_chart(
+            build_score_bars(preds, t_plain("mlm.mask_title", i=i + 1)), key=f"mask{i}"
+        )
+
+
+def render_recipe(demo: RecipeDemo) -> None:
+    """The corrupted sentence, what happened at each picked position and what the model guessed, the loss."""
+    actions = {1: t("mlm.action_mask"), 2: t("mlm.action_random"), 3: t("mlm.action_keep")}
+    st.code(" ".join(readable(token) for token in demo.tokens), language=None, wrap_lines=True)
+    st.table(
+        {
+            t("mlm.col_position"): demo.positions,
+            t("mlm.col_original"): [md_escape(readable(token)) for token in demo.originals],
+            t("mlm.col_action"): [actions[a] for a in demo.actions],
+            t("mlm.col_input"): [md_escape(readable(token)) for token in demo.shown],
+            t("mlm.col_guess"): [md_escape(readable(token)) for token in demo.guesses],
+            t("mlm.col_p_true"): [f"{p:.1%}" for p in demo.p_original],
+        }
+    )
+    st.metric(t("mlm.loss"), f"{demo.loss:.2f}", help=t("mlm.loss_help", ppl=f"{demo.perplexity:.1f}"))
+
+
+def render_race(race: Race) -> None:
+    """Both tiny models' loss and accuracy at hidden words, step by step, and what they came to."""
+    names = {"copy": t_plain("mlm.why_copy"), "masked": t_plain("mlm.why_masked")}
+    left, right = st.columns(2)
+    left.plotly_chart(
+        build_lines(
+            race.steps,
+            {names[k]: race.loss[k] for k in names},
+            {},
+            t_plain("mlm.why_loss_title"),
+            t_plain("mlm.why_steps"),
+        ),
+        key="why_loss",
+    )
+    right.plotly_chart(
+        build_lines(
+            race.steps,
+            {names[k]: race.masked_accuracy[k] for k in names},
+            {t_plain("mlm.why_commonest", word=race.commonest_word): race.commonest},
+            t_plain("mlm.why_accuracy_title"),
+            t_plain("mlm.why_steps"),
+            percent=True,
+        ),
+        key="why_accuracy",
+    )
+    (copy_loss, copy_acc), (masked_loss, masked_acc) = race.final("copy"), race.final("masked")
+    st.write(
+        t(
+            "mlm.why_found",
+            steps=race.steps[-1],
+            copy_loss=f"{copy_loss:.2f}",
+            masked_loss=f"{masked_loss:.2f}",
+            copy_acc=f"{copy_acc:.1%}",
+            masked_acc=f"{masked_acc:.1%}",
+            commonest=f"{race.commonest:.1%}",
+            word=race.commonest_word,
+        )
+    )
+    st.caption(
+        t(
+            "mlm.why_caption",
+            sentences=f"{race.train_sentences:,}",
+            vocab=f"{race.vocab:,}",
+            positions=f"{race.test_positions:,}",
+            seconds=f"{race.seconds:.0f}",
+        )
+    )
+
+
+def render_rollout(tokens: Sequence[str], rollout: Rollout, model_name: str) -> None:
+    """The rollout as a matrix over the sentence's tokens, and how much each position draws on itself."""
+    ticks = [f"{i}:{tok}" for i, tok in enumerate(tokens)]
+    st.plotly_chart(
+        build_matrix(
+            rollout.rolled,
+            ticks,
+            ticks,
+            t_plain("mlm.rollout_chart", model=model_name),
+            zmin=0,
+            colorscale="Blues",
+            hover="top %{y} ← input %{x}<br>%{z:.2f}",
+        ),
+        key="rollout",
+    )
+    st.caption(t("mlm.rollout_found", own=f"{rollout.own:.0%}", even=f"{rollout.even:.0%}", layers=rollout.layers))
+
+
+def _loss(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def render_pair_losses(pairs: Sequence[PairLoss], model_name: str) -> None:
+    """The learner's pair and a drawn one: each label, its MLM and NSP losses and their sum."""
+    st.dataframe(
+        pd.DataFrame(
+            {
+                t("mlm.both_col_b"): [p.text_b for p in pairs],
+                t("mlm.both_col_label"): [
+                    t_plain("mlm.both_isnext" if p.is_next else "mlm.both_notnext") for p in pairs
+                ],
+                t("mlm.both_col_mlm"): [f"{p.mlm:.2f} ({t_plain('mlm.both_picked', n=p.picked)})" for p in pairs],
+                t("mlm.both_col_p"): ["—" if p.p_is_next is None else f"{p.p_is_next:.1%}" for p in pairs],
+                t("mlm.both_col_nsp"): [_loss(p.nsp) for p in pairs],
+                t("mlm.both_col_total"): [_loss(p.total) for p in pairs],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(t("mlm.both_masked", tokens=" ".join(pairs[0].tokens)))
+    if pairs[0].nsp is None:
+        st.caption(t("mlm.both_no_nsp", name=model_name))
+
+
+def render_check(model_name: str, paris: Callable[[], Sequence[tuple[str, float]]], race: Callable[[], Race]) -> None:
+    """The lesson's questions, answered by `paris` (the model's top guesses for the Paris blank) and `race`."""
+
+    def solve_paris() -> Solved:
+        top = paris()
+        return Solved(
+            cloze.top_word(top), {"model": model_name, "top": ", ".join(f"{w.strip()} {p:.0%}" for w, p in top)}
+        )
+
+    def solve_copy() -> Solved:
+        ran = race()
+        (loss, copy), masked = ran.final("copy"), ran.final("masked")[1]
+        facts = {"loss": f"{loss:.2f}", "copy": f"{copy:.0%}", "masked": f"{masked:.0%}"}
+        return Solved("copy" if ran.copier_copies else "predict", facts)
+
+    render_quiz(
+        (
+            Question("mlm_paris", ("france", "paris", "london"), solve_paris),
+            Question("mlm_copy", ("copy", "predict"), solve_copy, translated=True),
+        )
+    )

@@ -1,0 +1,151 @@
+"""What the Probing lesson draws of probing results: the scalar-mix weights, accuracy by layer, the table of
+numbers beside the paper's, and BERT's feature-extraction table, each with what it shows in words."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from components.charts import build_probe_curves, build_probe_weights
+from components.i18n import t, t_plain
+from model_zoo import probing
+from model_zoo.probing import PAPER_BERT_LARGE, PAPER_FEATURE_F1, PAPER_LAYERS, TaskResult
+
+Results = dict[str, dict[str, TaskResult]]  # model -> task -> result
+depth = probing.normalised_depth
+
+
+def task_name(task: str) -> str:
+    return t_plain(f"probing.task_{task}")
+
+
+def render_weights(results: Results, tasks: list[str]) -> None:
+    """1. The scalar mix's weights per layer, and what they say."""
+    st.header(t("probing.weights_title"))
+    if not results:
+        return
+    weights = {m: [r[task].mix_weights for task in tasks] for m, r in results.items()}
+    labels = {k: t_plain(f"probing.label_{k}") for k in ("depth", "weight", "cog", "paper")}
+    labels["title"] = t_plain("probing.weights_chart")
+    figure = build_probe_weights([task_name(x) for x in tasks], weights, probing.paper_depths(tasks), labels)
+    st.plotly_chart(figure, key="weights")
+    st.caption(t("probing.weights_caption"))
+    lines = []
+    for name, per_task in results.items():
+        found = probing.weight_findings(name, per_task, tasks)
+        cogs = ", ".join(f"{task_name(x)} {d:.2f}" for x, d in found.order)
+        lines.append(t("probing.finding_order", name=name, order=cogs))
+        if found.ours:
+            lines.append(
+                t(
+                    "probing.finding_agrees" if found.agrees else "probing.finding_differs",
+                    name=name,
+                    ours=" < ".join(task_name(x) for x in found.ours),
+                    theirs=" < ".join(task_name(x) for x in found.theirs),
+                )
+            )
+        if found.elmo_top is not None:  # which task leans most on ELMo's LSTM-1 (the ELMo paper's reading)
+            top, weight = found.elmo_top
+            lines.append(t("probing.finding_elmo", name=name, task=task_name(top), s=f"{weight:.2f}"))
+    st.markdown("\n".join(f"- {line}" for line in lines))
+
+
+def render_curves(results: Results, tasks: list[str]) -> None:
+    """2. Accuracy by layer, against the control task."""
+    st.header(t("probing.curves_title"))
+    if not results:
+        return
+    scores = {m: [r[task].by_layer for task in tasks] for m, r in results.items()}
+    control = {m: [r[task].control_by_layer for task in tasks] for m, r in results.items()}
+    first = next(iter(results.values()))
+    majority: list[float | None] = [first[task].majority for task in tasks]
+    labels = {k: t_plain(f"probing.label_{k}") for k in ("depth", "score", "control", "majority")}
+    labels["title"] = t_plain("probing.curves_chart")
+    st.plotly_chart(build_probe_curves([task_name(x) for x in tasks], scores, control, majority, labels), key="curves")
+    st.caption(t("probing.curves_caption"))
+    lines = []
+    for name, per_task in results.items():
+        for task in tasks:
+            r = per_task[task]
+            best, control_best = r.best_layer, r.control_at_best
+            lines.append(
+                t(
+                    "probing.finding_layer" if control_best is not None else "probing.finding_layer_sense",
+                    name=name,
+                    task=task_name(task),
+                    layer=best,
+                    depth=f"{depth(best, r.layers):.2f}",
+                    score=f"{r.by_layer[best]:.3f}",
+                    majority=f"{r.majority:.3f}",
+                    control="–" if control_best is None else f"{control_best:.3f}",
+                    selectivity="–" if control_best is None else f"{r.selectivity[best]:+.3f}",
+                )
+            )
+    st.markdown("\n".join(f"- {line}" for line in lines))
+
+
+def _row(name: str, task: str, r: TaskResult) -> dict[str, object]:
+    """One model and task in the table of numbers, beside the paper's."""
+    paper = PAPER_BERT_LARGE.get(task)
+    control = r.control_at_best
+    return {
+        t_plain("probing.col_model"): name,
+        t_plain("probing.col_task"): task_name(task),
+        t_plain("probing.col_mix"): round(r.mix_score, 3),
+        t_plain("probing.col_best"): round(r.by_layer[r.best_layer], 3),
+        t_plain("probing.col_majority"): round(r.majority, 3),
+        t_plain("probing.col_control"): None if control is None else round(control, 3),
+        t_plain("probing.col_cog"): f"{r.center_of_gravity:.2f} / {r.layers - 1}",
+        t_plain("probing.col_expected"): None
+        if math.isnan(r.expected_layer)
+        else f"{r.expected_layer:.2f} / {r.layers - 1}",
+        t_plain("probing.col_paper"): None
+        if paper is None
+        else f"{paper['center_of_gravity']:.2f} · {paper['expected_layer']:.2f} / {PAPER_LAYERS}",
+        t_plain("probing.col_examples"): f"{r.train:,} / {r.dev:,} / {r.test:,}",
+    }
+
+
+def render_numbers(results: Results, tasks: list[str]) -> None:
+    """3. The numbers, and the paper's."""
+    st.header(t("probing.table_title"))
+    if results:
+        rows = [_row(name, task, per_task[task]) for name, per_task in results.items() for task in tasks]
+        st.dataframe(rows, hide_index=True, width="stretch")
+        st.caption(t("probing.table_caption"))
+
+
+def render_feature_table(features: dict[str, dict[str, float]]) -> None:
+    """4. BERT's feature-extraction table: `features` is model -> {choice: F1} for the BERT models picked."""
+    st.header(t("probing.features_title"))
+    st.write(t("probing.features_intro"))
+    if not features:
+        st.info(t("probing.features_pick"), icon=":material/info:")
+        return
+    rows = []
+    for choice, paper_f1 in PAPER_FEATURE_F1.items():
+        row: dict[str, object] = {
+            t_plain("probing.col_choice"): t_plain(f"probing.choice_{choice}"),
+            t_plain("probing.col_paper_f1"): paper_f1,
+        }
+        for name, table in features.items():
+            value = table.get(choice)
+            row[name] = None if value is None else round(100 * value, 1)
+        rows.append(row)
+    st.dataframe(rows, hide_index=True, width="stretch")
+    for name, table in features.items():
+        ours, theirs = probing.best_features(table)
+        st.markdown(
+            "- "
+            + t(
+                "probing.finding_features" if ours == theirs else "probing.finding_features_differ",
+                name=name,
+                ours=t_plain(f"probing.choice_{ours}"),
+                f1=f"{100 * table[ours]:.1f}",
+                theirs=t_plain(f"probing.choice_{theirs}"),
+                last=f"{100 * table['last']:.1f}",
+                embeddings=f"{100 * table['embeddings']:.1f}",
+            )
+        )
+    st.caption(t("probing.features_caption"))

@@ -1,0 +1,182 @@
+"""What the Using BERT lesson draws of its results: the heads' table, a head's verdict, the tagged words,
+the pair head's record, a reader's answer and misses, the frozen QA head, the cross-lingual head, frozen
+against fine-tuned, and the lesson's questions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from components.charts import build_score_bars
+from components.i18n import md_escape, t, t_plain
+from components.quiz import Question, Solved, render_quiz
+from components.records import render_record
+from components.task_views import render_answer, render_task_diagram
+from model_zoo import tasks
+from model_zoo.contextual import Encoding, Guess
+
+
+# -- callbacks: they read and write the session's widgets only ----------------------------------------
+def swap() -> None:
+    st.session_state.premise, st.session_state.hypothesis = st.session_state.hypothesis, st.session_state.premise
+
+
+def pick_passage(passages: dict[str, list[tasks.Question]]) -> None:
+    """A preset picked: its text in the passage box, its first question in the question box."""
+    chosen = passages[st.session_state.qa_passage]
+    st.session_state.passage, st.session_state.question = chosen[0].passage, chosen[0].question
+
+
+def ask() -> None:
+    """A suggested question picked: it goes into the question box (the pill does not stay selected)."""
+    if st.session_state.qa_try:
+        st.session_state.question = st.session_state.qa_try
+    st.session_state.qa_try = None
+
+
+# -- the results ----------------------------------------------------------------------------------------
+def render_heads(heads: dict[str, tasks.TrainedHead], model_name: str, pooling: str) -> None:
+    """A row per pooling: the layer read, held-out accuracy against the last layer's and the majority class,
+    the examples and the cost; the picked pooling's training time below."""
+    st.dataframe(
+        [
+            {
+                t_plain("using.col_pooling"): t_plain(f"using.pooling_{p}"),
+                t_plain("using.col_layer"): f"{h.head.layer} / {len(h.development) - 1}",
+                t_plain("using.col_accuracy"): round(h.head.accuracy, 3),
+                t_plain("using.col_last"): round(h.last_layer, 3),
+                t_plain("using.col_majority"): round(h.head.majority, 3),
+                t_plain("using.col_examples"): f"{h.train} / {h.test}",
+                t_plain("using.col_cost"): f"{h.feature_seconds:.1f} s + {h.head.seconds:.2f} s",
+            }
+            for p, h in heads.items()
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(t("using.sentence_caption", model=model_name, seconds=f"{heads[pooling].head.seconds:.2f}"))
+
+
+def render_sentence_diagram(pooling: str, encoding: Encoding) -> None:
+    """The one-sentence diagram: [CLS]'s vector, or the mean of every token's, feeds the classifier."""
+    render_task_diagram("sentence" if pooling == "cls" else "mean", encoding, "sentence_diagram")
+
+
+def render_verdict(guesses: list[Guess], pooling: str) -> None:
+    """The head's probabilities for the learner's sentence, and the class it gives."""
+    label = t_plain(f"using.pooling_{pooling}")
+    st.plotly_chart(build_score_bars(guesses, t_plain("using.probabilities", pooling=label)), key="sentence_bars")
+    st.write(t("using.verdict", label=guesses[0][0], p=f"{guesses[0][1]:.0%}"))
+
+
+def render_tags(tagger: tasks.Head, tagged: list[tuple[str, str, float]], tag_model: str) -> None:
+    """The sentence with each named entity in bold beside its tag, and how good the tagger is."""
+    st.markdown(" ".join(md_escape(w) if tag == "O" else f"**{md_escape(w)}** `{tag}`" for w, tag, _ in tagged))
+    accuracy, majority = f"{tagger.accuracy:.2f}", f"{tagger.majority:.2f}"
+    st.caption(t("using.token_caption", accuracy=accuracy, majority=majority, model=tag_model, layer=tagger.layer))
+
+
+def render_pair_record(pairs: tasks.TrainedHead, pooling: str) -> None:
+    """How the pair head scores, where it reads, and how often swapping A and B changes its answer."""
+    st.caption(
+        t(
+            "using.pair_caption",
+            accuracy=f"{pairs.head.accuracy:.2f}",
+            majority=f"{pairs.head.majority:.2f}",
+            train=pairs.train,
+            test=pairs.test,
+            pooling=t_plain(f"using.pooling_{pooling}"),
+            layer=pairs.head.layer,
+            layers=len(pairs.development) - 1,
+            changed=pairs.swaps_changed,
+            swaps=pairs.swaps,
+        )
+    )
+
+
+def render_reading(got: tasks.Answer, reader: str, missed: str | None) -> None:
+    """A reader's answer and curves; what it reads for [CLS], the written answer it missed, the curves' limit."""
+    render_answer(got, reader, "qa_curves")
+    if got.tokens[0] != "[CLS]":
+        st.caption(t("using.qa_no_cls", model=reader, token=got.tokens[0]))
+    if missed is not None:
+        shown = f"“{got.text}”" if got.span is not None else t_plain("using.qa_miss_none")
+        st.caption(t("using.qa_miss", model=reader, answer=missed, got=shown))
+    st.caption(t("using.qa_curves_caption", max=tasks.MAX_ANSWER_TOKENS))
+
+
+def render_frozen_reading(
+    head: tasks.QAHead, frozen: tasks.Answer, model_name: str, tested: int, reader: str, metrics: dict[str, Any] | None
+) -> None:
+    """The frozen-vector head's answer, and its held-out scores (beside the fine-tuned reader's, if trained here)."""
+    render_answer(frozen, f"{model_name} (frozen)", "qa_frozen_curves")
+    scores = {"test": tested, "exact": f"{head.exact:.0%}", "f1": f"{head.f1:.0%}"}
+    if metrics is None:
+        st.caption(t("using.qa_frozen_score", **scores))
+        return
+    reader_scores = {"rexact": f"{metrics['written_test']['exact']:.0%}", "rf1": f"{metrics['written_test']['f1']:.0%}"}
+    st.caption(t("using.qa_frozen_caption", reader=reader, **scores, **reader_scores))
+
+
+def render_cross_lingual(cross: tasks.CrossLingual, english: int, multilingual: bool, ml_reader: str) -> None:
+    """Both accuracies (`english`: how many held-out English sentences), each Chinese sentence's answer."""
+    a, b = st.columns(2)
+    a.metric(t("using.ml_english", n=english), f"{cross.english:.0%}")
+    b.metric(t("using.ml_chinese", n=len(cross.guesses)), f"{cross.chinese:.0%}")
+    columns = [t_plain(f"using.ml_col_{k}") for k in ("text", "gold", "given", "p")]
+    rows = [dict(zip(columns, (x.text, x.label, given, f"{p:.0%}"))) for x, given, p in cross.guesses]
+    st.dataframe(rows, hide_index=True, width="stretch", height=240)
+    st.caption(t("using.ml_note" if multilingual else "using.ml_note_english", model=ml_reader))
+
+
+def render_fine_tuning(frozen: tasks.TrainedHead, result: tasks.FineTuned) -> None:
+    """The head on frozen [CLS] vectors against the whole model fine-tuned: accuracy and cost."""
+    way, accuracy, cost = (t_plain(f"using.col_{k}") for k in ("way", "accuracy", "cost"))
+    rows = [
+        {
+            way: t_plain("using.way_frozen"),
+            accuracy: round(frozen.head.accuracy, 3),
+            cost: f"{frozen.total_seconds:.1f} s",
+        },
+        {
+            way: t_plain("using.way_finetuned", epochs=result.epochs),
+            accuracy: round(result.accuracy, 3),
+            cost: f"{result.seconds:.1f} s",
+        },
+    ]
+    st.dataframe(rows, hide_index=True, width="stretch")
+    st.caption(t("using.finetune_caption"))
+
+
+def render_records() -> None:
+    """What BERT achieved: the published tables."""
+    st.header(t("records.bert_title"))
+    st.write(t("records.bert_intro"))
+    for record in ("glue", "qa_swag", "squad2_leaderboard"):
+        render_record(record)
+
+
+def render_check(
+    model_name: str, ml_reader: str, accuracy: Callable[[str], float], cross: Callable[[], tasks.CrossLingual]
+) -> None:
+    """The lesson's questions, answered by `accuracy` (the sentiment head's held-out accuracy on a pooling)
+    and `cross` (the cross-lingual head on `ml_reader`)."""
+
+    def solve_pooling() -> Solved:
+        cls, mean = (accuracy(p) for p in tasks.POOLINGS)
+        facts = {"model": model_name, "cls": f"{cls:.0%}", "mean": f"{mean:.0%}"}
+        return Solved(tasks.better_pooling(cls, mean), facts)
+
+    def solve_chinese() -> Solved:
+        found = cross()
+        facts = {"model": ml_reader, "zh": f"{found.chinese:.0%}", "en": f"{found.english:.0%}"}
+        return Solved("yes" if found.chinese_beats_chance else "no", facts)
+
+    render_quiz(
+        (
+            Question("using_pool", (*tasks.POOLINGS, "tie"), solve_pooling, translated=True),
+            Question("using_zh", ("yes", "no"), solve_chinese, translated=True),
+        )
+    )
