@@ -122,9 +122,9 @@ def elmo_latency() -> dict[str, dict[str, float]]:
 def static_lessons() -> dict[str, float]:
     """Lessons 1-2: neighbours and analogies over 400k GloVe words, a 200-word map, live word2vec."""
     import model_zoo
-    from model_zoo import lexicon
-    from model_zoo.projection import project_2d
-    from model_zoo.word2vec import TrainSettings, train_word2vec
+    from model_zoo.lessons import lexicon
+    from model_zoo.lessons.projection import project_2d
+    from model_zoo.lessons.word2vec import TrainSettings, train_word2vec
 
     glove = model_zoo.load("glove-6b-50d")
     assert isinstance(glove, model_zoo.StaticModel)
@@ -243,8 +243,8 @@ def offline_masked_lms() -> dict[str, float]:
 def word_senses() -> dict[str, float]:
     """The Word senses lesson: encoding the set for one word, reloading it, a layer change, one sentence."""
     import model_zoo
-    from model_zoo.projection import pca_2d, umap_2d
-    from model_zoo.senses import cached_sense_vectors, layer_measures, load_senses, vote
+    from model_zoo.lessons.projection import pca_2d, umap_2d
+    from model_zoo.lessons.senses import cached_sense_vectors, layer_measures, load_senses, vote
 
     minilm = model_zoo.load("minilm-l6")
     assert isinstance(minilm, model_zoo.Encoder)
@@ -282,7 +282,7 @@ def probing() -> dict[str, dict[str, float]]:
     import numpy as np
 
     import model_zoo
-    from model_zoo import probing as probes
+    from model_zoo.lessons import probing as probes
 
     sentences = probes.load_sentences()
     targets = probes.select_targets(sentences)
@@ -305,7 +305,7 @@ def probing() -> dict[str, dict[str, float]]:
 def generation() -> dict[str, float]:
     """The GPT lesson: writing with smollm2-135m, greedy, 40 tokens after a 40-token prompt (KV cache)."""
     import model_zoo
-    from model_zoo.generation import Strategy, generate_steps
+    from model_zoo.lessons.generation import Strategy, generate_steps
 
     model = model_zoo.load("smollm2-135m")
     prompt = "In a shocking finding, scientist discovered a herd of unicorns living in a remote, previously "
@@ -326,7 +326,7 @@ def generation() -> dict[str, float]:
 def task_heads() -> dict[str, float]:
     """The Using BERT lesson on minilm-l6: each head's frozen features and training, and fine-tuning."""
     import model_zoo
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     model = model_zoo.load("minilm-l6")
     out: dict[str, float] = {}
@@ -346,7 +346,7 @@ def task_heads() -> dict[str, float]:
 def qa_reader() -> dict[str, float]:
     """minilm-l6-qa answering the lecture's precipitation questions, and a passage at the page's limit."""
     import model_zoo
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     reader = model_zoo.load("minilm-l6-qa")
     (passage, *_) = tasks.written_passages()["p11"]

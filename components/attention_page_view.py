@@ -7,7 +7,7 @@ import streamlit as st
 
 from components.charts import build_matrix, build_score_bars, build_vector_strip
 from components.i18n import t, t_plain
-from model_zoo.attention import HeadSummary, QueryKey, shown_metrics
+from model_zoo.lessons.attention import HeadSummary, QueryKey, shown_metrics
 
 PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contextlab-attention"}}
 

@@ -180,7 +180,7 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 
 def _depth(layers: int) -> list[float]:
     """Normalised depth of each of `layers` layers: 0 the embedding layer, 1 the last."""
-    from model_zoo.probing import normalised_depth
+    from model_zoo.lessons.probing import normalised_depth
 
     return [normalised_depth(j, layers) for j in range(layers)]
 

@@ -10,10 +10,10 @@ import streamlit as st
 from components.charts import build_matrix, build_score_bars
 from components.i18n import t, t_plain
 from components.tokens import readable
-from model_zoo.architecture import Size
-from model_zoo.attention import attention_to_later_tokens, layer_mean
 from model_zoo.contextual import Encoding
-from model_zoo.generation import Factors, FirstTokenSink, Rescored, Step, left_first, whole_first
+from model_zoo.lessons.architecture import Size
+from model_zoo.lessons.attention import attention_to_later_tokens, layer_mean
+from model_zoo.lessons.generation import Factors, FirstTokenSink, Rescored, Step, left_first, whole_first
 
 
 def seen(tokens: list[str]) -> list[str]:

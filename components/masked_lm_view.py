@@ -12,9 +12,9 @@ from components.charts import build_lines, build_matrix, build_score_bars
 from components.i18n import md_escape, t, t_plain
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable
-from model_zoo import cloze
-from model_zoo.masking import PairLoss, RecipeDemo
-from model_zoo.why_mask import Race, Rollout
+from model_zoo.lessons import cloze
+from model_zoo.lessons.masking import PairLoss, RecipeDemo
+from model_zoo.lessons.why_mask import Race, Rollout
 
 
 def use_example(example: str) -> None:

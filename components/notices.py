@@ -8,7 +8,7 @@ from typing import TypeVar
 import streamlit as st
 
 from model_zoo import ModelUnavailable, ModelZooError
-from model_zoo.cloze import LessonCheck
+from model_zoo.lessons.cloze import LessonCheck
 
 from .i18n import md_escape, t
 

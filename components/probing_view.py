@@ -9,8 +9,8 @@ import streamlit as st
 
 from components.charts import build_probe_curves, build_probe_weights
 from components.i18n import t, t_plain
-from model_zoo import probing
-from model_zoo.probing import PAPER_BERT_LARGE, PAPER_FEATURE_F1, PAPER_LAYERS, TaskResult
+from model_zoo.lessons import probing
+from model_zoo.lessons.probing import PAPER_BERT_LARGE, PAPER_FEATURE_F1, PAPER_LAYERS, TaskResult
 
 Results = dict[str, dict[str, TaskResult]]  # model -> task -> result
 depth = probing.normalised_depth

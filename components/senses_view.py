@@ -11,8 +11,8 @@ import streamlit as st
 from components.charts import build_similarity_heatmap
 from components.i18n import t, t_plain
 from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, render_light_chart
-from model_zoo.sense_data import SenseModel, SenseSet
-from model_zoo.senses import MeasureLines, PlacedOwn
+from model_zoo.lessons.sense_data import SenseModel, SenseSet
+from model_zoo.lessons.senses import MeasureLines, PlacedOwn
 
 
 def map_labels() -> dict[str, str]:

@@ -8,8 +8,8 @@ import streamlit as st
 from components.charts import build_span_curves, build_task_diagram
 from components.i18n import md_escape, t, t_plain
 from components.tokens import readable
-from model_zoo import tasks
 from model_zoo.contextual import Encoding
+from model_zoo.lessons import tasks
 
 
 def render_task_diagram(kind: str, encoding: Encoding, key: str) -> None:

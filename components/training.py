@@ -24,7 +24,7 @@ def render_curve(
 def render_masked_lm_training(card: ModelCard) -> None:
     """A masked LM trained here: the recipe, the data, the held-out and cloze scores, the learning curve."""
     m: dict[str, Any] = trained_metrics(card)
-    if "recipe" in m:  # a decoder made a masked LM (model_zoo.train_mntp)
+    if "recipe" in m:  # a decoder made a masked LM (model_zoo.training.train_mntp)
         st.info(
             t(
                 "mlm.trained_mntp",
@@ -75,7 +75,7 @@ def render_masked_lm_training(card: ModelCard) -> None:
                 "dev_cloze_top5": t("mlm.curve_dev5"),
             }
             render_curve(m, names, {}, "mlm.curve_caption_mntp")
-    else:  # an encoder further pre-trained (model_zoo.train_mlm)
+    else:  # an encoder further pre-trained (model_zoo.training.train_mlm)
         st.info(
             t(
                 "mlm.trained",

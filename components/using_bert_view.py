@@ -14,8 +14,8 @@ from components.i18n import md_escape, t, t_plain
 from components.quiz import Question, Solved, render_quiz
 from components.records import render_record
 from components.task_views import render_answer, render_task_diagram
-from model_zoo import tasks
 from model_zoo.contextual import Encoding, Guess
+from model_zoo.lessons import tasks
 
 
 # -- callbacks: they read and write the session's widgets only ----------------------------------------

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from components.i18n import t
-from model_zoo.lexicon import BUILD_SCRIPT
-from model_zoo.word2vec import Quality, TrainSettings
+from model_zoo.lessons.lexicon import BUILD_SCRIPT
+from model_zoo.lessons.word2vec import Quality, TrainSettings
 
 
 def render_word2vec_summary(seconds: float, words: int, settings: TrainSettings, quality: Quality) -> None:

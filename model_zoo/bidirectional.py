@@ -9,7 +9,7 @@ decoder into an encoder that reads both sides of every word:
 2. **Masked next-token prediction (MNTP).** Some tokens are replaced by a mask token, and the model
    predicts each one *from the position before it*, so the language-model head keeps the job it was
    trained for (position i - 1 predicts token i). A short training with LoRA adapters teaches the
-   layers to use the right-hand context they can now see (`model_zoo.train_mntp`).
+   layers to use the right-hand context they can now see (`model_zoo.training.train_mntp`).
 
 ContextLab adds a `[MASK]` token (one trained embedding vector, shipped beside the adapters) and
 starts every text with `<|endoftext|>`, SmolLM2's document separator, so that the first word too

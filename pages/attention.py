@@ -12,8 +12,8 @@ from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
-from model_zoo import lexicon
-from model_zoo.attention import default_query, heads_grid, most_attended
+from model_zoo.lessons import lexicon
+from model_zoo.lessons.attention import default_query, heads_grid, most_attended
 from model_zoo.registry import ATTENTIONS, models_where
 
 # Every model with self-attention; a head ContextLab trained on an encoder adds nothing here.

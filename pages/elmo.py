@@ -13,8 +13,8 @@ from components.i18n import t, t_plain
 from components.notices import render_error, render_lesson_miss, render_unavailable, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.training import render_elmo_training
-from model_zoo.elmo import ONE_VECTOR, layer_cosines, lowest_lstm_cosine, mix_word, top_layer_cosine
-from model_zoo.lexicon import unique
+from model_zoo.lessons.elmo_mix import ONE_VECTOR, layer_cosines, lowest_lstm_cosine, mix_word, top_layer_cosine
+from model_zoo.lessons.lexicon import unique
 from model_zoo.registry import NEXT_WORDS, ROLES, models_where
 from model_zoo.words import words_in
 

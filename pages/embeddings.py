@@ -11,10 +11,10 @@ from components.notices import render_error, with_fallback
 from components.quiz import Question, Solved, render_quiz
 from components.road import PLAYGROUND
 from components.word2vec_view import render_word2vec_summary
-from model_zoo.lexicon import BUILD_SCRIPT, unique, word_classes
-from model_zoo.onehot import cosine_matrix
+from model_zoo.lessons.lexicon import BUILD_SCRIPT, unique, word_classes
+from model_zoo.lessons.onehot import cosine_matrix
+from model_zoo.lessons.word2vec import EpochReport, TrainSettings
 from model_zoo.registry import VECTORS, models_where
-from model_zoo.word2vec import EpochReport, TrainSettings
 from model_zoo.words import split_words
 
 MAX_STRIP = 12

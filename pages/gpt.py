@@ -24,8 +24,8 @@ from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.records import render_record
 from components.url import keep_in_url, key_from_url
-from model_zoo.attention import attention_to_later_tokens, looks_only_left
-from model_zoo.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES, Strategy, first_token_sink, left_first
+from model_zoo.lessons.attention import attention_to_later_tokens, looks_only_left
+from model_zoo.lessons.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES, Strategy, first_token_sink, left_first
 from model_zoo.registry import models_where
 
 CAUSAL = models_where(kinds=("causal_lm",))

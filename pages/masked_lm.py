@@ -9,7 +9,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_lesson_miss, select_model, when_asked
 from components.training import render_masked_lm_training
-from model_zoo import cloze, why_mask
+from model_zoo.lessons import cloze, why_mask
 from model_zoo.registry import FILL_MASK, models_where
 
 MAX_MASKS = 10

@@ -8,8 +8,8 @@ from components.frame import ensure_app_frame
 from components.i18n import md_escape, t
 from components.notices import with_fallback
 from components.quiz import Question, Solved, render_quiz
-from model_zoo.lexicon import unique, word_classes
-from model_zoo.onehot import bytes_per_vector, cosine_matrix, one_hot
+from model_zoo.lessons.lexicon import unique, word_classes
+from model_zoo.lessons.onehot import bytes_per_vector, cosine_matrix, one_hot
 from model_zoo.words import split_words
 
 MAX_WORDS = 40  # rows a heatmap can show legibly

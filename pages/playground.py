@@ -10,7 +10,7 @@ from components.i18n import md_escape, t, t_plain
 from components.models_panel import STATUS_ICON
 from components.notices import render_error, with_fallback
 from components.tokens import render_tokens
-from model_zoo.onehot import cosine_matrix
+from model_zoo.lessons.onehot import cosine_matrix
 from model_zoo.registry import FILL_MASK, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
 from model_zoo.words import words_in
 

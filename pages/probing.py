@@ -14,8 +14,8 @@ from components.notices import render_error, render_unavailable
 from components.probing_view import render_curves, render_feature_table, render_numbers, render_weights, task_name
 from components.quiz import Question, Solved, render_quiz
 from components.url import keep_in_url, keys_from_url
-from model_zoo import probing
-from model_zoo.probing import TASKS, TaskResult
+from model_zoo.lessons import probing
+from model_zoo.lessons.probing import TASKS, TaskResult
 from model_zoo.registry import models_where
 
 CONTEXTUAL = models_where(without=("static",))

@@ -8,15 +8,16 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_unavailable
 from components.quiz import Question, Solved, render_quiz
-from model_zoo import registry, sense_data, senses
+from model_zoo import registry
 from model_zoo.errors import ModelUnavailable, ModelZooError
+from model_zoo.lessons import sense_data, senses
+from model_zoo.lessons.sense_data import UMAP_DEFAULTS, MapView, SenseModel, SenseSet
+from model_zoo.lessons.senses import OwnVectors, SenseVectors
 from model_zoo.registry import HIDDEN_STATES, VECTORS
-from model_zoo.sense_data import UMAP_DEFAULTS, MapView, SenseModel, SenseSet
-from model_zoo.senses import OwnVectors, SenseVectors
 from model_zoo.words import find_word, forms_of
 
 # This page draws its default view from figures precomputed with the real model over the
-# shipped set (model_zoo.sense_data), before any model library is imported; `serving` (whose model
+# shipped set (model_zoo.lessons.sense_data), before any model library is imported; `serving` (whose model
 # calls import one) is called only for what is not precomputed: other models, UMAP settings, your sentence.
 ensure_app_frame()
 

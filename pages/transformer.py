@@ -12,7 +12,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
-from model_zoo.attention import farthest_link, heads_grid, strongest_head_reach, strongest_link
+from model_zoo.lessons.attention import farthest_link, heads_grid, strongest_head_reach, strongest_link
 from model_zoo.registry import ATTENTIONS, models_where
 
 # Bidirectional encoders: the stop is about the encoder; GPT's masked attention has its own page.

@@ -15,13 +15,13 @@ from components.notices import render_error, select_model, when_asked, with_bar
 from components.task_views import render_task_diagram
 from components.training import render_reader_training
 from components.url import keep_in_url, key_from_url
-from model_zoo import tasks
+from model_zoo.lessons import tasks
 from model_zoo.registry import models_where, trained_metrics
 
 ENCODERS = models_where(family="BERT", without=("qa",))
 READERS = models_where(kinds=("qa",))
 SETS = ("sentiment", "spam")
-POOLINGS = tasks.POOLINGS  # what model_zoo.tasks trains a head on: [CLS] and the mean
+POOLINGS = tasks.POOLINGS  # what model_zoo.lessons.tasks trains a head on: [CLS] and the mean
 MAX_CHARS = 500
 MAX_PASSAGE_CHARS = 2000  # about 450 WordPiece tokens: within what BERT reads with a question
 MULTILINGUAL = "bert-base-multilingual-cased"

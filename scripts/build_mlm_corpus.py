@@ -179,7 +179,9 @@ def held_out(source: str, doc: list[str]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from model_zoo.train_mlm import DEFAULT_CORPUS  # torch: imported here, so other builders can reuse the readers
+    from model_zoo.training.train_mlm import (
+        DEFAULT_CORPUS,  # torch: imported here, so other builders can reuse the readers
+    )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_CORPUS)

@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import model_zoo  # noqa: E402
-from model_zoo.sense_data import PRECOMPUTED  # noqa: E402
-from model_zoo.senses import precompute  # noqa: E402
+from model_zoo.lessons.sense_data import PRECOMPUTED  # noqa: E402
+from model_zoo.lessons.senses import precompute  # noqa: E402
 
 MODELS = ("minilm-l6", "elmo-mini")
 

@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from model_zoo.train_mntp import causal_dir
+    from model_zoo.training.train_mntp import causal_dir
 
     if args.threads:
         torch.set_num_threads(args.threads)

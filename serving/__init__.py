@@ -18,7 +18,8 @@ import numpy as np
 import streamlit as st
 
 import model_zoo
-from model_zoo import Availability, ModelUnavailable, cloze
+from model_zoo import Availability, ModelUnavailable
+from model_zoo.lessons import cloze
 
 from .runtime import (
     TRAINING_NICE,
@@ -31,21 +32,21 @@ from .runtime import (
 )
 
 if TYPE_CHECKING:  # importing this module must not import torch: the home page only reads availability
-    import model_zoo.architecture
-    import model_zoo.generation
-    import model_zoo.masking
-    import model_zoo.probing
-    import model_zoo.projection
-    import model_zoo.senses
-    import model_zoo.tasks
-    import model_zoo.transfer
-    import model_zoo.why_mask
+    import model_zoo.lessons.architecture
+    import model_zoo.lessons.generation
+    import model_zoo.lessons.masking
+    import model_zoo.lessons.probing
+    import model_zoo.lessons.projection
+    import model_zoo.lessons.senses
+    import model_zoo.lessons.tasks
+    import model_zoo.lessons.transfer
+    import model_zoo.lessons.why_mask
     from model_zoo import Model
-    from model_zoo.attention import HeadSummary, QueryKey
     from model_zoo.contextual import Guess
-    from model_zoo.generation import Step
-    from model_zoo.tasks import TrainedHead
-    from model_zoo.word2vec import EpochReport, Quality, TrainSettings
+    from model_zoo.lessons.attention import HeadSummary, QueryKey
+    from model_zoo.lessons.generation import Step
+    from model_zoo.lessons.tasks import TrainedHead
+    from model_zoo.lessons.word2vec import EpochReport, Quality, TrainSettings
 
 T = TypeVar("T")
 M = TypeVar("M")
@@ -150,7 +151,7 @@ def analogy(model_name: str, a: str, b: str, c: str, top_k: int) -> list[tuple[s
 @st.cache_data(max_entries=64, show_spinner=False)
 def word_map(model_name: str, words: tuple[str, ...], method: str, seed: int = 0) -> np.ndarray:
     """2-D positions of `words` (all in the vocabulary) by PCA or UMAP: (len(words), 2)."""
-    from model_zoo.projection import project_2d
+    from model_zoo.lessons.projection import project_2d
 
     model = loaded(model_name, model_zoo.StaticModel)
     vectors = np.stack([model.vector(w) for w in words])
@@ -185,9 +186,9 @@ def pair_states(model_name: str, text_a: str, text_b: str) -> model_zoo.Encoding
 
 
 @st.cache_data(show_spinner=False)
-def model_sizes() -> list[model_zoo.architecture.Size]:
-    """The BERT inputs lesson's size table, computed from configs (model_zoo.architecture.lesson_sizes)."""
-    from model_zoo.architecture import lesson_sizes
+def model_sizes() -> list[model_zoo.lessons.architecture.Size]:
+    """The BERT inputs lesson's size table, computed from configs (model_zoo.lessons.architecture.lesson_sizes)."""
+    from model_zoo.lessons.architecture import lesson_sizes
 
     return lesson_sizes()
 
@@ -255,13 +256,13 @@ def next_sentence(model_name: str, a: str, b: str) -> float:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def pretraining_pair(model_name: str, a: str, b: str, seed: int) -> list[model_zoo.masking.PairLoss]:
+def pretraining_pair(model_name: str, a: str, b: str, seed: int) -> list[model_zoo.lessons.masking.PairLoss]:
     """BERT's two losses on the learner's pair (labelled IsNext) and on A with a sentence drawn at random from
     WordNet's examples (NotNext): next-sentence prediction as negative sampling of sentences."""
     import random
 
-    from model_zoo.lexicon import examples
-    from model_zoo.masking import pair_loss
+    from model_zoo.lessons.lexicon import examples
+    from model_zoo.lessons.masking import pair_loss
 
     model = loaded(model_name, model_zoo.MaskedLM)
     pool = [s for s in examples() if s.strip() != b.strip()]
@@ -270,9 +271,9 @@ def pretraining_pair(model_name: str, a: str, b: str, seed: int) -> list[model_z
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def recipe_demo(model_name: str, text: str, seed: int) -> model_zoo.masking.RecipeDemo:
+def recipe_demo(model_name: str, text: str, seed: int) -> model_zoo.lessons.masking.RecipeDemo:
     """BERT's corruption of `text` (draw `seed`) with the model's guesses and loss."""
-    from model_zoo.masking import recipe_demo as demo
+    from model_zoo.lessons.masking import recipe_demo as demo
 
     model = loaded(model_name, model_zoo.MaskedLM)
     return demo(model, text, seed)
@@ -306,9 +307,9 @@ def multi_piece_words(model_name: str, words: tuple[str, ...]) -> list[str]:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def input_embeddings(model_name: str, text: str, text_b: str | None) -> model_zoo.architecture.InputEmbeddings:
+def input_embeddings(model_name: str, text: str, text_b: str | None) -> model_zoo.lessons.architecture.InputEmbeddings:
     """BERT's three input embeddings of `text` (and `text_b`), term by term, from the model's weights."""
-    from model_zoo.architecture import input_embeddings as parts
+    from model_zoo.lessons.architecture import input_embeddings as parts
 
     model = loaded(model_name, model_zoo.Encoder)
     encoding = hidden_states(model_name, text) if text_b is None else pair_states(model_name, text, text_b)
@@ -316,10 +317,10 @@ def input_embeddings(model_name: str, text: str, text_b: str | None) -> model_zo
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def reorderings(model_name: str, text: str) -> list[model_zoo.architecture.Reordering]:
+def reorderings(model_name: str, text: str) -> list[model_zoo.lessons.architecture.Reordering]:
     """`text` fed with [CLS] last and with its words reversed, keeping or renumbering positions
-    (model_zoo.architecture.reorderings): the top layer's cosine with the usual order."""
-    from model_zoo.architecture import reorderings as reorder
+    (model_zoo.lessons.architecture.reorderings): the top layer's cosine with the usual order."""
+    from model_zoo.lessons.architecture import reorderings as reorder
 
     model = loaded(model_name, model_zoo.Encoder)
     return reorder(model, hidden_states(model_name, text).token_ids)
@@ -379,7 +380,7 @@ def head_summary(
     model_name: str, texts: tuple[str | tuple[str, str], ...], on_progress: Callable[[float], object] | None = None
 ) -> HeadSummary:
     """Clark et al.'s measures of every head, averaged over `texts` (the whole text, up to the model's limit)."""
-    from model_zoo.attention import head_summary as summarise
+    from model_zoo.lessons.attention import head_summary as summarise
 
     def compute() -> HeadSummary:
         model = loaded(model_name, model_zoo.Encoder)
@@ -391,7 +392,7 @@ def head_summary(
 @st.cache_data(max_entries=64, show_spinner=False)
 def query_key(model_name: str, text: str, text_b: str | None, layer: int, head: int) -> QueryKey:
     """One head's queries, keys and attention, recomputed from the weights (first VIEW_TOKENS tokens)."""
-    from model_zoo.attention import query_key as compute
+    from model_zoo.lessons.attention import query_key as compute
 
     model = loaded(model_name, model_zoo.Encoder)
     return compute(model, text, layer, head, text_b, max_length=VIEW_TOKENS)
@@ -400,10 +401,10 @@ def query_key(model_name: str, text: str, text_b: str | None, layer: int, head: 
 # -- word senses ---------------------------------------------------------------------------
 def sense_vectors(
     model_name: str, word: str, on_progress: Callable[[float], object] | None = None
-) -> model_zoo.senses.SenseVectors:
+) -> model_zoo.lessons.senses.SenseVectors:
     """`word`'s vector in every sentence of the shipped set, at every layer of contextual
     model `model_name` (encoded once, kept on disk across restarts)."""
-    from model_zoo import senses
+    from model_zoo.lessons import senses
 
     def compute() -> senses.SenseVectors:
         model = contextual(model_name)
@@ -414,9 +415,9 @@ def sense_vectors(
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def sense_measures(model_name: str, word: str) -> model_zoo.senses.LayerMeasures:
+def sense_measures(model_name: str, word: str) -> model_zoo.lessons.senses.LayerMeasures:
     """Per-layer sense accuracy and Ethayarajh's similarities of `word` in `model_name`."""
-    from model_zoo import senses
+    from model_zoo.lessons import senses
 
     return senses.layer_measures(sense_vectors(model_name, word), senses.load_senses()[word].senses)
 
@@ -433,7 +434,7 @@ def sense_map(
     min_dist: float,
 ) -> np.ndarray:
     """2-D positions of the word's uses at `layer` (and of one extra vector, last): (n [+1], 2)."""
-    from model_zoo.projection import umap_2d
+    from model_zoo.lessons.projection import umap_2d
 
     vectors = sense_vectors(model_name, word).vectors[:, layer]
     if extra is not None:
@@ -444,11 +445,11 @@ def sense_map(
     return sense_pca(model_name, word, layer).place(vectors)
 
 
-def sense_pca(model_name: str, word: str, layer: int) -> model_zoo.projection.Pca2:
+def sense_pca(model_name: str, word: str, layer: int) -> model_zoo.lessons.projection.Pca2:
     """The PCA of `word`'s uses at `layer`, fitted once per server: the learner's sentence is placed on
     these axes (a projection of one point, no new fit), so thirty students typing at once cost thirty
     small products, not thirty SVDs fighting over the BLAS threads (which took a class 50 s a rerun)."""
-    from model_zoo.projection import fit_pca_2d
+    from model_zoo.lessons.projection import fit_pca_2d
 
     return _shared(
         ("sense pca", model_name, word, layer),
@@ -497,9 +498,9 @@ class TrainedWord2Vec:
 
 def train_word2vec(settings: TrainSettings, watch: str, on_epoch: Callable[[EpochReport], None]) -> TrainedWord2Vec:
     """Train on the shipped corpus (waiting for a free slot first) and measure the result."""
-    from model_zoo import lexicon
-    from model_zoo.word2vec import quality
-    from model_zoo.word2vec import train_word2vec as train
+    from model_zoo.lessons import lexicon
+    from model_zoo.lessons.word2vec import quality
+    from model_zoo.lessons.word2vec import train_word2vec as train
 
     with _training_gate(), low_priority_threads():
         start = time.perf_counter()
@@ -511,16 +512,16 @@ def train_word2vec(settings: TrainSettings, watch: str, on_epoch: Callable[[Epoc
 
 # -- probing -------------------------------------------------------------------------------------
 @st.cache_data(max_entries=32, show_spinner=False)
-def probing_results(model_name: str) -> model_zoo.probing.ModelResults | None:
+def probing_results(model_name: str) -> model_zoo.lessons.probing.ModelResults | None:
     """The probing results the project ships for `model_name` (python -m model_zoo.probing), or None."""
-    from model_zoo import probing
+    from model_zoo.lessons import probing
 
     return probing.load_results(model_name)
 
 
 @st.cache_resource(show_spinner=False)
-def _probing_data() -> tuple[list[model_zoo.probing.Sentence], model_zoo.probing.Targets]:
-    from model_zoo import probing
+def _probing_data() -> tuple[list[model_zoo.lessons.probing.Sentence], model_zoo.lessons.probing.Targets]:
+    from model_zoo.lessons import probing
 
     sentences = probing.load_sentences()
     return sentences, probing.select_targets(sentences)
@@ -531,10 +532,12 @@ def _probe_gate() -> threading.Semaphore:
     return gate("probe training", 1)
 
 
-def masking_race(seed: int = 0, on_progress: Callable[[float], object] | None = None) -> model_zoo.why_mask.Race:
+def masking_race(
+    seed: int = 0, on_progress: Callable[[float], object] | None = None
+) -> model_zoo.lessons.why_mask.Race:
     """The Masked LM page's two tiny Transformers (copying vs BERT's masking), trained on the probing
     lesson's sentences once per server and seed, one training at a time, at low priority."""
-    from model_zoo import probing, why_mask
+    from model_zoo.lessons import probing, why_mask
 
     def compute() -> why_mask.Race:
         sentences = [[w.lower() for w in s.words] for s in probing.load_sentences()]
@@ -546,10 +549,10 @@ def masking_race(seed: int = 0, on_progress: Callable[[float], object] | None = 
 
 def transfer_curve(
     model_name: str, on_progress: Callable[[float], object] | None = None
-) -> model_zoo.transfer.TransferCurve:
-    """The transfer-learning stop's race (model_zoo.transfer): `model_name` fine-tuned from its pre-trained
+) -> model_zoo.lessons.transfer.TransferCurve:
+    """The transfer-learning stop's race (model_zoo.lessons.transfer): `model_name` fine-tuned from its pre-trained
     weights and from random ones on growing shares of the sentiment set; once per server, at low priority."""
-    from model_zoo import transfer
+    from model_zoo.lessons import transfer
 
     def compute() -> transfer.TransferCurve:
         with _probe_gate(), low_priority_threads():
@@ -560,7 +563,7 @@ def transfer_curve(
 
 def probing_features(model_name: str, on_progress: Callable[[float], object] | None = None) -> np.ndarray:
     """Every probed word's vector at every layer of `model_name` (computed once, kept on disk)."""
-    from model_zoo import probing
+    from model_zoo.lessons import probing
 
     def compute() -> np.ndarray:
         sentences, targets = _probing_data()
@@ -573,10 +576,10 @@ def probing_features(model_name: str, on_progress: Callable[[float], object] | N
 
 def retrain_probe(
     model_name: str, task: str, seed: int, on_progress: Callable[[float], object] | None = None
-) -> model_zoo.probing.TaskResult:
+) -> model_zoo.lessons.probing.TaskResult:
     """Every probe of `task` on `model_name` trained anew (the scalar mix, each layer, the control task
     and the cumulative mixes), once per server for each seed; waits for a free slot first."""
-    from model_zoo import probing
+    from model_zoo.lessons import probing
 
     def compute() -> probing.TaskResult:
         features = probing_features(model_name)
@@ -594,9 +597,9 @@ def _generation_gate() -> threading.Semaphore:
     return gate("generation", 2)
 
 
-def generate(model_name: str, text: str, strategy: model_zoo.generation.Strategy) -> Iterator[Step]:
+def generate(model_name: str, text: str, strategy: model_zoo.lessons.generation.Strategy) -> Iterator[Step]:
     """The causal LM's steps after `text`, one at a time (not cached: the page draws each as it comes)."""
-    from model_zoo.generation import generate_steps
+    from model_zoo.lessons.generation import generate_steps
 
     model = loaded(model_name, model_zoo.CausalLM)
     with _generation_gate():
@@ -604,17 +607,17 @@ def generate(model_name: str, text: str, strategy: model_zoo.generation.Strategy
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def sentence_factors(model_name: str, text: str) -> model_zoo.generation.Factors:
+def sentence_factors(model_name: str, text: str) -> model_zoo.lessons.generation.Factors:
     """The causal LM's log P(token | everything before it) for each token of `text`."""
-    from model_zoo.generation import token_logprobs
+    from model_zoo.lessons.generation import token_logprobs
 
     return token_logprobs(loaded(model_name, model_zoo.CausalLM), text)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[model_zoo.generation.Rescored]:
+def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[model_zoo.lessons.generation.Rescored]:
     """The blank filled from the left alone, each candidate (and `extra` ones) rescored with the whole sentence."""
-    from model_zoo.generation import left_only_vs_whole
+    from model_zoo.lessons.generation import left_only_vs_whole
 
     return left_only_vs_whole(loaded(model_name, model_zoo.CausalLM), text, 8, extra)
 
@@ -622,7 +625,7 @@ def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[mo
 @st.cache_data(max_entries=32, show_spinner=False)
 def first_token_shares(model_name: str, text: str) -> np.ndarray:
     """(layers, heads): each head's share of attention on the first token, over the page's view of `text`."""
-    from model_zoo.generation import first_token_share
+    from model_zoo.lessons.generation import first_token_share
 
     encoding = attention_view(model_name, text, None)
     assert encoding.attentions is not None
@@ -630,9 +633,9 @@ def first_token_shares(model_name: str, text: str) -> np.ndarray:
 
 
 @st.cache_data(show_spinner=False)
-def gpt_sizes(own: tuple[str, ...]) -> list[model_zoo.architecture.Size]:
+def gpt_sizes(own: tuple[str, ...]) -> list[model_zoo.lessons.architecture.Size]:
     """GPT-1, GPT-2 and GPT-3 from their shapes, and the named loaded models from their configs."""
-    from model_zoo.architecture import gpt_sizes as sizes
+    from model_zoo.lessons.architecture import gpt_sizes as sizes
 
     return sizes({name: loaded(name, model_zoo.CausalLM).config for name in own})
 
@@ -655,7 +658,7 @@ def pair_pooling(model_name: str) -> str:
 
 
 def _task_heads(model_name: str, task: str, on_progress: Callable[[float], object] | None) -> dict[str, TrainedHead]:
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     def compute() -> dict[str, TrainedHead]:
         model = loaded(model_name, model_zoo.Encoder)
@@ -668,7 +671,7 @@ def _task_heads(model_name: str, task: str, on_progress: Callable[[float], objec
 @st.cache_data(max_entries=256, show_spinner=False)
 def classify(model_name: str, task: str, pooling: str, text: str, text_b: str | None = None) -> list[Guess]:
     """The trained head's classes for the learner's text (or pair), most likely first."""
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     model = loaded(model_name, model_zoo.Encoder)
     trained = task_head(model_name, task, pooling)
@@ -679,13 +682,13 @@ def classify(model_name: str, task: str, pooling: str, text: str, text_b: str | 
 
 def cross_lingual(
     model_name: str, on_progress: Callable[[float], object] | None = None
-) -> model_zoo.tasks.CrossLingual:
+) -> model_zoo.lessons.tasks.CrossLingual:
     """The Using BERT lesson's sentiment head on `model_name`'s mean-pooled vectors (task_head: trained on
     English only, shared), scored on the Chinese sentences; once per server.
 
     Mean pooling, not [CLS]: multilingual BERT's [CLS] was trained only on next-sentence prediction,
     and the mean of the tokens carries more of what a sentence says across languages."""
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     def compute() -> tasks.CrossLingual:
         english = task_head(model_name, "sentiment", "mean", on_progress)
@@ -695,9 +698,9 @@ def cross_lingual(
     return _shared(("cross-lingual", model_name), compute)
 
 
-def qa_head(model_name: str, on_progress: Callable[[float], object] | None = None) -> model_zoo.tasks.QAHead:
+def qa_head(model_name: str, on_progress: Callable[[float], object] | None = None) -> model_zoo.lessons.tasks.QAHead:
     """Start and end vectors learned on `model_name`'s frozen features of the shipped questions."""
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     def compute() -> tasks.QAHead:
         train, test = tasks.load_questions()
@@ -708,9 +711,9 @@ def qa_head(model_name: str, on_progress: Callable[[float], object] | None = Non
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def answer_question(model_name: str, question: str, passage: str) -> model_zoo.tasks.Answer:
+def answer_question(model_name: str, question: str, passage: str) -> model_zoo.lessons.tasks.Answer:
     """The span the QA head picks in `passage` (or none), with both score curves."""
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     model = loaded(model_name, model_zoo.Encoder)
     (read,) = tasks.passage_vectors(model, [question], [passage])
@@ -720,19 +723,19 @@ def answer_question(model_name: str, question: str, passage: str) -> model_zoo.t
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def read_question(model_name: str, question: str, passage: str) -> model_zoo.tasks.Answer:
+def read_question(model_name: str, question: str, passage: str) -> model_zoo.lessons.tasks.Answer:
     """A reader fine-tuned for extractive QA (minilm-l6-qa, or a SQuAD 2.0 BERT once prefetched) on the
     learner's question: its own start and end scores over [CLS], the passage and [SEP], and the span."""
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     return tasks.read_answer(loaded(model_name, model_zoo.Reader), question, passage)
 
 
 def fine_tuned(
     model_name: str, task: str, on_progress: Callable[[float], object] | None = None
-) -> model_zoo.tasks.FineTuned:
+) -> model_zoo.lessons.tasks.FineTuned:
     """A copy of the whole encoder fine-tuned on `task` (one at a time per server, at low priority)."""
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     def compute() -> tasks.FineTuned:
         data = tasks.load_pairs() if task == "nli" else tasks.load_sentences(task)
@@ -748,17 +751,17 @@ TAGGER_FALLBACK = "minilm-l6"  # what the tagger reads where the page's encoder 
 def tagger_model(model_name: str) -> str:
     """The encoder the Using BERT tagger reads: `model_name` where its every layer fits the probing
     lesson's word vectors on this server (probing.fits), else TAGGER_FALLBACK (the page says so)."""
-    from model_zoo import probing
+    from model_zoo.lessons import probing
 
     config = loaded(model_name, model_zoo.Encoder).config
     _, targets = _probing_data()
     return model_name if probing.fits(config.num_hidden_layers + 1, config.hidden_size, targets) else TAGGER_FALLBACK
 
 
-def ner_tagger(model_name: str, on_progress: Callable[[float], object] | None = None) -> model_zoo.tasks.Head:
+def ner_tagger(model_name: str, on_progress: Callable[[float], object] | None = None) -> model_zoo.lessons.tasks.Head:
     """A linear BIO tagger on `model_name`'s layer that tags the development words best, trained on the
     probing lesson's silver tags."""
-    from model_zoo import probing, tasks
+    from model_zoo.lessons import probing, tasks
 
     def compute() -> tasks.Head:
         features = probing_features(model_name, on_progress)
@@ -773,6 +776,6 @@ def ner_tagger(model_name: str, on_progress: Callable[[float], object] | None = 
 @st.cache_data(max_entries=128, show_spinner=False)
 def tag_sentence(model_name: str, text: str) -> list[tuple[str, str, float]]:
     """Each word of `text` with the trained tagger's tag and probability."""
-    from model_zoo import tasks
+    from model_zoo.lessons import tasks
 
     return tasks.tag_words(contextual(model_name), ner_tagger(model_name), text)

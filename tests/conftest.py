@@ -291,7 +291,7 @@ def tiny_mntp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     from transformers import LlamaForCausalLM
 
     from model_zoo.bidirectional import MASK_VECTOR
-    from model_zoo.train_mntp import TARGETS
+    from model_zoo.training.train_mntp import TARGETS
 
     root = tmp_path_factory.mktemp("tiny-mntp")
     causal = save_tiny_llama(root / "causal", save_tiny_gpt2(root / "tokenizer"), tied=True)
@@ -358,7 +358,7 @@ def tiny_zoo(tiny_zoo_dir: Path, tiny_mntp: tuple[Path, Path], monkeypatch: pyte
             return load_elmo(tiny_zoo_dir / card.name, name=card.name, device="cpu")
         return loading._load_folder(tiny_zoo_dir / card.name, "cpu")
 
-    from model_zoo import sense_data
+    from model_zoo.lessons import sense_data
 
     monkeypatch.setattr(loading, "_load_card", tiny)
     monkeypatch.setattr(sense_data, "load_precomputed", lambda name: None)  # no maps of the real weights

@@ -12,7 +12,7 @@ import pytest
 
 import model_zoo
 from components.attention_view import PATCHES, VENDOR, build_bertviz_html, script_json
-from model_zoo.attention import METRICS, head_summary, query_key, sentence_summary
+from model_zoo.lessons.attention import METRICS, head_summary, query_key, sentence_summary
 from tests.conftest import all_text, open_page, save_tiny_llama
 
 ATTACK = "</script><img src=x onerror=alert(1)>"
@@ -112,7 +112,7 @@ def test_empty_text_is_refused(tiny_bert) -> None:
 @pytest.mark.slow
 def test_real_minilm_has_positional_heads(offline_models) -> None:
     """Clark et al. found heads that attend to the previous token; all-MiniLM-L6-v2 has one too."""
-    from model_zoo import lexicon
+    from model_zoo.lessons import lexicon
 
     summary = head_summary(offline_models("minilm-l6"), lexicon.examples()[:40])
     assert summary.metrics["prev"].max() > 0.5

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import model_zoo
-from model_zoo.architecture import input_embeddings, size_from_config, size_from_json
+from model_zoo.lessons.architecture import input_embeddings, size_from_config, size_from_json
 from model_zoo.registry import ASSETS
 from tests.conftest import open_page, shown
 
@@ -26,7 +26,7 @@ def test_embedding_sum_is_what_the_first_layer_reads(offline_models) -> None:
 def test_reordering_changes_vectors_only_through_position_numbers(tiny_bert) -> None:
     """Self-attention reads a set: a tiny BERT gives [CLS] and the words the same top-layer vectors in
     any order while each token keeps its position number, and other vectors once they are renumbered."""
-    from model_zoo.architecture import reorderings
+    from model_zoo.lessons.architecture import reorderings
 
     model = model_zoo.load(tiny_bert)
     moves = {m.key: m for m in reorderings(model, model.encode("the bank of the river", attentions=False).token_ids)}

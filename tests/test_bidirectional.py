@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from model_zoo import cloze
 from model_zoo.bidirectional import (
     ADAPTER,
     MASK,
@@ -17,7 +16,8 @@ from model_zoo.bidirectional import (
     bidirectional_mask,
     load_mntp,
 )
-from model_zoo.train_mntp import blocks, join_runs, mask_blocks, neighbours, run_history
+from model_zoo.lessons import cloze
+from model_zoo.training.train_mntp import blocks, join_runs, mask_blocks, neighbours, run_history
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""ELMo's biLM (model_zoo.elmo) on tiny random weights in AllenNLP's layout, and its trainer (model_zoo.train_elmo)."""
+"""ELMo's biLM (model_zoo.elmo) on tiny random weights in AllenNLP's layout, and its trainer (model_zoo.training.train_elmo)."""
 
 from __future__ import annotations
 
@@ -359,7 +359,7 @@ def write_corpus(folder: Path) -> Path:
 
 @pytest.fixture
 def tiny_run(tmp_path: Path):
-    from model_zoo.train_elmo import Config, Trainer
+    from model_zoo.training.train_elmo import Config, Trainer
 
     corpus = write_corpus(tmp_path / "corpus")
     config = Config(
@@ -427,7 +427,7 @@ def test_the_exported_biLM_equals_the_trained_one(tiny_run, tmp_path: Path) -> N
 def test_a_run_continues_a_shipped_model_on_more_text_keeping_its_vocabulary(tiny_run, tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from model_zoo.train_elmo import Trainer
+    from model_zoo.training.train_elmo import Trainer
 
     first = tiny_run()
     first.train(minutes=5, progress=False, until_step=20)
@@ -475,7 +475,7 @@ def test_resuming_equals_training_without_a_stop(tiny_run) -> None:
 
 def test_resume_says_which_flags_the_checkpoint_overrides(tmp_path: Path) -> None:
     """A run's settings are fixed by its checkpoint: a flag that would change them is named, not dropped quietly."""
-    from model_zoo.train_elmo import main
+    from model_zoo.training.train_elmo import main
 
     corpus = write_corpus(tmp_path / "corpus")
     tiny = ["--char-dim", "4", "--filters", "1:4,2:8", "--projection-dim", "8", "--cell-dim", "16"]
@@ -490,7 +490,7 @@ def test_resume_says_which_flags_the_checkpoint_overrides(tmp_path: Path) -> Non
 
 
 def test_batches_hold_at_most_their_tokens_and_cover_the_epoch() -> None:
-    from model_zoo.train_elmo import token_batches
+    from model_zoo.training.train_elmo import token_batches
 
     lengths = [(i * 37) % 60 + 1 for i in range(3000)]
     epoch = token_batches(lengths, 512, seed=0, epoch=0)

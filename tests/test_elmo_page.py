@@ -180,7 +180,7 @@ def test_elmo_minis_lm_says_everyday_words_where_the_lesson_expects_them() -> No
     """The lesson's two next-word examples on the shipped elmo-mini: after "Let's stick to" a word a reader
     accepts first; after "...like to hang", "out" among its first guesses (5th today: the issue asks for the
     top 3, which the everyday text has not reached; the page says so and names a model that shows it)."""
-    from model_zoo import cloze
+    from model_zoo.lessons import cloze
 
     lm = model_zoo.load("elmo-mini")
     stick = lm.next_words("Let's stick to", 5)

@@ -1,4 +1,4 @@
-"""Generation and left-only measures (model_zoo.generation) on a tiny random GPT-2 (fast tier)."""
+"""Generation and left-only measures (model_zoo.lessons.generation) on a tiny random GPT-2 (fast tier)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import model_zoo
-from model_zoo.generation import (
+from model_zoo.lessons.generation import (
     MAX_NEW_TOKENS,
     Strategy,
     _distribution,

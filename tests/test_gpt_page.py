@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import model_zoo
-from model_zoo.generation import Strategy, generate_steps, left_only_vs_whole
+from model_zoo.lessons.generation import Strategy, generate_steps, left_only_vs_whole
 from tests.conftest import all_text, open_page, shown
 
 pytestmark = pytest.mark.slow

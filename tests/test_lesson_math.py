@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model_zoo.attention import attention_to_later_tokens, strongest_head_reach, uniform_first_token_share
-from model_zoo.elmo import layer_cosines, scalar_mix
-from model_zoo.probing import normalised_depth
+from model_zoo.lessons.attention import attention_to_later_tokens, strongest_head_reach, uniform_first_token_share
+from model_zoo.lessons.elmo_mix import layer_cosines, scalar_mix
+from model_zoo.lessons.probing import normalised_depth
 
 LAYERS = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0]])  # (S=3, D=2)
 
@@ -50,14 +50,14 @@ def test_normalised_depth_runs_from_the_embeddings_to_the_last_layer() -> None:
 
 
 def test_a_coin_needs_20_of_30_to_beat_chance() -> None:
-    from model_zoo.tasks import chance_cutoff
+    from model_zoo.lessons.tasks import chance_cutoff
 
     assert chance_cutoff(30) == 20  # P(X >= 20) = 4.9% for a fair coin; P(X >= 19) = 10%
     assert chance_cutoff(10) == 9 and chance_cutoff(100) == 59
 
 
 def test_a_diagram_shows_each_segment_abridged_and_counts_a_passage_from_one() -> None:
-    from model_zoo.tasks import abridged
+    from model_zoo.lessons.tasks import abridged
 
     tokens = ["[CLS]", "where", "is", "it", "?", "[SEP]", *[f"d{k}" for k in range(1, 9)], "[SEP]"]
     segments = [0] * 6 + [1] * 9
@@ -70,7 +70,7 @@ def test_a_diagram_shows_each_segment_abridged_and_counts_a_passage_from_one() -
 
 # -- Using BERT ---------------------------------------------------------------------------------------
 def test_the_better_pooling_and_what_a_head_cost_in_all() -> None:
-    from model_zoo.tasks import Head, TrainedHead, better_pooling
+    from model_zoo.lessons.tasks import Head, TrainedHead, better_pooling
 
     assert better_pooling(0.9, 0.8) == "cls" and better_pooling(0.7, 0.8) == "mean"
     assert better_pooling(0.8, 0.8) == "tie"
@@ -80,7 +80,7 @@ def test_the_better_pooling_and_what_a_head_cost_in_all() -> None:
 
 
 def test_a_pair_is_read_with_its_separator() -> None:
-    from model_zoo.tasks import separator_token
+    from model_zoo.lessons.tasks import separator_token
 
     assert separator_token(["[CLS]", "a", "[SEP]", "b", "[SEP]"], [None, 0, None, 0, None]) == "[SEP]"
     assert separator_token(["<s>", "a", "</s>", "</s>", "b"], [None, 0, None, None, 0]) == "</s>"
@@ -88,7 +88,7 @@ def test_a_pair_is_read_with_its_separator() -> None:
 
 
 def test_a_reader_misses_the_written_answer_unless_it_gives_it_exactly() -> None:
-    from model_zoo.tasks import Answer, missed_answer, written_passages
+    from model_zoo.lessons.tasks import Answer, missed_answer, written_passages
 
     written = written_passages()["p11"][0]  # the lecture's precipitation passage and its first question
     start, end = written.span
@@ -106,7 +106,7 @@ def test_a_reader_misses_the_written_answer_unless_it_gives_it_exactly() -> None
 
 # -- Masked LM ----------------------------------------------------------------------------------------
 def test_a_word_is_masked_where_it_is_still_visible() -> None:
-    from model_zoo.cloze import mask_first, maskable_words, without_masks
+    from model_zoo.lessons.cloze import mask_first, maskable_words, without_masks
 
     text = "The [MASK] by the river bank is a bank."
     assert without_masks(text) == text.replace("[MASK]", "      ") and len(without_masks(text)) == len(text)
@@ -117,7 +117,7 @@ def test_a_word_is_masked_where_it_is_still_visible() -> None:
 
 
 def test_the_classic_bert_and_the_top_word() -> None:
-    from model_zoo.cloze import classic_bert, top_word
+    from model_zoo.lessons.cloze import classic_bert, top_word
 
     assert classic_bert("巴黎是法国的首[MASK]。") == "bert-base-chinese"
     assert classic_bert("Paris is the capital of [MASK].") == "bert-base-uncased"
@@ -125,7 +125,7 @@ def test_the_classic_bert_and_the_top_word() -> None:
 
 
 def test_the_recipes_perplexity_is_exp_of_its_loss() -> None:
-    from model_zoo.masking import RecipeDemo
+    from model_zoo.lessons.masking import RecipeDemo
 
     tokens = ["[CLS]", "[MASK]", "b", "[SEP]"]
     demo = RecipeDemo(tokens, [1, 2], ["a", "b"], [1, 3], ["[MASK]", "b"], ["a", "c"], [0.5, 0.125])
@@ -134,7 +134,7 @@ def test_the_recipes_perplexity_is_exp_of_its_loss() -> None:
 
 
 def test_the_race_ends_with_the_copier_behind() -> None:
-    from model_zoo.why_mask import Race
+    from model_zoo.lessons.why_mask import Race
 
     def race(copy: float, masked: float) -> Race:
         loss = {"copy": [2.0, 0.01], "masked": [3.0, 1.5]}
@@ -145,7 +145,7 @@ def test_the_race_ends_with_the_copier_behind() -> None:
 
 
 def test_a_rollout_summary_reads_the_diagonal() -> None:
-    from model_zoo.why_mask import rollout_summary
+    from model_zoo.lessons.why_mask import rollout_summary
 
     t = 4
     mixed = rollout_summary(np.full((3, 2, t, t), 1 / t))  # every head attends evenly: inputs blur together
@@ -158,7 +158,7 @@ def test_a_rollout_summary_reads_the_diagonal() -> None:
 # -- Probing ------------------------------------------------------------------------------------------
 def _probe(task: str = "pos", cog: float = 1.0, weights: tuple[float, ...] = (0.2, 0.5, 0.3), **kw: object):
     """A probing result on three layers, as a shipped results file holds it."""
-    from model_zoo.probing import TaskResult
+    from model_zoo.lessons.probing import TaskResult
 
     sizes = {"layers": 3, "classes": 2, "train": 10, "dev": 5, "test": 5}
     scores = {"by_layer": [0.6, 0.9, 0.9], "control_by_layer": [0.5, 0.4, 0.6], "cumulative": [0.6, 0.9, 0.9]}
@@ -168,7 +168,7 @@ def _probe(task: str = "pos", cog: float = 1.0, weights: tuple[float, ...] = (0.
 
 
 def test_a_probes_best_layer_is_the_first_highest_with_its_control() -> None:
-    from model_zoo.probing import best_layer
+    from model_zoo.lessons.probing import best_layer
 
     assert best_layer([0.1, 0.3, 0.3, 0.2]) == 1 and best_layer([0.5]) == 0
     r = _probe()
@@ -177,7 +177,7 @@ def test_a_probes_best_layer_is_the_first_highest_with_its_control() -> None:
 
 
 def test_gathered_results_prefer_a_retrained_probe_and_name_the_models_without() -> None:
-    from model_zoo.probing import ModelResults, gather_results
+    from model_zoo.lessons.probing import ModelResults, gather_results
 
     shipped = {"a": ModelResults("a", "v", {"pos": _probe(), "ner": _probe("ner")}, {}, 0.0, 0), "b": None}
     again = _probe(mix_score=0.95)
@@ -188,7 +188,7 @@ def test_gathered_results_prefer_a_retrained_probe_and_name_the_models_without()
 
 
 def test_weight_findings_order_the_tasks_against_the_paper() -> None:
-    from model_zoo.probing import PAPER_BERT_LARGE, PAPER_LAYERS, paper_depths, weight_findings
+    from model_zoo.lessons.probing import PAPER_BERT_LARGE, PAPER_LAYERS, paper_depths, weight_findings
 
     assert paper_depths(["pos", "agreement"]) == [PAPER_BERT_LARGE["pos"]["center_of_gravity"] / PAPER_LAYERS, None]
     per_task = {"dep": _probe("dep", 0.5, (0.1, 0.8, 0.1)), "pos": _probe("pos", 1.5), "sense": _probe("sense", 1.0)}
@@ -202,7 +202,7 @@ def test_weight_findings_order_the_tasks_against_the_paper() -> None:
 
 
 def test_bert_features_and_the_best_choices() -> None:
-    from model_zoo.probing import ModelResults, bert_features, best_features, extreme_tasks
+    from model_zoo.lessons.probing import ModelResults, bert_features, best_features, extreme_tasks
 
     table = {"embeddings": 0.5, "last": 0.8, "sum_last_four": 0.9}
     shipped = {
@@ -219,14 +219,14 @@ def test_bert_features_and_the_best_choices() -> None:
 
 # -- Word senses --------------------------------------------------------------------------------------
 def _sense_set():
-    from model_zoo.sense_data import SenseSet
+    from model_zoo.lessons.sense_data import SenseSet
 
     glosses = {"river": "sloping land; beside a body of water", "money": "a financial institution"}
     return SenseSet("bank", ("r1", "m1", "r2", "m2"), ("river", "money", "river", "money"), glosses)
 
 
 def test_a_sense_set_numbers_its_senses_for_the_legend() -> None:
-    from model_zoo.sense_data import SenseSet, lesson_words, total_uses
+    from model_zoo.lessons.sense_data import SenseSet, lesson_words, total_uses
 
     s = _sense_set()
     assert s.sense_numbers == [0, 1, 0, 1] and s.use_glosses[1] == "a financial institution"
@@ -237,7 +237,7 @@ def test_a_sense_set_numbers_its_senses_for_the_legend() -> None:
 
 
 def test_a_view_scales_the_layer_to_each_model_and_reads_ready_maps() -> None:
-    from model_zoo.sense_data import UMAP_DEFAULTS, MapView, Precomputed, SenseModel, ready_map
+    from model_zoo.lessons.sense_data import UMAP_DEFAULTS, MapView, Precomputed, SenseModel, ready_map
 
     pca = np.arange(4 * 7 * 2, dtype=float).reshape(4, 7, 2)  # (n, layers, 2)
     pre = Precomputed(pca, -pca, *[np.zeros(7)] * 4)
@@ -253,7 +253,7 @@ def test_a_view_scales_the_layer_to_each_model_and_reads_ready_maps() -> None:
 
 
 def test_the_learners_use_is_placed_and_voted_on() -> None:
-    from model_zoo.senses import own_point, own_votes, place_own
+    from model_zoo.lessons.senses import own_point, own_votes, place_own
 
     river, money = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     uses = np.stack([np.stack([river, money])] * 3 + [np.stack([money, river])] * 3)  # (6, S=2, D=2)
@@ -268,7 +268,7 @@ def test_the_learners_use_is_placed_and_voted_on() -> None:
 
 
 def test_measure_lines_give_a_static_model_chance() -> None:
-    from model_zoo.senses import LayerMeasures, measure_lines
+    from model_zoo.lessons.senses import LayerMeasures, measure_lines
 
     found = LayerMeasures(np.array([0.5, 0.9]), np.ones(2), np.ones(2) / 2, np.ones(2) / 4, 0.5)
     assert found.best_layer == 1
@@ -280,8 +280,8 @@ def test_measure_lines_give_a_static_model_chance() -> None:
 
 
 def test_the_chinese_corner_compares_the_last_layer_and_glove_gives_one_point() -> None:
-    from model_zoo.sense_data import CHINESE
-    from model_zoo.senses import distinct_points, last_layer_similarity
+    from model_zoo.lessons.sense_data import CHINESE
+    from model_zoo.lessons.senses import distinct_points, last_layer_similarity
 
     assert all(len(sentences) == 6 and word in sentences[0][0] for word, sentences in CHINESE.items())
     vectors = np.array([[[1.0, 0.0], [1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]])  # (n=2, S=2, D=2)
@@ -292,7 +292,7 @@ def test_the_chinese_corner_compares_the_last_layer_and_glove_gives_one_point() 
 
 # -- Attention, GPT, ELMo, static vectors: what their pages draw ---------------------------------------
 def test_a_query_row_keeps_only_the_keys_a_causal_query_sees() -> None:
-    from model_zoo.attention import QueryKey
+    from model_zoo.lessons.attention import QueryKey
 
     scores = np.array([[0.0, -np.inf, -np.inf], [1.0, 2.0, -np.inf], [0.5, -1.0, 3.0]])  # (T=3, T)
     weights = np.exp(scores - scores.max(1, keepdims=True))
@@ -306,7 +306,7 @@ def test_a_query_row_keeps_only_the_keys_a_causal_query_sees() -> None:
 
 
 def test_a_head_summary_scales_entropy_to_its_widest_and_a_causal_model_skips_sep_and_next() -> None:
-    from model_zoo.attention import METRICS, HeadSummary, shown_metrics
+    from model_zoo.lessons.attention import METRICS, HeadSummary, shown_metrics
 
     metrics = {m: np.full((2, 3), 0.4) for m in METRICS} | {"entropy": np.array([[0.5, 2.5, 1.0], [0.1, 0.2, 0.3]])}
     summary = HeadSummary(metrics, uniform_entropy=1.5, sentences=1, tokens=4)
@@ -316,7 +316,7 @@ def test_a_head_summary_scales_entropy_to_its_widest_and_a_causal_model_skips_se
 
 
 def test_a_layers_heads_averaged_and_its_shape_in_layers_and_heads() -> None:
-    from model_zoo.attention import heads_grid, layer_mean, looks_only_left
+    from model_zoo.lessons.attention import heads_grid, layer_mean, looks_only_left
 
     t = 3
     causal = np.tril(np.ones((t, t))) / np.arange(1, t + 1)[:, None]  # (T, T)
@@ -328,7 +328,7 @@ def test_a_layers_heads_averaged_and_its_shape_in_layers_and_heads() -> None:
 
 
 def test_a_view_starts_on_the_last_token_of_a_gpt_and_the_first_word_of_bert() -> None:
-    from model_zoo.attention import default_query
+    from model_zoo.lessons.attention import default_query
 
     assert default_query([None, 0, 1, None], causal=False) == 1  # [CLS] is not a word
     assert default_query([0, 1, 2], causal=True) == 2
@@ -336,7 +336,7 @@ def test_a_view_starts_on_the_last_token_of_a_gpt_and_the_first_word_of_bert() -
 
 
 def test_the_token_a_word_looks_at_most_in_the_last_layer() -> None:
-    from model_zoo.attention import most_attended
+    from model_zoo.lessons.attention import most_attended
 
     tokens = ["[CLS]", "the", "Ġanimal", "Ġit", "[SEP]"]
     attn = np.full((2, 2, 5, 5), 0.2)  # (L, H, T, T)
@@ -347,7 +347,7 @@ def test_the_token_a_word_looks_at_most_in_the_last_layer() -> None:
 
 
 def test_the_strongest_link_names_its_layer_head_and_weight() -> None:
-    from model_zoo.attention import strongest_link
+    from model_zoo.lessons.attention import strongest_link
 
     attn = np.zeros((3, 2, 4, 4))  # (L, H, T, T)
     attn[0, 0, 3, 1], attn[1, 1, 3, 1], attn[2, 0, 3, 1] = 0.3, 0.8, 0.5
@@ -355,22 +355,22 @@ def test_the_strongest_link_names_its_layer_head_and_weight() -> None:
 
 
 def test_a_sentences_factors_multiply_to_its_probability() -> None:
-    from model_zoo.generation import Factors
+    from model_zoo.lessons.generation import Factors
 
     factors = Factors(["The", " tide"], np.log(np.array([0.5, 0.25], dtype=np.float32)), "<s>")
     assert factors.probabilities == pytest.approx([0.5, 0.25]) and factors.probability == pytest.approx(0.125)
 
 
 def test_the_left_contexts_first_guess_and_the_whole_sentences_best() -> None:
-    from model_zoo.generation import Rescored, left_first, whole_first
+    from model_zoo.lessons.generation import Rescored, left_first, whole_first
 
     rows = [Rescored("bank", 0.2, 2, -30.0, 1), Rescored("store", 0.5, 1, -32.0, 2), Rescored("atm", 0.0, 0, -40.0, 3)]
     assert left_first(rows).candidate == "store" and whole_first(rows).candidate == "bank"
 
 
 def test_heads_that_park_more_than_half_on_the_first_token() -> None:
-    from model_zoo.attention import uniform_first_token_share
-    from model_zoo.generation import first_token_sink
+    from model_zoo.lessons.attention import uniform_first_token_share
+    from model_zoo.lessons.generation import first_token_sink
 
     shares = np.array([[0.9, 0.2, 0.6], [0.5, 0.1, 0.7]], dtype=np.float32)  # (layers, heads)
     sink = first_token_sink(shares, 4)
@@ -379,7 +379,7 @@ def test_heads_that_park_more_than_half_on_the_first_token() -> None:
 
 
 def test_a_words_layers_and_their_mix_as_a_strip_and_its_cosines() -> None:
-    from model_zoo.elmo import ONE_VECTOR, lowest_lstm_cosine, mix_word, scalar_mix, top_layer_cosine
+    from model_zoo.lessons.elmo_mix import ONE_VECTOR, lowest_lstm_cosine, mix_word, scalar_mix, top_layer_cosine
 
     states = np.stack([LAYERS, 2 * LAYERS], axis=1)  # (S=3, T=2, D=2): token 1 is twice token 0
     mixed = mix_word(states, 1, [0.0, 0.0, 0.0], 1.0, dims=1)

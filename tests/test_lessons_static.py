@@ -7,9 +7,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from model_zoo import lexicon
-from model_zoo.onehot import cosine_matrix, one_hot
-from model_zoo.projection import pca_2d, project_2d
+from model_zoo.lessons import lexicon
+from model_zoo.lessons.onehot import cosine_matrix, one_hot
+from model_zoo.lessons.projection import pca_2d, project_2d
 from model_zoo.words import split_words
 from tests.conftest import open_page as page
 from tests.conftest import rendered, shown
@@ -64,7 +64,7 @@ def test_pca_is_deterministic_and_umap_is_seeded() -> None:
 
 
 def test_word2vec_training_reports_each_epoch() -> None:
-    from model_zoo.word2vec import TrainSettings, class_agreement, train_word2vec
+    from model_zoo.lessons.word2vec import TrainSettings, class_agreement, train_word2vec
 
     reports = []
     sentences = lexicon.corpus()[:30_000]

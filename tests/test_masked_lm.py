@@ -13,9 +13,9 @@ import pytest
 import torch
 
 import model_zoo
-from model_zoo import cloze
+from model_zoo.lessons import cloze
+from model_zoo.lessons.masking import bert_masking
 from model_zoo.loading import trained_state
-from model_zoo.masking import bert_masking
 from model_zoo.registry import get_card, trained_file, trained_metrics
 from tests.conftest import open_page, shown
 
@@ -47,7 +47,7 @@ def test_logits_at_positions_equal_the_full_head(tiny_bert) -> None:
 
 
 def test_recipe_demo_reports_what_the_model_saw_and_guessed(tiny_bert) -> None:
-    from model_zoo.masking import recipe_demo
+    from model_zoo.lessons.masking import recipe_demo
 
     model = model_zoo.load(tiny_bert)
     text = "the man went to the bank to deposit his money at the river bank"
@@ -67,7 +67,7 @@ def test_recipe_demo_reports_what_the_model_saw_and_guessed(tiny_bert) -> None:
 
 def test_pair_loss_adds_the_two_heads_losses(tiny_bert) -> None:
     """MLM + NSP on one pair: the NSP loss is -log of the probability the head gives the pair's label."""
-    from model_zoo.masking import pair_loss
+    from model_zoo.lessons.masking import pair_loss
 
     model = model_zoo.load(tiny_bert)
     assert model.has_nsp

@@ -1,4 +1,4 @@
-"""Layer-wise probing (model_zoo.probing) on synthetic features and tiny random models (fast tier)."""
+"""Layer-wise probing (model_zoo.lessons.probing) on synthetic features and tiny random models (fast tier)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import model_zoo
-from model_zoo import probing
-from model_zoo.probing import ProbeSettings, Sentence, TaskSet
+from model_zoo.lessons import probing
+from model_zoo.lessons.probing import ProbeSettings, Sentence, TaskSet
 from tests.test_elmo import write_elmo
 
 FAST = ProbeSettings(epochs=25, patience=4, lr=1e-2)

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from model_zoo import probing
+from model_zoo.lessons import probing
 from tests.conftest import ROOT
 
 UPOS = set("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())

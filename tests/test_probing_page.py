@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import model_zoo
-from model_zoo import probing
+from model_zoo.lessons import probing
 from tests.conftest import all_text, open_page, shown
 
 pytestmark = pytest.mark.slow

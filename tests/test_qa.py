@@ -1,5 +1,5 @@
 """Extractive question answering: the reader (BertForQuestionAnswering), the answer rule, fine-tuning
-minilm-l6-qa (model_zoo.train_qa) and a prefetched SQuAD 2.0 BERT, all on tiny random models (fast tier)."""
+minilm-l6-qa (model_zoo.training.train_qa) and a prefetched SQuAD 2.0 BERT, all on tiny random models (fast tier)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import torch
 from torch import nn
 
 import model_zoo
-from model_zoo import tasks
+from model_zoo.lessons import tasks
 from model_zoo.loading import load_partial_weights, reader_from_encoder
-from model_zoo.train_qa import WEIGHTS, Example, Trainer, export, targets, top_logits
+from model_zoo.training.train_qa import WEIGHTS, Example, Trainer, export, targets, top_logits
 from tests.conftest import save_tiny_bert
 
 PASSAGE = "The man went to the bank. We sat on the river bank, and the boat is at the water."
@@ -218,7 +218,7 @@ def test_a_decoder_reader_learns_a_span_and_serves_what_it_exported(
     tiny_mntp: tuple[Path, Path], tmp_path: Path
 ) -> None:
     from model_zoo.bidirectional import BidirectionalReader, load_mntp_reader
-    from model_zoo.train_qa import AdapterTrainer
+    from model_zoo.training.train_qa import AdapterTrainer
 
     trainer = AdapterTrainer("tiny-mntp", torch.device("cpu"), lr=3e-2, batch=4, rank=4, sources=tiny_mntp)
     examples = [

@@ -25,7 +25,7 @@ def revealed(at) -> tuple[list[str], list[str]]:  # noqa: ANN001
 
 @pytest.mark.parametrize("lesson", [lesson.key for lesson in ready_lessons()])
 def test_every_lesson_ends_with_questions_answered_by_the_model(lesson: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from model_zoo import transfer
+    from model_zoo.lessons import transfer
 
     monkeypatch.setattr(transfer, "SIZES", (16, 32))  # the transfer race, shorter
     monkeypatch.setattr(transfer, "EPOCHS", 1)

@@ -18,7 +18,7 @@ def chart(at, key: str) -> dict:  # noqa: ANN001
 
 # -- the Transformer ----------------------------------------------------------------------------------
 def test_farthest_link_weighs_attention_by_distance() -> None:
-    from model_zoo.attention import farthest_link
+    from model_zoo.lessons.attention import farthest_link
 
     word_ids = [None, 0, 1, 2, 3, 4, 5, None]  # [CLS] the keys on the table are [SEP]
     attn = np.zeros((2, 3, 8, 8))
@@ -62,7 +62,7 @@ def test_transformer_page_odd_sentences(text: str) -> None:
 
 # -- transfer learning ---------------------------------------------------------------------------------
 def test_transfer_curve_fine_tunes_copies_on_draws_with_both_classes(tiny_bert) -> None:
-    from model_zoo import transfer
+    from model_zoo.lessons import transfer
 
     model = model_zoo.load(tiny_bert)
     before = {k: v.clone() for k, v in model.base.state_dict().items()}
@@ -83,7 +83,7 @@ def test_transfer_curve_fine_tunes_copies_on_draws_with_both_classes(tiny_bert) 
 
 
 def test_word_counts_are_one_hot_counts_over_the_training_vocabulary() -> None:
-    from model_zoo.transfer import word_counts
+    from model_zoo.lessons.transfer import word_counts
 
     counts = word_counts(["good film", "bad film"], ["good good film", "unseen words"])
     assert counts.tolist() == [[0, 1, 2], [0, 0, 0]]  # vocabulary bad, film, good
@@ -91,7 +91,7 @@ def test_word_counts_are_one_hot_counts_over_the_training_vocabulary() -> None:
 
 @pytest.mark.slow
 def test_transfer_page_trains_on_a_click(monkeypatch: pytest.MonkeyPatch) -> None:
-    from model_zoo import transfer
+    from model_zoo.lessons import transfer
 
     monkeypatch.setattr(transfer, "SIZES", (8, 32))  # the same race, shorter (unless another test ran it first:
     # the server keeps one race per model)

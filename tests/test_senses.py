@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import model_zoo
-from model_zoo.senses import (
+from model_zoo.lessons.senses import (
     SenseSet,
     cached_sense_vectors,
     chance_accuracy,
@@ -101,7 +101,7 @@ def test_encodings_are_kept_on_disk_and_reloaded(tiny_bert, tmp_path) -> None:
 
 
 def test_umap_projection_is_deterministic_for_a_seed() -> None:
-    from model_zoo.projection import umap_2d
+    from model_zoo.lessons.projection import umap_2d
 
     x = np.random.default_rng(0).normal(size=(40, 8))
     np.testing.assert_allclose(umap_2d(x, seed=3), umap_2d(x, seed=3))
@@ -234,8 +234,8 @@ def test_page_in_chinese() -> None:
 @pytest.mark.slow
 def test_precomputed_figures_are_what_the_model_gives(offline_models) -> None:
     """The shipped figures for minilm-l6 equal a fresh computation on the shipped data."""
-    from model_zoo.projection import pca_2d
-    from model_zoo.sense_data import load_precomputed
+    from model_zoo.lessons.projection import pca_2d
+    from model_zoo.lessons.sense_data import load_precomputed
 
     pre = load_precomputed("minilm-l6")
     assert pre is not None and set(pre) == set(load_senses())
@@ -249,7 +249,7 @@ def test_precomputed_figures_are_what_the_model_gives(offline_models) -> None:
 
 
 def test_precomputed_figures_from_other_data_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
-    from model_zoo import sense_data
+    from model_zoo.lessons import sense_data
 
     sense_data._load_precomputed.cache_clear()
     assert sense_data.load_precomputed("minilm-l6") is not None  # the shipped figures, for the pack's weights
@@ -263,7 +263,8 @@ def test_precomputed_figures_from_other_data_are_ignored(monkeypatch: pytest.Mon
 
 def test_precomputed_figures_from_other_weights_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     """A model trained again under its name (elmo-mini, smollm2-135m-mlm) never gets the old one's figures."""
-    from model_zoo import registry, sense_data
+    from model_zoo import registry
+    from model_zoo.lessons import sense_data
 
     assert sense_data.load_precomputed("elmo-mini") is not None
     monkeypatch.setattr(registry, "weights_fingerprint", lambda name: "weights-trained-again")
@@ -296,7 +297,7 @@ def test_default_view_needs_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_votes_by_layer_reads_each_layer_on_its_own() -> None:
-    from model_zoo.senses import votes_by_layer
+    from model_zoo.lessons.senses import votes_by_layer
 
     # Three uses of each sense; at layer 0 the learner's use sits among the river uses, at layer 1
     # among the money uses.
@@ -325,9 +326,9 @@ def test_own_sentence_rerun_on_the_default_view_reads_each_model_once_and_fits_n
     contextual model over that sentence, and no projection fitted (the map's axes are fitted once per
     server; the sentence is placed on them). Counted, not timed: a class of thirty typing at once
     waited 50 s a rerun when every rerun fitted a PCA of its own (thirty SVDs fighting for BLAS)."""
-    from model_zoo import projection
     from model_zoo.contextual import Encoder
     from model_zoo.elmo import ElmoModel
+    from model_zoo.lessons import projection
 
     at = open_page("pages/senses.py", mine="We pulled the canoe up onto the muddy bank of the stream.")
     assert not at.exception
@@ -355,8 +356,8 @@ def test_own_sentence_rerun_on_the_default_view_reads_each_model_once_and_fits_n
 def test_the_shipped_pca_maps_are_the_axes_the_learners_sentence_is_placed_on(offline_models) -> None:
     """The star is placed with axes fitted on the encoded uses; the points come from the precomputed
     file: both must be the same projection, or the star lands in the wrong place."""
-    from model_zoo.projection import fit_pca_2d
-    from model_zoo.sense_data import load_precomputed
+    from model_zoo.lessons.projection import fit_pca_2d
+    from model_zoo.lessons.sense_data import load_precomputed
 
     precomputed = load_precomputed("minilm-l6")
     assert precomputed is not None
@@ -373,7 +374,7 @@ def test_weights_version_holds_while_other_sessions_add_to_the_shared_model() ->
     iteration"). The hash reads a copy of the model's attributes."""
     import torch
 
-    from model_zoo.senses import weights_version
+    from model_zoo.lessons.senses import weights_version
 
     class SharedModel:
         pass

@@ -1,4 +1,4 @@
-"""Using BERT for tasks (model_zoo.tasks) on a tiny random BERT and synthetic features (fast tier)."""
+"""Using BERT for tasks (model_zoo.lessons.tasks) on a tiny random BERT and synthetic features (fast tier)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import model_zoo
-from model_zoo import tasks
-from model_zoo.tasks import Labelled, Passage, QAHead, Question, Split
+from model_zoo.lessons import tasks
+from model_zoo.lessons.tasks import Labelled, Passage, QAHead, Question, Split
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,7 @@ def test_fine_tuning_trains_a_copy_and_leaves_the_shared_model_alone(bert) -> No
 
 
 def test_a_tagger_on_probing_features_tags_every_word_of_a_new_sentence(bert) -> None:  # noqa: ANN001
-    from model_zoo import probing
+    from model_zoo.lessons import probing
     from tests.test_probing import sentences
 
     data = sentences()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from model_zoo import tasks
+from model_zoo.lessons import tasks
 
 
 def test_sentence_sets_are_balanced_and_split() -> None:

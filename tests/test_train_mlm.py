@@ -1,4 +1,4 @@
-"""Pre-training a masked LM as a whole (model_zoo.train_mlm), on a tiny model and corpus."""
+"""Pre-training a masked LM as a whole (model_zoo.training.train_mlm), on a tiny model and corpus."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from model_zoo import cloze
+from model_zoo.lessons import cloze
 from model_zoo.loading import FROZEN, masked_lm_with_trained_weights, trained_state
-from model_zoo.train_mlm import Config, Trainer, batches, collate, context_unlikelihood, pack, read_documents
+from model_zoo.training.train_mlm import Config, Trainer, batches, collate, context_unlikelihood, pack, read_documents
 from tests.conftest import save_tiny_bert
 
 SENTENCES = [

@@ -1,4 +1,4 @@
-"""Why BERT masks (model_zoo.why_mask): two tiny Transformers, one copying and one masked, and attention
+"""Why BERT masks (model_zoo.lessons.why_mask): two tiny Transformers, one copying and one masked, and attention
 rollout. Fast tier: a planted corpus, seconds on a CPU."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from model_zoo import why_mask
+from model_zoo.lessons import why_mask
 
 
 def planted(n: int = 600) -> list[list[str]]:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .contextual import Encoder
+from ..contextual import Encoder
+from ..words import split_words
 from .tasks import Split, fine_tune, load_sentences, train_head
-from .words import split_words
 
 SIZES = (16, 32, 64, 128, 240)
 SOURCES = ("pretrained", "random", "onehot")  # the learners, in the chart's order

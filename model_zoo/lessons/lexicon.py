@@ -6,7 +6,7 @@ import gzip
 from functools import cache
 from pathlib import Path
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CORPUS = ASSETS / "corpus" / "kjv_wordnet.txt.gz"
 EXAMPLES = ASSETS / "corpus" / "wordnet_examples.txt"
 WORD_CLASSES = ASSETS / "word_classes.tsv.gz"

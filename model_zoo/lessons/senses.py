@@ -30,7 +30,7 @@ from .sense_data import (  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:  # torch loads only to encode: the Word senses page votes and measures with numpy,
     # and its first map (precomputed) must not wait seconds for `import torch`
-    from .contextual import Contextual
+    from ..contextual import Contextual
 
 
 # -- encoding ----------------------------------------------------------------------------------
@@ -61,7 +61,7 @@ def encode_senses(
         return _encode_senses_by_words(encoder, sense_set, on_progress, seed)
     import torch
 
-    from .contextual import word_vector
+    from ..contextual import word_vector
 
     sentences = list(sense_set.sentences)
     vectors: list[np.ndarray] = []
@@ -158,7 +158,7 @@ def cosine_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return num / np.maximum(den, 1e-12)
 
 
-# -- measures (nn_sense_accuracy, a probe, lives in model_zoo.probing) ----------------------------
+# -- measures (nn_sense_accuracy, a probe, lives in model_zoo.lessons.probing) ----------------------------
 def self_similarity(vectors: np.ndarray) -> float:
     """Ethayarajh's SelfSim: mean cosine between the word's vectors in different sentences."""
     sims = cosine_matrix(vectors)
@@ -351,7 +351,7 @@ def precompute(encoder: Contextual, folder: Path, on_word: Callable[[str], None]
         arrays[f"{word}.baseline"] = measures.baseline
     path = folder / precomputed_file(encoder.name).name
     folder.mkdir(parents=True, exist_ok=True)
-    from .registry import REGISTRY, weights_fingerprint
+    from ..registry import REGISTRY, weights_fingerprint
 
     weights = weights_fingerprint(encoder.name) if encoder.name in {c.name for c in REGISTRY} else None
     arrays.update(words=np.array(list(sets)), data_version=np.array(data_version()), weights=np.array(str(weights)))

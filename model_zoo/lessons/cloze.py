@@ -19,8 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from ..words import find_word, has_han, words_in
 from .lexicon import ASSETS, unique
-from .words import find_word, has_han, words_in
 
 CLOZE = ASSETS / "eval" / "cloze_en.tsv"
 FRESH = ASSETS / "eval" / "cloze_fresh.tsv"

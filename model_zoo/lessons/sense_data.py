@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 SENSES = ASSETS / "senses" / "senses.tsv"
 
 
@@ -132,7 +132,7 @@ def precomputed_file(model_name: str) -> Path:
 def load_precomputed(model_name: str) -> dict[str, Precomputed] | None:
     """word -> Precomputed for `model_name`, or None if absent, or made from other data or other weights
     than the model `model_name` is here now (`registry.weights_fingerprint`)."""
-    from .registry import weights_fingerprint
+    from ..registry import weights_fingerprint
 
     return _load_precomputed(model_name, weights_fingerprint(model_name), data_version())
 

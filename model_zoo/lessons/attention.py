@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .contextual import BATCH_SIZE, Encoder
-from .errors import MissingCapability
+from ..contextual import BATCH_SIZE, Encoder
+from ..errors import MissingCapability
 
 # Clark et al.'s measures; "first" is [CLS] in BERT and the first token in a GPT.
 METRICS = ("first", "sep", "self", "prev", "next", "entropy")

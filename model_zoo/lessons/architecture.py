@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .contextual import Encoder
+from ..contextual import Encoder
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def lesson_sizes() -> list[Size]:
     """
     from transformers import AutoConfig
 
-    from .registry import ASSETS, cached_file, get_card, package_file
+    from ..registry import ASSETS, cached_file, get_card, package_file
 
     sizes = []
     for name in ("bert-base-uncased", "bert-large-uncased"):

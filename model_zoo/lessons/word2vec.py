@@ -11,9 +11,9 @@ import numpy as np
 from gensim.models import Word2Vec
 from gensim.models.callbacks import CallbackAny2Vec
 
-from .errors import WordNotInVocabulary
+from ..errors import WordNotInVocabulary
+from ..static import StaticModel
 from .onehot import cosine_matrix
-from .static import StaticModel
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from .contextual import Contextual, Encoder, Reader
-from .errors import EmptyInput
+from ..contextual import Contextual, Encoder, Reader
+from ..errors import EmptyInput
 from .probing import TaskSet
 
-TASKS_DIR = Path(__file__).resolve().parent.parent / "assets" / "tasks"
+TASKS_DIR = Path(__file__).resolve().parents[2] / "assets" / "tasks"
 SENTENCE_SETS = ("sentiment", "spam")
 MAX_ANSWER_TOKENS = 30
 Progress = Callable[[float], object]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from .contextual import MaskedLM
+    from ..contextual import MaskedLM
 
 
 @dataclass(frozen=True)

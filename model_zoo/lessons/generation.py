@@ -20,10 +20,10 @@ from typing import Literal, get_args
 import numpy as np
 import torch
 
+from ..contextual import MAX_CHARS, CausalLM, Guess
+from ..errors import EmptyInput, NoMaskToken
+from ..words import valid_text
 from .attention import uniform_first_token_share
-from .contextual import MAX_CHARS, CausalLM, Guess
-from .errors import EmptyInput, NoMaskToken
-from .words import valid_text
 
 MAX_NEW_TOKENS = 64  # a page's limit: a class shares the server
 BLANK = "___"
