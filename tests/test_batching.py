@@ -95,8 +95,8 @@ def test_fill_mask_batched_for_a_class_equals_one_by_one(tiny_bert) -> None:
 @pytest.mark.skipif(not hasattr(os, "setpriority"), reason="thread priorities are a Linux/macOS feature")
 def test_a_word2vec_training_runs_its_threads_below_the_page_runs(monkeypatch) -> None:
     """A learner's live training (gensim's worker threads) gives the cores to everyone else's pages first."""
-    from model_zoo.lessons import word2vec as w2v
     from model_zoo.lessons import lexicon
+    from model_zoo.lessons import word2vec as w2v
 
     seen: dict[str, int] = {}
 
