@@ -419,15 +419,15 @@ class CausalLM(Encoder):
     kind = "causal_lm"
 
     @torch.inference_mode()
-    def next_words(self, text: str, top_k: int = 10) -> list[list[Guess]]:
-        """The `top_k` most likely next tokens after `text`, with probabilities: one list, for the one
-        position predicted (the shape of fill_mask's answer, which has one list per [MASK])."""
+    def next_words(self, text: str, top_k: int = 10) -> list[Guess]:
+        """The `top_k` most likely next tokens after `text`, with probabilities (an ELMo's forward LM
+        answers in the same shape: capabilities.WritesNext)."""
         self._check_text(text)
         batch = self.tokenize(text[-MAX_CHARS:], truncation=False, padding=False)  # the end is what counts
         ids = batch["input_ids"][:, -self.max_length :].to(self.device)
         logits = self.fast_model(input_ids=ids).logits[0, -1].float()
         top = logits.softmax(-1).topk(top_k)
-        return [list(zip(self.decode_each(top.indices.cpu().tolist()), top.values.cpu().tolist()))]
+        return list(zip(self.decode_each(top.indices.cpu().tolist()), top.values.cpu().tolist()))
 
 
 @dataclass(frozen=True)

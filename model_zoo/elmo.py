@@ -512,20 +512,20 @@ class ElmoModel:
         best = probs.topk(min(k, probs.shape[0]))
         return [(self.vocab[i], float(p)) for i, p in zip(best.indices.tolist(), best.values.tolist())]
 
-    def next_words(self, text: str, k: int = 10) -> list[Guess]:
-        """The forward LM's `k` likeliest words after `text` (its last max_length words), with probabilities.
+    def next_words(self, text: str, top_k: int = 10) -> list[Guess]:
+        """The forward LM's `top_k` likeliest words after `text` (its last max_length words), with probabilities.
         </S> (the sentence ends) and <UNK> (a word outside the vocabulary) are words here too."""
         self._require_softmax()
         words = self._read(text, from_end=True).words
         out = self._run([words])
-        return self._guesses(out.forward[-1][0, len(words)], k)  # the last word's state predicts the next
+        return self._guesses(out.forward[-1][0, len(words)], top_k)  # the last word's state predicts the next
 
-    def previous_words(self, text: str, k: int = 10) -> list[Guess]:
-        """The backward LM's `k` likeliest words before `text` (its first max_length words); <S> means
+    def previous_words(self, text: str, top_k: int = 10) -> list[Guess]:
+        """The backward LM's `top_k` likeliest words before `text` (its first max_length words); <S> means
         that `text` starts a sentence."""
         self._require_softmax()
         out = self._run([self._read(text).words])
-        return self._guesses(out.backward[-1][0, 1], k)  # the first word's state predicts the one before
+        return self._guesses(out.backward[-1][0, 1], top_k)  # the first word's state predicts the one before
 
     @torch.inference_mode()
     def perplexity(self, sentences: Sequence[str]) -> Perplexity:

@@ -10,6 +10,7 @@ from components.i18n import md_escape, t, t_plain
 from components.models_panel import STATUS_ICON
 from components.notices import render_error, with_fallback
 from components.tokens import render_tokens
+from model_zoo.capabilities import can
 from model_zoo.lessons.onehot import cosine_matrix
 from model_zoo.registry import FILL_MASK, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
 from model_zoo.words import words_in
@@ -36,24 +37,24 @@ def neighbours(model: model_zoo.StaticModel, text: str) -> None:
     st.caption(t("playground.static_note"))
 
 
-def contextual(model: model_zoo.Encoder | model_zoo.ElmoModel, caps: set[str], text: str) -> None:
+def contextual(model: model_zoo.Encoder | model_zoo.ElmoModel, text: str) -> None:
     """A contextual model: its tokens, what it predicts where it can, and token similarity at a layer."""
     encoding = serving.hidden_states(model.name, text)
     st.subheader(t("playground.tokens", n=len(encoding.tokens)))
     render_tokens(encoding.tokens, encoding.word_ids)
     if encoding.truncated:
         st.warning(t("playground.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
-    if FILL_MASK in caps:
+    if can(model, FILL_MASK):
         assert isinstance(model, model_zoo.MaskedLM)
         if model.mask_token in text:
             for i, preds in enumerate(serving.fill_mask(model.name, text, 8)):
                 st.plotly_chart(build_score_bars(preds, t_plain("playground.mask_title", i=i + 1)), key=f"mask{i}")
         else:
             st.info(t("playground.no_mask", mask=model.mask_token))
-    if NEXT_WORDS in caps and PREVIOUS_WORDS not in caps:  # a left-to-right LM
-        (guesses,) = serving.next_words(model.name, text, 10)
+    if can(model, NEXT_WORDS) and not can(model, PREVIOUS_WORDS):  # a left-to-right LM
+        guesses = serving.next_words(model.name, text, 10)
         st.plotly_chart(build_score_bars(guesses, t("playground.next_title")))
-    if NEXT_WORDS in caps and PREVIOUS_WORDS in caps:  # a biLM with its softmax: both ways
+    if can(model, NEXT_WORDS) and can(model, PREVIOUS_WORDS):  # a biLM with its softmax: both ways
         forward, backward, vocab = serving.elmo_next_words(model.name, text, 10)
         words = text.split()
         left, right = st.columns(2)
@@ -98,14 +99,13 @@ def run() -> None:
         f"{STATUS_ICON[states[card.name].status]} "
         + t("playground.using", name=card.name, kind=t(f"kind.{card.kind}"), source=card.source)
     )
-    caps = set(card.capabilities)  # what the model can do decides what is drawn
-    try:
-        if VECTORS in caps:
+    try:  # what the model can do (its card, and its object's contract) decides what is drawn
+        if can(model, VECTORS):
             assert isinstance(model, model_zoo.StaticModel)
             neighbours(model, text)
         else:
             assert isinstance(model, model_zoo.Encoder | model_zoo.ElmoModel)
-            contextual(model, caps, text)
+            contextual(model, text)
     except model_zoo.ModelZooError as err:
         render_error(err)
 

@@ -239,11 +239,11 @@ def lesson_next_word(model_name: str, text: str) -> cloze.LessonCheck | None:
     if model_zoo.get_card(model_name).family == "ELMo":
         elmo = loaded(model_name, model_zoo.ElmoModel)
         return cloze.check(answers, elmo.next_words(text, elmo.vocab_size))
-    return cloze.check(answers, next_words(model_name, text, 15)[0])
+    return cloze.check(answers, next_words(model_name, text, 15))
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def next_words(model_name: str, text: str, top_k: int) -> list[list[tuple[str, float]]]:
+def next_words(model_name: str, text: str, top_k: int) -> list[tuple[str, float]]:
     model = loaded(model_name, model_zoo.CausalLM)
     return model.next_words(text, top_k)
 

@@ -156,7 +156,7 @@ def test_empty_text_is_refused(bert: MaskedLM) -> None:
 
 def test_causal_lm_next_words_are_its_softmax(gpt: CausalLM) -> None:
     text = "I deposited the cheque at the"
-    (preds,) = gpt.next_words(text, top_k=5)  # one position predicted, as fill_mask gives one per [MASK]
+    preds = gpt.next_words(text, top_k=5)
     probs = [p for _, p in preds]
     assert probs == sorted(probs, reverse=True) and sum(probs) <= 1.0 + 1e-6
     ids = gpt.tokenizer(text, return_tensors="pt")["input_ids"]
@@ -266,5 +266,5 @@ def test_no_model_reads_more_than_the_page_limit(tiny_gpt2) -> None:
     text = "1 " * 5000
     encoding = model.encode(text, attentions=True)
     assert encoding.truncated and len(encoding.tokens) == MAX_TOKENS
-    assert len(model.next_words(text, top_k=3)[0]) == 3
+    assert len(model.next_words(text, top_k=3)) == 3
     assert model.count_tokens("x" * (10 * MAX_CHARS)) <= MAX_CHARS  # the tokenizer saw at most MAX_CHARS characters

@@ -177,7 +177,7 @@ def left_only_vs_whole(model: CausalLM, text: str, k: int = 8, extra: tuple[str,
     left, right = text.split(BLANK, 1)
     if not left.strip():
         raise EmptyInput("text before the blank")
-    (guesses,) = model.next_words(left.rstrip(), k)
+    guesses = model.next_words(left.rstrip(), k)
     words = [(g.strip(), p) for g, p in guesses if g.strip() and any(c.isalnum() for c in g)]
     words = list(dict(words).items())  # " bank" and "bank": one candidate
     seen = {w.lower() for w, _ in words}
