@@ -5,7 +5,6 @@ against fine-tuned, and the lesson's questions."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import streamlit as st
 
@@ -16,6 +15,7 @@ from components.records import render_record
 from components.task_views import render_answer, render_task_diagram
 from model_zoo.contextual import Encoding, Guess
 from model_zoo.lessons import tasks
+from model_zoo.trained import ReaderScores
 
 
 # -- callbacks: they read and write the session's widgets only ----------------------------------------
@@ -108,15 +108,15 @@ def render_reading(got: tasks.Answer, reader: str, missed: str | None) -> None:
 
 
 def render_frozen_reading(
-    head: tasks.QAHead, frozen: tasks.Answer, model_name: str, tested: int, reader: str, metrics: dict[str, Any] | None
+    head: tasks.QAHead, frozen: tasks.Answer, model_name: str, tested: int, reader: str, trained: ReaderScores | None
 ) -> None:
     """The frozen-vector head's answer, and its held-out scores (beside the fine-tuned reader's, if trained here)."""
     render_answer(frozen, f"{model_name} (frozen)", "qa_frozen_curves")
     scores = {"test": tested, "exact": f"{head.exact:.0%}", "f1": f"{head.f1:.0%}"}
-    if metrics is None:
+    if trained is None:
         st.caption(t("using.qa_frozen_score", **scores))
         return
-    reader_scores = {"rexact": f"{metrics['written_test']['exact']:.0%}", "rf1": f"{metrics['written_test']['f1']:.0%}"}
+    reader_scores = {"rexact": f"{trained.exact:.0%}", "rf1": f"{trained.f1:.0%}"}
     st.caption(t("using.qa_frozen_caption", reader=reader, **scores, **reader_scores))
 
 

@@ -16,7 +16,8 @@ from components.task_views import render_task_diagram
 from components.training import render_reader_training
 from components.url import keep_in_url, key_from_url
 from model_zoo.lessons import tasks
-from model_zoo.registry import models_where, trained_metrics
+from model_zoo.registry import models_where
+from model_zoo.trained import ReaderScores, reader_test
 
 ENCODERS = models_where(family="BERT", without=("qa",))
 READERS = models_where(kinds=("qa",))
@@ -133,9 +134,7 @@ def question_answering(model: model_zoo.Encoder) -> None:
         t("using.qa_model"), READERS, serving.default_for("reader"), serving.model_or_fallback, key="reader"
     )
     card = model_zoo.get_card(reader.name)
-    metrics = trained_metrics(card) if card.trained else None
-    if metrics is not None:
-        render_reader_training(card)
+    render_reader_training(card)  # a reader trained here: how, and its scores
     st.session_state.setdefault("qa_passage", key_from_url("qa_passage", list(PASSAGES), tasks.LECTURE_PASSAGE))
     preset = st.selectbox(
         t("using.qa_passage_pick"),
@@ -162,10 +161,12 @@ def question_answering(model: model_zoo.Encoder) -> None:
     else:
         view.render_reading(got, reader.name, tasks.missed_answer(got, question, passage))
     with st.expander(t("using.qa_frozen")):
-        frozen_head(model, reader.name, metrics, question, passage)
+        frozen_head(model, reader.name, reader_test(card), question, passage)
 
 
-def frozen_head(model: model_zoo.Encoder, reader: str, metrics: dict | None, question: str, passage: str) -> None:
+def frozen_head(
+    model: model_zoo.Encoder, reader: str, scores: ReaderScores | None, question: str, passage: str
+) -> None:
     st.write(t("using.qa_frozen_intro", model=model.name, train=len(QUESTIONS[0])))
     frozen_qa = when_asked(
         t("using.qa_frozen_train"),
@@ -177,7 +178,7 @@ def frozen_head(model: model_zoo.Encoder, reader: str, metrics: dict | None, que
         ),
     )
     if frozen_qa:
-        view.render_frozen_reading(*frozen_qa, model.name, len(QUESTIONS[1]), reader, metrics)
+        view.render_frozen_reading(*frozen_qa, model.name, len(QUESTIONS[1]), reader, scores)
 
 
 def many_languages() -> str:

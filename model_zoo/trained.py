@@ -1,0 +1,213 @@
+"""How a model ContextLab trained was trained and how well it does, typed: its metrics.json (written by
+the script that trained it) read into one frozen dataclass per kind of training. A page's box reads
+fields, not string keys; a metrics.json that lacks what its box shows fails here, at once, in one
+sentence (BadCheckpoint), not as a KeyError in the middle of a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import BadCheckpoint
+from .registry import ModelCard, trained_metrics
+
+Curve = tuple[dict[str, float], ...]  # the learning curve: one point per evaluation, keyed by measure
+
+
+@dataclass(frozen=True)
+class Cloze:
+    """A masked LM on a cloze set: items, share with the answer first / in the first five, and the share
+    of first answers that are a word of the sentence itself (where measured)."""
+
+    items: int
+    top1: float
+    top5: float
+    copies: float | None = None
+
+    @classmethod
+    def read(cls, m: Mapping[str, Any], prefix: str = "cloze_") -> Cloze:
+        return cls(
+            int(m[f"{prefix}items"]), float(m[f"{prefix}top1"]), float(m[f"{prefix}top5"]), m.get(f"{prefix}copies")
+        )
+
+
+@dataclass(frozen=True)
+class AntiCopyStage:
+    """A stage of train_mntp trained against copying: its steps, the unlikelihood weight, the share of
+    short (one-sentence) batches."""
+
+    steps: int
+    unlikelihood: float
+    short: float
+
+
+@dataclass(frozen=True)
+class MntpTraining:
+    """A decoder made a masked LM (model_zoo.training.train_mntp): smollm2-135m-mlm."""
+
+    script: str
+    device: str
+    tokens_seen: int
+    seconds: float
+    held_top1: float  # held-out masked tokens
+    held_top5: float
+    fresh: Cloze  # the fresh everyday sentences' test split
+    fresh_dev: Cloze  # their dev split (what choices read)
+    test: Cloze  # the test half of assets/eval/cloze_en.tsv
+    anti_copy_from: int | None  # the step the anti-copy stages began at (None: none ran)
+    anti_copy: tuple[AntiCopyStage, ...]
+    curve: Curve
+
+
+@dataclass(frozen=True)
+class MlmTraining:
+    """An encoder further pre-trained as a masked LM (model_zoo.training.train_mlm): minilm-l6-mlm."""
+
+    script: str
+    device: str
+    tokens_seen: int
+    seconds: float
+    corpus_sources: tuple[str, ...]
+    held_top1: float
+    held_top5: float
+    unigram_top1: float  # the baseline: always the corpus's commonest words
+    unigram_top5: float
+    cloze: Cloze
+    plain_tokens: int  # tokens of the stages trained without the anti-copy term (all of them if none had it)
+    curve: Curve
+
+
+@dataclass(frozen=True)
+class ElmoTraining:
+    """elmo-mini (model_zoo.training.train_elmo): held-out perplexity both ways against the unigram model."""
+
+    script: str
+    device: str
+    parameters: int
+    tokens_seen: int
+    seconds: float
+    corpus_sources: tuple[str, ...]
+    held_forward_perplexity: float
+    held_backward_perplexity: float
+    unigram_perplexity: float
+    curve: Curve
+
+
+@dataclass(frozen=True)
+class ReaderScores:
+    """A reader on held-out questions: exact match, F1, and how often it wrongly or rightly said "no answer"."""
+
+    exact: float
+    f1: float
+    answerable: int | None = None  # questions with an answer in their passage
+    answerable_said_none: float | None = None
+    unanswerable_said_none: float | None = None
+
+
+@dataclass(frozen=True)
+class ReaderTraining:
+    """A span reader fine-tuned here (model_zoo.training.train_qa): minilm-l6-qa, smollm2-135m-qa."""
+
+    script: str
+    device: str
+    examples: int  # cloze questions it had
+    epochs: float  # of them, read (a time budget may end it early)
+    minutes: float  # in all, the written stage included
+    runs: int  # runs it was chosen from on dev (0: one run)
+    written_questions: int
+    written_test: ReaderScores
+    cloze_test: ReaderScores
+
+
+Training = MntpTraining | MlmTraining | ElmoTraining | ReaderTraining
+
+
+def _scores(m: Mapping[str, Any]) -> ReaderScores:
+    return ReaderScores(
+        float(m["exact"]),
+        float(m["f1"]),
+        m.get("answerable"),
+        m.get("answerable_said_none"),
+        m.get("unanswerable_said_none"),
+    )
+
+
+def _read(card: ModelCard, m: Mapping[str, Any]) -> Training:
+    curve: Curve = tuple(m.get("curve", ()))
+    if card.kind == "elmo":
+        return ElmoTraining(
+            m["script"],
+            m["device"],
+            int(m["parameters"]),
+            int(m["tokens_seen"]),
+            float(m["train_seconds"]),
+            tuple(m["corpus_sources"]),
+            float(m["held_forward_perplexity"]),
+            float(m["held_backward_perplexity"]),
+            float(m["unigram_perplexity"]),
+            curve,
+        )
+    if card.kind == "qa":
+        minutes = m["run"]["minutes"] + (m["written_stage"]["minutes"] if card.builds_on else 0)
+        return ReaderTraining(
+            m["script"],
+            m["device"],
+            int(m["run"]["examples"]),
+            float(m["run"]["epochs"]),
+            minutes,  # as written (a whole number reads without a decimal)
+            len(m.get("chosen_from", [])),
+            int(m["written_stage"]["written_questions"]),
+            _scores(m["written_test"]),
+            _scores(m["cloze_test"]),
+        )
+    if "recipe" in m:
+        stages = tuple(
+            AntiCopyStage(int(s["steps"]), float(s["config"]["unlikelihood"]), float(s["config"]["short"]))
+            for s in m.get("anti_copy_stages", [])
+        )
+        return MntpTraining(
+            m["script"],
+            m["device"],
+            int(m["tokens_seen"]),
+            float(m["training_seconds"]),
+            float(m["held_top1"]),
+            float(m["held_top5"]),
+            Cloze.read(m["fresh"]),
+            Cloze.read(m["fresh_dev"]),
+            Cloze.read(m["test"]),
+            int(m["continued_from"]["steps"]) if "continued_from" in m else None,
+            stages,
+            curve,
+        )
+    plain = [s["tokens"] for s in m.get("stages", []) if not s["config"].get("unlikelihood")]
+    return MlmTraining(
+        m["script"],
+        m["device"],
+        int(m["tokens_seen"]),
+        float(m["train_seconds"]),
+        tuple(m["corpus_sources"]),
+        float(m["held_top1"]),
+        float(m["held_top5"]),
+        float(m["unigram_top1"]),
+        float(m["unigram_top5"]),
+        Cloze.read(m),
+        int(sum(plain)) if plain else int(m["tokens_seen"]),
+        curve,
+    )
+
+
+def reader_test(card: ModelCard) -> ReaderScores | None:
+    """A reader trained here: its scores on the held-out written questions (None for any other model)."""
+    training = training_of(card) if card.trained else None
+    return training.written_test if isinstance(training, ReaderTraining) else None
+
+
+def training_of(card: ModelCard) -> Training:
+    """The card's metrics.json, typed by the kind of training that wrote it."""
+    m = trained_metrics(card)
+    try:
+        return _read(card, m)
+    except (KeyError, TypeError, ValueError) as err:
+        raise BadCheckpoint(f"{card.name} metrics.json", f"it lacks what its training box shows ({err!r})") from err

@@ -1,0 +1,51 @@
+"""Every model ContextLab trained ships a metrics.json that its training box can read, typed (fast: JSON only)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import model_zoo
+from model_zoo.registry import list_models, trained_file
+from model_zoo.trained import ElmoTraining, MlmTraining, MntpTraining, ReaderTraining, reader_test, training_of
+
+TRAINED = [card for card in list_models() if card.trained]
+KINDS = {
+    "minilm-l6-mlm": MlmTraining,
+    "smollm2-135m-mlm": MntpTraining,
+    "minilm-l6-qa": ReaderTraining,
+    "smollm2-135m-qa": ReaderTraining,
+    "elmo-mini": ElmoTraining,
+}
+
+
+def test_every_trained_model_is_one_of_the_known_trainings() -> None:
+    assert {card.name for card in TRAINED} == set(KINDS)
+
+
+@pytest.mark.parametrize("card", TRAINED, ids=lambda card: card.name)
+def test_a_shipped_metrics_file_reads_as_its_kind_of_training(card) -> None:  # noqa: ANN001
+    m = training_of(card)
+    assert isinstance(m, KINDS[card.name])
+    assert m.script.startswith("python -m model_zoo.") and m.device
+    raw = json.loads((trained_file(card).parent / "metrics.json").read_text())
+    if isinstance(m, ReaderTraining):
+        assert m.written_test.exact == raw["written_test"]["exact"] and 0 < m.written_test.f1 <= 1
+        assert reader_test(card) == m.written_test
+    else:
+        assert m.tokens_seen == raw["tokens_seen"] and m.curve  # a learning curve to draw
+    if isinstance(m, MntpTraining):
+        assert m.fresh.copies is not None and m.anti_copy_from is not None and m.anti_copy
+    if isinstance(m, MlmTraining):
+        assert 0 < m.plain_tokens <= m.tokens_seen
+
+
+def test_a_metrics_file_without_what_its_box_shows_is_one_sentence(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    card = model_zoo.get_card("elmo-mini")
+    from model_zoo import trained
+
+    monkeypatch.setattr(trained, "trained_metrics", lambda card: {"script": "python -m model_zoo.train_elmo"})
+    with pytest.raises(model_zoo.BadCheckpoint, match="elmo-mini metrics.json cannot be loaded: it lacks"):
+        training_of(card)
+    assert reader_test(model_zoo.get_card("minilm-l6")) is None  # not trained here
