@@ -179,3 +179,55 @@ def test_attention_views_of_a_class_run_two_at_a_time(tiny_zoo, monkeypatch: pyt
     monkeypatch.undo()
     for s in texts:  # each learner's own sentence, as read alone
         assert got[s] == model.encode(s, None, attentions=True, max_length=serving.VIEW_TOKENS).tokens
+
+
+TEXTS = (
+    "The man went to the [MASK] to deposit his money.",
+    "我把钱存进了银行。巴黎是法国的首[MASK]。",
+    "Emoji 🏦🌊 and accents: café, naïve, Zürich — “quotes”.",
+    "   spaces   and\ttabs\nand lines   ",
+    "a",
+    "[MASK] [MASK] [MASK]",
+    "x" * 300,
+)
+
+
+CONTEXTUAL = ["minilm-l6", "minilm-l6-mlm", "smollm2-135m", "smollm2-135m-mlm", "elmo-mini"]
+
+
+@pytest.mark.parametrize("name", CONTEXTUAL)
+def test_no_tokenizer_makes_more_tokens_than_bytes_and_room(tiny_zoo, name: str) -> None:
+    """over_limit tells a short text without tokenizing it; that is sound only while every model's tokens
+    stay within the text's UTF-8 bytes and SPECIAL_ROOM (a pair included)."""
+    tokens_within_bytes(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CONTEXTUAL)
+def test_no_real_tokenizer_makes_more_tokens_than_bytes_and_room(name: str) -> None:
+    tokens_within_bytes(name)  # the offline pack's own tokenizers
+
+
+def tokens_within_bytes(name: str) -> None:
+    model = serving.contextual(name)
+    for text in TEXTS:
+        assert model.count_tokens(text) <= len(text.encode()) + serving.SPECIAL_ROOM, (name, text)
+        if name.startswith("minilm"):
+            pair = len(text.encode()) + len(TEXTS[0].encode()) + serving.SPECIAL_ROOM
+            assert model.count_tokens(text, TEXTS[0]) <= pair, (name, text)
+
+
+def test_a_short_text_is_under_the_limit_without_taking_the_tokenizer(tiny_zoo, monkeypatch) -> None:
+    """Thirty learners' answers came back, then each waited for the tokenizer's lock (held by the next
+    batch) only to learn that their sentence was not cut. A sentence whose bytes fit is not tokenized."""
+    model = serving.contextual("minilm-l6-mlm")
+    long_text = "bank " * model.max_length
+    assert serving.over_limit("minilm-l6-mlm", long_text) == model.max_length  # tokenized: it is cut
+
+    def refuse(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("tokenized a text that cannot be over the limit")
+
+    monkeypatch.setattr(serving, "token_count", refuse)
+    assert serving.over_limit("minilm-l6-mlm", "The man went to the [MASK].") is None
+    with pytest.raises(AssertionError):  # near the limit it still counts
+        serving.over_limit("minilm-l6-mlm", "b" * model.max_length)
