@@ -70,3 +70,14 @@ def valid_text(text: str) -> str:
         "\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else " " if c not in "\t\n\r" and unicodedata.category(c) == "Cc" else c
         for c in text
     )
+
+
+SPECIAL_ROOM = 8  # more than any tokenizer here adds to a text or pair ([CLS]/[SEP], a word mark, <S>/</S>)
+
+
+def fits_uncut(max_length: int, text: str, text_pair: str | None = None) -> bool:
+    """Whether `text` (and `text_pair`) surely fits in `max_length` tokens, told without tokenizing: no
+    tokenizer here makes more than a token of a UTF-8 byte, plus SPECIAL_ROOM for its special tokens
+    (tests/test_batching.py checks the bound on every model of the offline pack)."""
+    size = len(text.encode("utf-8")) + (len(text_pair.encode("utf-8")) if text_pair else 0)
+    return size + SPECIAL_ROOM <= max_length

@@ -20,6 +20,7 @@ import streamlit as st
 import model_zoo
 from model_zoo import Availability, ModelUnavailable
 from model_zoo.lessons import cloze
+from model_zoo.words import fits_uncut
 
 from .runtime import (
     TRAINING_NICE,
@@ -286,20 +287,15 @@ def token_count(model_name: str, text: str, text_b: str | None = None) -> int:
     return model.count_tokens(text, text_b)
 
 
-SPECIAL_ROOM = 8  # more than any tokenizer here adds to a text or pair ([CLS]/[SEP], a word mark, <S>/</S>)
-
-
 def over_limit(model_name: str, text: str, text_b: str | None = None) -> int | None:
     """The model's token limit where `text` (and `text_b`) is longer than it reads, else None.
 
-    No tokenizer here makes more than one token of a UTF-8 byte (WordPiece, byte-level BPE, SentencePiece
-    with byte fallback, ELMo's words), so a text whose bytes and SPECIAL_ROOM fit is under the limit, told
-    without tokenizing it (tests/test_batching.py checks the bound). Tokenizing takes the tokenizer's lock,
-    which the class's fill-mask batch holds too: 30 sessions on the Masked LM page waited p95 1.63-1.70 s
-    with a tokenization each after their answer, 1.16-1.18 s without (make bench-load)."""
+    A text that surely fits (model_zoo.words.fits_uncut: its UTF-8 bytes and SPECIAL_ROOM) is told without
+    tokenizing it. Tokenizing takes the tokenizer's lock, which the class's fill-mask batch holds too:
+    30 sessions on the Masked LM page waited p95 1.63-1.70 s with a tokenization each after their
+    answer, 1.11-1.22 s without (make bench-load)."""
     model = contextual(model_name)
-    size = len(text.encode("utf-8")) + (len(text_b.encode("utf-8")) if text_b else 0)
-    if size + SPECIAL_ROOM <= model.max_length:
+    if fits_uncut(model.max_length, text, text_b):
         return None
     return model.max_length if token_count(model_name, text, text_b) > model.max_length else None
 

@@ -10,6 +10,7 @@ import pytest
 
 import model_zoo
 import serving
+from model_zoo.words import SPECIAL_ROOM
 
 
 def test_callers_that_arrive_while_a_batch_runs_share_the_next_one() -> None:
@@ -211,9 +212,9 @@ def test_no_real_tokenizer_makes_more_tokens_than_bytes_and_room(name: str) -> N
 def tokens_within_bytes(name: str) -> None:
     model = serving.contextual(name)
     for text in TEXTS:
-        assert model.count_tokens(text) <= len(text.encode()) + serving.SPECIAL_ROOM, (name, text)
+        assert model.count_tokens(text) <= len(text.encode()) + SPECIAL_ROOM, (name, text)
         if name.startswith("minilm"):
-            pair = len(text.encode()) + len(TEXTS[0].encode()) + serving.SPECIAL_ROOM
+            pair = len(text.encode()) + len(TEXTS[0].encode()) + SPECIAL_ROOM
             assert model.count_tokens(text, TEXTS[0]) <= pair, (name, text)
 
 
