@@ -13,7 +13,7 @@ from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
 from model_zoo.lessons import lexicon
-from model_zoo.lessons.attention import default_query, heads_grid, most_attended
+from model_zoo.lessons.attention import default_query, heads_grid, most_attended, spelled
 from model_zoo.registry import ATTENTIONS, models_where
 
 # Every model with self-attention; a head ContextLab trained on an encoder adds nothing here.
@@ -179,7 +179,7 @@ def check_yourself(model: model_zoo.Encoder) -> None:
 
     # The sentence's own ends are options too: a head that parks its attention on [CLS] or [SEP] (or the
     # full stop) is an answer a model gives, and the live answer is always one a learner can pick.
-    tokens = [token.strip("Ġ▁ ") for token in serving.token_strings(model.name, ANIMAL)]
+    tokens = [spelled(token) for token in serving.token_strings(model.name, ANIMAL)]  # as most_attended spells them
     it_options = tuple(dict.fromkeys(("animal", "street", "it", tokens[0], *tokens[-2:])))
     render_quiz(
         (

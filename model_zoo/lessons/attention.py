@@ -320,16 +320,21 @@ def default_query(word_ids: list[int | None], causal: bool) -> int:
     return next((i for i, w in enumerate(word_ids) if w is not None), 0)
 
 
+def spelled(token: str) -> str:
+    """A token as its word is written: without a byte-level BPE (Ġ) or SentencePiece (▁) space mark."""
+    return token.strip("Ġ▁ ")
+
+
 def most_attended(attn: np.ndarray, tokens: list[str], word: str) -> tuple[str, float] | None:
     """(token, share): the token that `word` (its first token, spelled without a BPE or SentencePiece
     space mark, lower case) pays most attention to in the last layer of attentions (L, H, T, T), heads
     averaged. None when no token is that word."""
-    at = next((k for k, tok in enumerate(tokens) if tok.strip("Ġ▁ ").lower() == word), None)
+    at = next((k for k, tok in enumerate(tokens) if spelled(tok).lower() == word), None)
     if at is None:
         return None
     shares = mean_attention_from(attn, at)  # (T,)
     best = int(shares.argmax())
-    return tokens[best].strip("Ġ▁ "), float(shares[best])
+    return spelled(tokens[best]), float(shares[best])
 
 
 def strongest_link(attn: np.ndarray, i: int, j: int) -> tuple[int, int, float]:
