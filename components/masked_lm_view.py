@@ -10,6 +10,7 @@ import streamlit as st
 
 from components.charts import build_lines, build_matrix, build_score_bars
 from components.i18n import md_escape, t, t_plain
+from components.notices import render_lesson_miss as render_miss
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable
 from model_zoo.lessons import cloze
@@ -43,6 +44,12 @@ def render_mask_bars(predictions: list[list[tuple[str, float]]]) -> None:
         columns[i % len(columns)].plotly_chart(
             build_score_bars(preds, t_plain("mlm.mask_title", i=i + 1)), key=f"mask{i}"
         )
+
+
+def render_lesson_miss(check: cloze.LessonCheck | None, model_name: str, text: str) -> None:
+    """Where the model misses the word the lesson names for `text`, the line that says so, naming the
+    original BERT that shows the point (the Chinese one for Chinese text)."""
+    render_miss(check, model_name, cloze.classic_bert(text))
 
 
 def render_recipe(demo: RecipeDemo) -> None:

@@ -1,16 +1,19 @@
 """What the Probing lesson draws of probing results: the scalar-mix weights, accuracy by layer, the table of
-numbers beside the paper's, and BERT's feature-extraction table, each with what it shows in words."""
+numbers beside the paper's, BERT's feature-extraction table, each with what it shows in words, and the
+lesson's questions."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import streamlit as st
 
 from components.charts import build_probe_curves, build_probe_weights
 from components.i18n import t, t_plain
+from components.quiz import Question, Solved, render_quiz
 from model_zoo.lessons import probing
-from model_zoo.lessons.probing import PAPER_BERT_LARGE, PAPER_FEATURE_F1, PAPER_LAYERS, TaskResult
+from model_zoo.lessons.probing import PAPER_BERT_LARGE, PAPER_FEATURE_F1, PAPER_LAYERS, ModelResults, TaskResult
 
 Results = dict[str, dict[str, TaskResult]]  # model -> task -> result
 depth = probing.normalised_depth
@@ -149,3 +152,30 @@ def render_feature_table(features: dict[str, dict[str, float]]) -> None:
             )
         )
     st.caption(t("probing.features_caption"))
+
+
+def render_check(results: Callable[[], ModelResults]) -> None:
+    """The lesson's questions, answered by `results` (minilm-l6's shipped probing results): the layer the
+    part-of-speech probe weighs most, and the task whose weights sit highest."""
+
+    def solve_pos() -> Solved:
+        pos = results().tasks["pos"]
+        layer = probing.best_layer(pos.mix_weights)
+        return Solved(str(layer), {"weight": f"{pos.mix_weights[layer]:.0%}", "score": f"{pos.mix_score:.0%}"})
+
+    def solve_highest() -> Solved:
+        tasks = results().tasks
+        high, low = probing.extreme_tasks(tasks)
+        facts = {
+            "high": f"{tasks[high].center_of_gravity:.1f}",
+            "low": low,
+            "low_cog": f"{tasks[low].center_of_gravity:.1f}",
+        }
+        return Solved(high, facts)
+
+    render_quiz(
+        (
+            Question("probe_pos", tuple(str(k) for k in range(7)), solve_pos),
+            Question("probe_high", ("pos", "ner", "dep", "sense", "agreement"), solve_highest),
+        )
+    )

@@ -12,9 +12,8 @@ from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
-from model_zoo.lessons import lexicon
-from model_zoo.lessons.attention import default_query, heads_grid, most_attended, spelled
 from model_zoo.registry import ATTENTIONS, models_where
+from serving import lesson_attention as lesson
 
 # Every model with self-attention; a head ContextLab trained on an encoder adds nothing here.
 MODELS = models_where(capability=ATTENTIONS)
@@ -89,17 +88,18 @@ def render_bertviz(model: model_zoo.Encoder, text: str, pair: str | None, view: 
 
 def query_key(model: model_zoo.Encoder, text: str, pair: str | None, encoding: model_zoo.Encoding) -> None:
     """One head's attention worked out from its weights: q · k for a query token, the softmax, the matrix."""
-    layers, heads = heads_grid(encoding.attentions)
+    start = lesson.query_start(encoding, model.kind == "causal_lm")
     st.write(t("attn.qk_intro"))
     st.latex(
         r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right),\quad q_i = W_Q h_i,\ k_j = W_K h_j"
     )
     c1, c2, c3 = st.columns(3)
-    layer = c1.slider(t("attn.layer"), 1, layers, min(3, layers), key="layer", bind="query-params") - 1
-    head = c2.slider(t("attn.head"), 1, heads, 1, key="head", bind="query-params") - 1
+    layer = c1.slider(t("attn.layer"), 1, start.layers, min(3, start.layers), key="layer", bind="query-params") - 1
+    head = c2.slider(t("attn.head"), 1, start.heads, 1, key="head", bind="query-params") - 1
     labels = [f"{i}: {readable(tok)}" for i, tok in enumerate(encoding.tokens)]
-    start = default_query(encoding.word_ids, model.kind == "causal_lm")
-    query = c3.selectbox(t("attn.query"), range(len(labels)), index=start, format_func=lambda i: labels[i], key="query")
+    query = c3.selectbox(
+        t("attn.query"), range(len(labels)), index=start.query, format_func=lambda i: labels[i], key="query"
+    )
     query = min(query or 0, len(labels) - 1)  # a choice kept from a longer text
     try:
         qk = serving.query_key(model.name, text, pair, layer, head)
@@ -115,12 +115,12 @@ def head_summary(model: model_zoo.Encoder, text: str, pair: str | None) -> None:
     source = st.radio(
         t("attn.summary_source"),
         SOURCES,
-        format_func=lambda s: t(f"attn.source_{s}", n=len(lexicon.examples())),
+        format_func=lambda s: t(f"attn.source_{s}", n=len(lesson.example_sentences())),
         horizontal=True,
         key="summary_source",
         bind="query-params",
     )
-    texts: tuple = ((text, pair) if pair else text,) if source == "yours" else tuple(lexicon.examples())
+    texts: tuple = ((text, pair) if pair else text,) if source == "yours" else lesson.example_sentences()
     progress = st.empty()
     try:
         summary = serving.head_summary(
@@ -165,21 +165,19 @@ def heads_options(model: model_zoo.Encoder) -> tuple[str, ...]:
 
 def check_yourself(model: model_zoo.Encoder) -> None:
     def solve_it() -> Solved:
-        view = serving.attention_view(model.name, ANIMAL, None)
-        assert view.attentions is not None  # attention_view always asks for them
-        found = most_attended(view.attentions, list(view.tokens), "it")
+        found = lesson.most_attended(model.name, ANIMAL, "it")
         if found is None:
             raise model_zoo.WordNotInText("it", ANIMAL, 0)
         token, share = found
         return Solved(token, {"model": model.name, "share": f"{share:.0%}"})
 
     def solve_heads() -> Solved:
-        layers, heads = heads_grid(serving.attention_view(model.name, ANIMAL, None).attentions)
+        layers, heads = lesson.heads_grid(model.name, ANIMAL)
         return Solved(str(layers * heads), {"model": model.name, "layers": layers, "heads": heads})
 
     # The sentence's own ends are options too: a head that parks its attention on [CLS] or [SEP] (or the
     # full stop) is an answer a model gives, and the live answer is always one a learner can pick.
-    tokens = [spelled(token) for token in serving.token_strings(model.name, ANIMAL)]  # as most_attended spells them
+    tokens = lesson.spelled_tokens(model.name, ANIMAL)  # as most_attended spells them
     it_options = tuple(dict.fromkeys(("animal", "street", "it", tokens[0], *tokens[-2:])))
     render_quiz(
         (

@@ -13,10 +13,8 @@ from components.i18n import t, t_plain
 from components.notices import render_error, render_lesson_miss, render_unavailable, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.training import render_elmo_training
-from model_zoo.lessons.elmo_mix import ONE_VECTOR, layer_cosines, lowest_lstm_cosine, mix_word, top_layer_cosine
-from model_zoo.lessons.lexicon import unique
 from model_zoo.registry import NEXT_WORDS, ROLES, models_where
-from model_zoo.words import words_in
+from serving import lesson_vectors
 
 LM = models_where(family="ELMo", capability=NEXT_WORDS)[0]  # the one with its softmax (AllenNLP released none)
 ELMOS = models_where(family="ELMo")
@@ -119,7 +117,7 @@ def weighted_sum(model: model_zoo.ElmoModel) -> None:
         for i, name in enumerate(("token", "lstm1", "lstm2"))
     ]
     gamma = cols[3].slider(t_plain("elmo.gamma"), 0.1, 3.0, step=0.1, key="gamma")
-    mixed = mix_word(encoding.hidden_states, at, raw, gamma, STRIP_DIMS)  # 3 layers of 2 x projection, and the mix
+    mixed = lesson_vectors.mixed_word(model.name, sentence, at, tuple(raw), gamma, STRIP_DIMS)  # 3 layers, and the mix
     mix, s = mixed.mix, mixed.mix.weights
     names = [t_plain(f"elmo.{k}") for k in LAYER_KEYS] + [t_plain("elmo.mix")]
     st.plotly_chart(
@@ -152,7 +150,7 @@ def context_matters(model: model_zoo.ElmoModel) -> None:
     left, right = st.columns(2)
     a = left.text_input(t("elmo.sentence_a"), key="a", bind="query-params", max_chars=MAX_CHARS)
     b = right.text_input(t("elmo.sentence_b"), key="b", bind="query-params", max_chars=MAX_CHARS)
-    shared = [w for w in unique(words_in(a)) if w.lower() in {x.lower() for x in words_in(b)}]
+    shared = lesson_vectors.shared_words(a, b)
     if not shared:
         st.info(t("elmo.pick_word"), icon=":material/info:")
         return
@@ -161,13 +159,12 @@ def context_matters(model: model_zoo.ElmoModel) -> None:
     word = st.selectbox(t("elmo.context_word"), shared, key="pair_word", bind="query-params")
     st.write(t("elmo.context_intro", word=word))
     try:
-        vectors = serving.word_vectors(model.name, (a, b), word)  # (2, 3, D)
+        cosines = lesson_vectors.context_cosines(model.name, a, b, word)  # at each of the 3 layers
     except model_zoo.ModelZooError as err:
         render_error(err)
         return
-    cosines = layer_cosines(vectors)  # (3,)
     glove, unavailable = serving.static_model("glove-6b-50d")
-    bars = {t_plain(f"elmo.{k}"): float(c) for k, c in zip(LAYER_KEYS, cosines)}
+    bars = {t_plain(f"elmo.{k}"): float(c) for k, c in zip(LAYER_KEYS, cosines.layers)}
     if unavailable is not None:
         render_unavailable(unavailable)
     elif word.lower() in glove:
@@ -176,13 +173,15 @@ def context_matters(model: model_zoo.ElmoModel) -> None:
         st.caption(t("elmo.cos_glove_missing", word=word))
     st.plotly_chart(build_layer_cosines(bars, t_plain("elmo.cos_title", word=word)), key="cosines")
     st.caption(t("elmo.cos_note"))
-    st.caption(t("elmo.not_context_free", word=word, cos=f"{lowest_lstm_cosine(cosines):.2f}"))
+    st.caption(t("elmo.not_context_free", word=word, cos=f"{cosines.lowest_lstm:.2f}"))
 
 
 def check_yourself(model: model_zoo.ElmoModel) -> None:
     def solve_bank() -> Solved:
-        cos = top_layer_cosine(serving.word_vectors(model.name, (RIVER, MONEY), "bank"))  # (2, 3, D) -> top layer
-        return Solved("same" if cos > ONE_VECTOR else "different", {"model": model.name, "cos": f"{cos:.3f}"})
+        cos = lesson_vectors.context_cosines(model.name, RIVER, MONEY, "bank").top
+        return Solved(
+            "same" if cos > lesson_vectors.ONE_VECTOR else "different", {"model": model.name, "cos": f"{cos:.3f}"}
+        )
 
     def solve_hang() -> Solved:
         forward, _, _ = serving.elmo_next_words(LM, LM_EXAMPLES[1], 5)

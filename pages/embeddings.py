@@ -11,11 +11,9 @@ from components.notices import render_error, with_fallback
 from components.quiz import Question, Solved, render_quiz
 from components.road import PLAYGROUND
 from components.word2vec_view import render_word2vec_summary
-from model_zoo.lessons.lexicon import BUILD_SCRIPT, unique, word_classes
-from model_zoo.lessons.onehot import cosine_matrix
-from model_zoo.lessons.word2vec import EpochReport, TrainSettings
 from model_zoo.registry import VECTORS, models_where
-from model_zoo.words import split_words
+from model_zoo.types import EpochReport, TrainSettings
+from serving import lesson_vectors
 
 MAX_STRIP = 12
 MAX_MAP = 200
@@ -36,12 +34,6 @@ STICK = (  # "Let's stick to" is the Illustrated BERT's example; the others are 
 STATIC_MODELS = models_where(capability=VECTORS)
 
 
-def words_in(model: model_zoo.StaticModel, text: str, limit: int) -> tuple[list[str], list[str]]:
-    """The distinct words of `text` that the model knows (at most `limit`), and those it does not."""
-    words = unique(split_words(text))
-    return [w for w in words if w in model][:limit], [w for w in words if w not in model]
-
-
 def report_missing(model: model_zoo.StaticModel, missing: list[str]) -> None:
     if missing:
         hints = [f"{w} → {', '.join(serving.suggestions(model.name, w, 3)) or '-'}" for w in missing[:5]]
@@ -54,8 +46,9 @@ def vectors(model: model_zoo.StaticModel) -> None:
     strip_text = st.text_input(
         t("emb.strip_words"), value="king queen man woman water", key="words", bind="query-params"
     )
-    strip, missing = words_in(model, strip_text, MAX_STRIP)
-    report_missing(model, missing)
+    read = lesson_vectors.known_words(model.name, strip_text, MAX_STRIP)
+    strip = read.shown
+    report_missing(model, read.missing)
     if strip:
         vectors = model.vectors(strip)
         st.plotly_chart(build_vector_strip(strip, vectors, t_plain("emb.strip_title", name=model.name)), key="strip")
@@ -112,18 +105,17 @@ def word_map(model: model_zoo.StaticModel) -> None:
         format_func=lambda m: m.upper(),
         help=t("emb.projection_help"),
     )
-    all_words = unique(split_words(map_text))
-    on_map, missing = words_in(model, map_text, MAX_MAP)
-    report_missing(model, missing)
-    if len([w for w in all_words if w in model]) > MAX_MAP:
-        st.warning(t("emb.map_capped", shown=MAX_MAP, total=len(all_words)), icon=":material/filter_list:")
+    read = lesson_vectors.known_words(model.name, map_text, MAX_MAP)
+    on_map = read.shown
+    report_missing(model, read.missing)
+    if read.known > MAX_MAP:
+        st.warning(t("emb.map_capped", shown=MAX_MAP, total=read.total), icon=":material/filter_list:")
     if len(on_map) < 3:
         st.info(t("emb.map_too_few"), icon=":material/info:")
     else:
         with st.spinner(t("emb.map_umap") if method == "umap" else t("emb.map_pca")):
             xy = serving.word_map(model.name, tuple(on_map), method)
-        classes = word_classes()
-        groups = [classes.get(w, "—") for w in on_map]
+        groups = lesson_vectors.classes_of(on_map, "—")
         st.plotly_chart(
             build_word_map(on_map, xy, groups, t_plain("emb.map_title", method=method.upper(), n=len(on_map))),
             key="map_fig",
@@ -133,7 +125,7 @@ def word_map(model: model_zoo.StaticModel) -> None:
 
 def train_word2vec(model: model_zoo.StaticModel) -> None:
     """word2vec trained live on the shipped corpus, the watched word's neighbours after each epoch."""
-    st.write(t("emb.train_intro", script=BUILD_SCRIPT))
+    st.write(t("emb.train_intro", script=lesson_vectors.BUILD_SCRIPT))
     defaults = TrainSettings()
     knobs = st.columns(5)
     dim = knobs[0].select_slider(t("emb.dim"), [25, 50, 100, 200], value=defaults.dim, key="w2v_dim")
@@ -186,12 +178,11 @@ def polysemy(model: model_zoo.StaticModel) -> None:
         if target not in model:
             report_missing(model, [target])
             continue
-        vectors = model.vectors([target] * len(sentences))
-        sims = cosine_matrix(vectors)[0]
-        st.table({t("emb.sentence"): list(sentences), t("emb.cos_first"): [f"{s:.3f}" for s in sims]})
+        same = lesson_vectors.repeated_word(model.name, target, len(sentences))
+        st.table({t("emb.sentence"): list(sentences), t("emb.cos_first"): [f"{s:.3f}" for s in same.cosines]})
         st.plotly_chart(
             build_vector_strip(
-                [f"{i + 1}" for i in range(len(sentences))], vectors, t_plain("emb.polysemy_strip", word=target)
+                [f"{i + 1}" for i in range(len(sentences))], same.vectors, t_plain("emb.polysemy_strip", word=target)
             ),
             key=f"poly_{target}",
         )

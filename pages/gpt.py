@@ -24,9 +24,10 @@ from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.records import render_record
 from components.url import keep_in_url, key_from_url
-from model_zoo.lessons.attention import attention_to_later_tokens, looks_only_left
-from model_zoo.lessons.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES, Strategy, first_token_sink, left_first
 from model_zoo.registry import models_where
+from model_zoo.types import Strategy
+from serving import lesson_attention as lesson
+from serving.lesson_attention import BLANK, MAX_NEW_TOKENS, STRATEGIES
 
 CAUSAL = models_where(kinds=("causal_lm",))
 MASKED = serving.default_for("masked_lm")  # BERT's answer for the same blank
@@ -122,7 +123,7 @@ def only_left(model: model_zoo.CausalLM) -> None:
         render_error(err)
     else:
         render_masks(model.name, ENCODER, causal, full)
-        sink = first_token_sink(serving.first_token_shares(model.name, mask_text), len(causal.tokens))
+        sink = lesson.first_token_sink(model.name, mask_text, len(causal.tokens))
         render_sink(model.name, sink, causal.tokens[0])
         with st.expander(t("gpt.view_title")):
             page = serving.attention_page(
@@ -191,15 +192,12 @@ def sizes_and_formats(model: model_zoo.CausalLM) -> None:
 
 def check_yourself(model: model_zoo.CausalLM) -> None:
     def solve_blank() -> Solved:
-        rows = serving.left_vs_whole(model.name, DEPOSIT, ())
-        left = left_first(rows).candidate
+        left = lesson.left_first(model.name, DEPOSIT)
         bert = serving.fill_mask(MASKED, DEPOSIT.replace(BLANK, "[MASK]", 1), 1)[0][0][0].strip()
-        causal = serving.attention_view(model.name, DEPOSIT.replace(BLANK, "bank"), None)
-        assert causal.attentions is not None  # attention_view always asks for them
-        zero = attention_to_later_tokens(causal.attentions)
+        later = lesson.later_tokens(model.name, DEPOSIT.replace(BLANK, "bank"))
         return Solved(
-            "after" if looks_only_left(causal.attentions) else "vocab",
-            {"model": model.name, "left": left, "bert": bert, "masked": MASKED, "zero": f"{zero:.0e}"},
+            "after" if later.only_left else "vocab",
+            {"model": model.name, "left": left, "bert": bert, "masked": MASKED, "zero": f"{later.largest:.0e}"},
         )
 
     sizes = {s.name.split(" (")[0]: s for s in serving.gpt_sizes(())}  # counted from configs: no weights

@@ -7,10 +7,10 @@ import serving
 from components import masked_lm_view as view
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
-from components.notices import render_error, render_lesson_miss, select_model, when_asked
+from components.notices import render_error, select_model, when_asked
 from components.training import render_masked_lm_training
-from model_zoo.lessons import cloze, why_mask
 from model_zoo.registry import FILL_MASK, models_where
+from serving import lesson_attention as lesson
 
 MAX_MASKS = 10
 EXAMPLES = (  # each with where it comes from (the i18n key mlm.src_*), shown on its button and below them
@@ -26,14 +26,14 @@ PARIS = "Paris is the capital of [MASK]."
 
 def mask_word() -> None:
     """Hide the first use of the chosen word (read now, not when the button was drawn)."""
-    st.session_state.text = cloze.mask_first(st.session_state.text, st.session_state.mask_pick)
+    st.session_state.text = lesson.mask_first(st.session_state.text, st.session_state.mask_pick)
 
 
 @st.fragment
 def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
     view.render_examples(EXAMPLES)
     text = st.text_area(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
-    words = cloze.maskable_words(text)
+    words = lesson.maskable_words(text)
     if words:
         pick, go = st.columns([3, 1], vertical_alignment="bottom")
         pick.selectbox(t("mlm.pick_word"), words, key="mask_pick")
@@ -50,7 +50,7 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
         if (limit := serving.over_limit(model.name, text)) is not None:  # tokenising only
             st.warning(t("mlm.truncated", n=limit), icon=":material/content_cut:")
         view.render_mask_bars(predictions)
-        render_lesson_miss(serving.lesson_blank(model.name, text), model.name, cloze.classic_bert(text))
+        view.render_lesson_miss(serving.lesson_blank(model.name, text), model.name, text)
         st.caption(t("mlm.fill_note"))
     except model_zoo.ModelZooError as err:
         render_error(err)
@@ -92,9 +92,8 @@ def rollout(model: model_zoo.MaskedLM, clean: str) -> None:
     st.subheader(t("mlm.rollout_title"))
     st.write(t("mlm.rollout_intro", model=model.name))
     try:
-        encoding = serving.attention_view(model.name, clean, None)
-        assert encoding.attentions is not None
-        view.render_rollout(encoding.tokens, why_mask.rollout_summary(encoding.attentions), model.name)
+        tokens, rolled = lesson.rollout(model.name, clean)
+        view.render_rollout(tokens, rolled, model.name)
     except model_zoo.EmptyInput:
         st.info(t("mlm.recipe_empty"), icon=":material/info:")
     except model_zoo.ModelZooError as err:

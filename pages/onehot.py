@@ -8,9 +8,7 @@ from components.frame import ensure_app_frame
 from components.i18n import md_escape, t
 from components.notices import with_fallback
 from components.quiz import Question, Solved, render_quiz
-from model_zoo.lessons.lexicon import unique, word_classes
-from model_zoo.lessons.onehot import bytes_per_vector, cosine_matrix, one_hot
-from model_zoo.words import split_words
+from serving import lesson_vectors
 
 MAX_WORDS = 40  # rows a heatmap can show legibly
 STATIC = "glove-6b-50d"
@@ -26,7 +24,7 @@ def read_words() -> tuple[list[str], list[str]]:
         bind="query-params",
         help=t("onehot.text_help"),
     )
-    vocabulary = unique(split_words(text))
+    vocabulary = lesson_vectors.vocabulary_of(text)
     if not vocabulary:
         st.info(t("onehot.no_words"), icon=":material/info:")
         st.stop()
@@ -46,16 +44,22 @@ def one_hot_matrix(vocabulary: list[str], shown: list[str]) -> None:
     cols[2].metric(t("onehot.nonzero"), "1")
     st.plotly_chart(
         build_matrix(
-            one_hot(shown, shown), shown, shown, colorscale="Blues", zmin=0, zmax=1, hover="%{y} · %{x}: %{z:.0f}"
+            lesson_vectors.one_hot(shown, shown),
+            shown,
+            shown,
+            colorscale="Blues",
+            zmin=0,
+            zmax=1,
+            hover="%{y} · %{x}: %{z:.0f}",
         ),
         key="onehot_matrix",
     )
     st.caption(
         t(
             "onehot.scale",
-            kb_30k=f"{bytes_per_vector(30_000) / 1e3:,.0f}",
-            mb_3m=f"{bytes_per_vector(3_000_000) / 1e6:,.0f}",
-            gb_30k=f"{30_000 * bytes_per_vector(30_000) / 1e9:,.1f}",
+            kb_30k=f"{lesson_vectors.bytes_per_vector(30_000) / 1e3:,.0f}",
+            mb_3m=f"{lesson_vectors.bytes_per_vector(3_000_000) / 1e6:,.0f}",
+            gb_30k=f"{30_000 * lesson_vectors.bytes_per_vector(30_000) / 1e9:,.1f}",
         )
     )
 
@@ -66,15 +70,14 @@ def similarity(shown: list[str]) -> None:
     use_glove = st.toggle(t("onehot.use_glove"), key="glove", bind="query-params")
     if use_glove:
         glove = with_fallback(STATIC, serving.static_model)
-        known = [w for w in shown if w in glove]
-        missing = [w for w in shown if w not in glove]
-        if missing:
-            st.info(t("onehot.missing", words=", ".join(missing)), icon=":material/info:")
-        labels = known
-        sims = cosine_matrix(glove.vectors(known))
+        read = lesson_vectors.static_cosines(glove.name, tuple(shown))
+        if read.missing:
+            st.info(t("onehot.missing", words=", ".join(read.missing)), icon=":material/info:")
+        labels = read.known
+        sims = read.cosines
         title = t("onehot.sim_glove_title")
     else:
-        labels, sims, title = shown, cosine_matrix(one_hot(shown, shown)), t("onehot.sim_onehot_title")
+        labels, sims, title = shown, lesson_vectors.one_hot_cosines(shown), t("onehot.sim_onehot_title")
     if len(labels) >= 2:
         st.plotly_chart(build_similarity_heatmap(labels, sims, title, number=False), key="similarity")
     if len(labels) >= 3:
@@ -87,13 +90,12 @@ def classes(shown: list[str]) -> None:
     """3. Word classes: the middle step, and why it is too coarse."""
     st.header(t("onehot.class_title"))
     st.write(t("onehot.class_intro"))
-    known_classes = word_classes()
     none = t("onehot.no_class")
-    word_class = [known_classes.get(w, none) for w in shown]
-    class_names = unique(word_class)
+    table = lesson_vectors.word_class_table(shown, none)
+    word_class, class_names = table.classes, table.names
     st.plotly_chart(
         build_matrix(
-            one_hot(word_class, class_names),
+            table.matrix,
             shown,
             class_names,
             colorscale="Greens",
@@ -112,12 +114,12 @@ def classes(shown: list[str]) -> None:
 
 def check_yourself() -> None:
     def solve_cosine() -> Solved:
-        cos = float(cosine_matrix(one_hot(["dog", "cat"], ["dog", "cat", "car"]))[0, 1])
+        cos = float(lesson_vectors.one_hot_cosines(["dog", "cat"], ["dog", "cat", "car"])[0, 1])
         return Solved(f"{cos:g}", {"cos": f"{cos:g}"})
 
     def solve_size() -> Solved:
-        n = one_hot(["w0"], [f"w{i}" for i in range(30_000)]).shape[1]
-        return Solved(f"{n:,}", {"n": f"{n:,}", "kb": f"{bytes_per_vector(n) / 1024:.0f}"})
+        n = lesson_vectors.one_hot(["w0"], [f"w{i}" for i in range(30_000)]).shape[1]
+        return Solved(f"{n:,}", {"n": f"{n:,}", "kb": f"{lesson_vectors.bytes_per_vector(n) / 1024:.0f}"})
 
     render_quiz(
         (

@@ -11,9 +11,8 @@ from components.models_panel import STATUS_ICON
 from components.notices import render_error, with_fallback
 from components.tokens import render_tokens
 from model_zoo.capabilities import can
-from model_zoo.lessons.onehot import cosine_matrix
 from model_zoo.registry import FILL_MASK, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
-from model_zoo.words import words_in
+from serving import lesson_vectors
 
 MAX_CHARS = 2000
 MAX_WORDS = 12  # neighbour tables for a static model
@@ -21,7 +20,7 @@ MAX_WORDS = 12  # neighbour tables for a static model
 
 def neighbours(model: model_zoo.StaticModel, text: str) -> None:
     """A static model: each word's nearest neighbours (a word it does not know, with suggestions)."""
-    words = words_in(text.replace("[MASK]", " "))
+    words = lesson_vectors.words_typed(text)
     if not words:
         raise model_zoo.EmptyInput()
     if len(words) > MAX_WORDS:
@@ -65,7 +64,7 @@ def contextual(model: model_zoo.Encoder | model_zoo.ElmoModel, text: str) -> Non
         st.caption(t("playground.elmo_note", n=f"{vocab:,}"))
     layers = encoding.num_layers
     layer = st.slider(t("playground.layer"), 0, layers, layers, key="layer", help=t("playground.layer_help"))
-    sim = cosine_matrix(encoding.hidden_states[layer])
+    sim = lesson_vectors.token_cosines(model.name, text, layer)
     st.plotly_chart(build_similarity_heatmap(encoding.tokens, sim, t_plain("playground.sim_title", layer=layer)))
 
 

@@ -11,12 +11,19 @@ import serving
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_unavailable
-from components.probing_view import render_curves, render_feature_table, render_numbers, render_weights, task_name
-from components.quiz import Question, Solved, render_quiz
+from components.probing_view import (
+    render_check,
+    render_curves,
+    render_feature_table,
+    render_numbers,
+    render_weights,
+    task_name,
+)
 from components.url import keep_in_url, keys_from_url
-from model_zoo.lessons import probing
-from model_zoo.lessons.probing import TASKS, TaskResult
 from model_zoo.registry import models_where
+from model_zoo.types import ModelResults, TaskResult
+from serving import lesson_tasks
+from serving.lesson_tasks import TASKS
 
 CONTEXTUAL = models_where(without=("static",))
 DEFAULT_MODELS = ["elmo-mini", "minilm-l6"]
@@ -44,8 +51,7 @@ def pick() -> tuple[list[str], list[str]]:
 def gather(models: list[str], tasks: list[str]) -> dict[str, dict[str, TaskResult]]:
     """Each picked model's results for the picked tasks: retrained here in this session, else shipped."""
     retrained: dict[tuple[str, str], TaskResult] = st.session_state.setdefault("retrained", {})
-    shipped = {name: serving.probing_results(name) for name in models}
-    found = probing.gather_results(models, tasks, shipped, retrained)
+    found = lesson_tasks.gather_results(models, tasks, retrained)
     for name in found.missing:
         st.info(t("probing.no_results", name=name), icon=":material/info:")
     live = sorted({f"{m} · {task_name(task)}" for m, task in found.live})
@@ -56,7 +62,7 @@ def gather(models: list[str], tasks: list[str]) -> dict[str, dict[str, TaskResul
 
 def feature_table(results: dict[str, dict[str, TaskResult]]) -> None:
     """4. BERT's feature-extraction table, for the BERT-architecture models picked."""
-    render_feature_table(probing.bert_features({name: serving.probing_results(name) for name in results}))
+    render_feature_table(lesson_tasks.bert_features(list(results)))
 
 
 def retrain(models: list[str], tasks: list[str]) -> None:
@@ -105,11 +111,11 @@ def retrain(models: list[str], tasks: list[str]) -> None:
             shipped_cog=f"{before.center_of_gravity:.2f}" if before else "–",
         )
         st.rerun()  # the charts above now draw the new probe
-    st.caption(t("probing.data_note", script=probing.SCRIPT))
+    st.caption(t("probing.data_note", script=lesson_tasks.PROBING_SCRIPT))
 
 
 def check_yourself() -> None:
-    def quiz_results() -> probing.ModelResults:
+    def quiz_results() -> ModelResults:
         results = serving.probing_results("minilm-l6")
         if results is None:
             raise model_zoo.ModelUnavailable(
@@ -117,27 +123,7 @@ def check_yourself() -> None:
             )
         return results
 
-    def solve_pos() -> Solved:
-        pos = quiz_results().tasks["pos"]
-        layer = probing.best_layer(pos.mix_weights)
-        return Solved(str(layer), {"weight": f"{pos.mix_weights[layer]:.0%}", "score": f"{pos.mix_score:.0%}"})
-
-    def solve_highest() -> Solved:
-        tasks = quiz_results().tasks
-        high, low = probing.extreme_tasks(tasks)
-        facts = {
-            "high": f"{tasks[high].center_of_gravity:.1f}",
-            "low": low,
-            "low_cog": f"{tasks[low].center_of_gravity:.1f}",
-        }
-        return Solved(high, facts)
-
-    render_quiz(
-        (
-            Question("probe_pos", tuple(str(k) for k in range(7)), solve_pos),
-            Question("probe_high", ("pos", "ner", "dep", "sense", "agreement"), solve_highest),
-        )
-    )
+    render_check(quiz_results)
 
 
 def run() -> None:

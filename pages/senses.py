@@ -10,19 +10,18 @@ from components.notices import render_error, render_unavailable
 from components.quiz import Question, Solved, render_quiz
 from model_zoo import registry
 from model_zoo.errors import ModelUnavailable, ModelZooError
-from model_zoo.lessons import sense_data, senses
-from model_zoo.lessons.sense_data import UMAP_DEFAULTS, MapView, SenseModel, SenseSet
-from model_zoo.lessons.senses import OwnVectors, SenseVectors
 from model_zoo.registry import HIDDEN_STATES, VECTORS
-from model_zoo.words import find_word, forms_of
+from model_zoo.types import MapView, OwnVectors, SenseModel, SenseSet, SenseVectors
+from serving import lesson_senses
+from serving.lesson_senses import CHINESE, UMAP_DEFAULTS
 
 # This page draws its default view from figures precomputed with the real model over the
-# shipped set (model_zoo.lessons.sense_data), before any model library is imported; `serving` (whose model
+# shipped set (serving.lesson_senses), before any model library is imported; `serving` (whose model
 # calls import one) is called only for what is not precomputed: other models, UMAP settings, your sentence.
 ensure_app_frame()
 
-SETS = sense_data.load_senses()
-WORDS = sense_data.lesson_words(SETS)  # the lesson's own examples (bank, stick) lead
+SETS = lesson_senses.sense_sets()
+WORDS = lesson_senses.lesson_words()  # the lesson's own examples (bank, stick) lead
 CARDS = {c.name: c for c in registry.list_models()}
 MODELS = [n for n, c in CARDS.items() if {VECTORS, HIDDEN_STATES} & set(c.capabilities)]
 DEFAULT_MODELS = ["glove-6b-50d", "elmo-mini", "minilm-l6"]
@@ -46,9 +45,9 @@ def shown_model(name: str, sense_set: SenseSet) -> SenseModel:
     here = serving.availabilities()[name].ready  # cached for 30 s: no file-system walk per rerun
     if here and VECTORS in card.capabilities:
         return SenseModel(name, True, 0, None)  # one vector per word: nothing to load for the picture
-    pre = (sense_data.load_precomputed(name) or {}).get(sense_set.word) if here else None
-    if pre is not None:
-        return SenseModel(name, False, pre.pca.shape[1] - 1, pre)
+    precomputed = lesson_senses.precomputed_model(name, sense_set.word) if here else None
+    if precomputed is not None:
+        return precomputed
     with st.spinner(t("playground.loading", name=name)):
         model, unavailable = serving.model_or_fallback(name)  # ModelUnavailable if there is no stand-in
     if unavailable is not None:
@@ -122,8 +121,7 @@ def read_own_sentence(word: str, models: list[SenseModel]) -> tuple[str, OwnVect
     own_vectors: OwnVectors = {}
     if not mine.strip():
         return mine, own_vectors
-    if find_word(mine, word) is None:
-        near = forms_of(mine, word)
+    if (near := lesson_senses.other_forms(mine, word)) is not None:
         st.info(
             t("senses.word_missing", word=word, forms=", ".join(near)) if near else t("senses.word_absent", word=word),
             icon=":material/info:",
@@ -147,15 +145,12 @@ def maps(sense_set: SenseSet, models: list[SenseModel], view: MapView, mine: str
     grid = st.columns(2)
     for i, m in enumerate(models):
         at, extra = view.layer_of(m), own_vectors.get(m.name)
-        xy, own = sense_data.ready_map(m, view, len(sense_set.sentences), extra is not None), None
+        xy, own = lesson_senses.ready_map(m, view, sense_set, extra is not None), None
         if xy is None:
-            point = None if extra is None else senses.own_point(extra, at)
             with st.spinner(t("emb.map_umap") if view.method == "umap" else t("emb.map_pca")):
-                xy = serving.sense_map(
-                    m.name, sense_set.word, at, view.method, point, view.seed, view.neighbours, view.min_dist
-                )
+                xy = lesson_senses.live_map(m.name, sense_set.word, at, view, extra)
             if extra is not None:
-                xy, own = senses.place_own(xy, encoded(m.name, sense_set).vectors, sense_set.senses, extra, at)
+                xy, own = lesson_senses.place_own(xy, encoded(m.name, sense_set), sense_set, extra, at)
         with grid[i % 2]:
             senses_view.render_sense_map(sense_set, m, at, xy, own, mine)
 
@@ -165,7 +160,7 @@ def votes(sense_set: SenseSet, models: list[SenseModel], own_vectors: OwnVectors
     senses_view.render_votes(
         sense_set,
         {
-            m.name: senses.own_votes(encoded(m.name, sense_set).vectors, sense_set.senses, own_vectors[m.name], m.depth)
+            m.name: lesson_senses.own_votes(encoded(m.name, sense_set), sense_set, own_vectors[m.name], m.depth)
             for m in models
             if m.name in own_vectors
         },
@@ -176,11 +171,7 @@ def measures(sense_set: SenseSet, models: list[SenseModel]) -> None:
     """Per-layer sense accuracy against chance, self- and intra-sentence similarity against the baseline."""
     st.header(t("senses.measures_title"))
     st.write(t("senses.measures_intro"))
-    found = {
-        m.name: m.pre if m.pre is not None else None if m.static else serving.sense_measures(m.name, sense_set.word)
-        for m in models
-    }
-    senses_view.render_measures(senses.measure_lines(found, sense_set.senses, max(m.depth for m in models)))
+    senses_view.render_measures(lesson_senses.measure_lines(models, sense_set))
 
 
 def chinese_corner() -> None:
@@ -191,9 +182,8 @@ def chinese_corner() -> None:
     if reader is None:
         senses_view.render_chinese_missing(CHINESE_MODELS)
         return
-    word = st.segmented_control(t("senses.zh_word"), list(sense_data.CHINESE), default="长", key="zh_word") or "长"
-    vectors = serving.word_vectors(reader, tuple(s for s, _ in sense_data.CHINESE[word]), word)
-    senses_view.render_chinese_map(word, sense_data.CHINESE[word], senses.last_layer_similarity(vectors), reader)
+    word = st.segmented_control(t("senses.zh_word"), list(CHINESE), default="长", key="zh_word") or "长"
+    senses_view.render_chinese_map(word, CHINESE[word], lesson_senses.chinese_similarity(reader, word), reader)
 
 
 def run() -> None:
@@ -203,7 +193,7 @@ def run() -> None:
     word = c1.selectbox(t("senses.word"), WORDS, key="word", bind="query-params")
     chosen = c2.multiselect(t("senses.models"), MODELS, default=DEFAULT_MODELS, key="models", bind="query-params")
     sense_set = SETS[word]
-    senses_view.render_data_note(word, sense_set, len(SETS), sense_data.total_uses(SETS))
+    senses_view.render_data_note(word, sense_set, len(SETS), lesson_senses.total_uses())
     models = shown_models(chosen, sense_set)
     explore(word, sense_set, models)
     measures(sense_set, models)
@@ -229,12 +219,8 @@ def solve_layer() -> Solved:
 
 
 def solve_glove() -> Solved:
-    glove, unavailable = serving.static_model("glove-6b-50d")
-    if unavailable is not None:
-        raise unavailable
-    sentences = SETS["bank"].sentences
-    points = senses.distinct_points([glove.vector("bank") for _ in sentences])  # the vector it gives in each sentence
-    return Solved(str(points), {"n": len(sentences)})
+    points = lesson_senses.static_points("glove-6b-50d", "bank")  # the vector it gives in each sentence
+    return Solved(str(points), {"n": len(SETS["bank"].sentences)})
 
 
 QUIZ = (

@@ -12,8 +12,8 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
-from model_zoo.lessons.attention import farthest_link, heads_grid, strongest_head_reach, strongest_link
 from model_zoo.registry import ATTENTIONS, models_where
+from serving import lesson_attention as lesson
 
 # Bidirectional encoders: the stop is about the encoder; GPT's masked attention has its own page.
 MODELS = models_where(capability=ATTENTIONS, without=("causal_lm",))
@@ -55,12 +55,12 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
         format_func=lambda k: f"{k}: {tokens[k]}",
         key=f"tf_pick_{zlib.crc32(text.encode())}",  # a new sentence: pick afresh
     )
-    strongest = strongest_head_reach(view.attentions, i)  # (layers, tokens)
+    reached = lesson.reach(view, i)  # strongest: (layers, tokens)
     ticks = [f"{k}:{tok}" for k, tok in enumerate(tokens)]
     st.plotly_chart(
         build_matrix(
-            strongest.tolist(),
-            [t_plain("tf.layer", n=layer + 1) for layer in range(strongest.shape[0])],
+            reached.strongest,
+            [t_plain("tf.layer", n=layer + 1) for layer in range(len(reached.strongest))],
             ticks,
             t_plain("tf.reach_chart", word=tokens[i], model=model.name),
             zmin=0.0,
@@ -70,9 +70,8 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
         ),
         key="tf_reach",
     )
-    link = farthest_link(view.attentions, i, view.word_ids)
-    if link is not None:
-        layer, head, j, weight = link
+    if reached.link is not None:
+        layer, head, j, weight = reached.link
         distance = abs(j - i)
         note = t(
             "tf.reach_note",
@@ -105,19 +104,17 @@ def in_parallel(model: model_zoo.Encoder, view: model_zoo.Encoding) -> None:
 
 def check_yourself(model: model_zoo.Encoder, layers: int) -> None:
     def solve_layer() -> Solved:
-        view = serving.attention_view(model.name, KEYS, None)
-        tokens = view.tokens
-        if "are" not in tokens or "keys" not in tokens:
+        link = lesson.strongest_link(model.name, KEYS, "are", "keys")
+        if link is None:
             raise model_zoo.WordNotInText("keys", KEYS, 0)
-        assert view.attentions is not None  # attention_view always asks for them
-        i, j = tokens.index("are"), tokens.index("keys")
-        layer, head, weight = strongest_link(view.attentions, i, j)
-        facts = {"model": model.name, "weight": f"{weight:.0%}", "distance": abs(i - j)}
-        return Solved(str(layer + 1), facts | {"head": head + 1})
+        facts = {"model": model.name, "weight": f"{link.weight:.0%}", "distance": link.distance}
+        return Solved(str(link.layer + 1), facts | {"head": link.head + 1})
 
     def solve_steps() -> Solved:
         view = serving.attention_view(model.name, KEYS, None)
-        return Solved(str(2 * len(view.tokens)), {"n": len(view.tokens), "layers": heads_grid(view.attentions)[0]})
+        return Solved(
+            str(2 * len(view.tokens)), {"n": len(view.tokens), "layers": lesson.heads_grid(model.name, KEYS)[0]}
+        )
 
     render_quiz(
         (

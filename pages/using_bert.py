@@ -15,23 +15,23 @@ from components.notices import render_error, select_model, when_asked, with_bar
 from components.task_views import render_task_diagram
 from components.training import render_reader_training
 from components.url import keep_in_url, key_from_url
-from model_zoo.lessons import tasks
 from model_zoo.registry import models_where
 from model_zoo.trained import ReaderScores, reader_test
+from model_zoo.types import TrainedHead
+from serving import lesson_tasks
+from serving.lesson_tasks import LECTURE_PASSAGE, POOLINGS  # POOLINGS: what a head reads, [CLS] and the mean
 
 ENCODERS = models_where(family="BERT", without=("qa",))
 READERS = models_where(kinds=("qa",))
 SETS = ("sentiment", "spam")
-POOLINGS = tasks.POOLINGS  # what model_zoo.lessons.tasks trains a head on: [CLS] and the mean
 MAX_CHARS = 500
 MAX_PASSAGE_CHARS = 2000  # about 450 WordPiece tokens: within what BERT reads with a question
 MULTILINGUAL = "bert-base-multilingual-cased"
-PASSAGES = tasks.written_passages()
-QUESTIONS = tasks.load_questions()  # (train, test): every fifth passage held out
+PASSAGES, TRAIN_QUESTIONS, TEST_QUESTIONS = lesson_tasks.written_questions()  # every fifth passage held out
 NER_EXAMPLE = "Barack Obama visited Paris in June 2009 with a delegation from the United Nations."
 
 
-def trained(model: model_zoo.Encoder, task: str, pooling: str) -> tasks.TrainedHead:
+def trained(model: model_zoo.Encoder, task: str, pooling: str) -> TrainedHead:
     """The shared head of a task, trained once per server."""
     text = t_plain("using.training", task=t_plain(f"using.task_{task}"), pooling=pooling)
     head = with_bar(text, lambda progress: serving.task_head(model.name, task, pooling, progress))
@@ -41,7 +41,7 @@ def trained(model: model_zoo.Encoder, task: str, pooling: str) -> tasks.TrainedH
 
 
 # -- the sections ---------------------------------------------------------------------------------------
-def one_sentence(model: model_zoo.Encoder) -> tuple[str, dict[str, tasks.TrainedHead]]:
+def one_sentence(model: model_zoo.Encoder) -> tuple[str, dict[str, TrainedHead]]:
     """1. One sentence -> one class; the task picked and its heads (one per pooling)."""
     st.header(t("using.sentence_title"))
     st.markdown(t("using.sentence_diagram"))
@@ -121,7 +121,7 @@ def two_sentences(model: model_zoo.Encoder) -> None:
     else:
         st.plotly_chart(build_score_bars(guesses, t_plain("using.pair_probabilities")), key="pair_bars")
         if not serving.loaded(model.name, model_zoo.Encoder).has_segments:
-            separator = tasks.separator_token(encoding.tokens, encoding.word_ids) or "·"
+            separator = lesson_tasks.pair_separator(encoding) or "·"
             st.caption(t("using.pair_no_segments", model=model.name, separator=separator))
     view.render_pair_record(pairs, pooling)
 
@@ -135,7 +135,7 @@ def question_answering(model: model_zoo.Encoder) -> None:
     )
     card = model_zoo.get_card(reader.name)
     render_reader_training(card)  # a reader trained here: how, and its scores
-    st.session_state.setdefault("qa_passage", key_from_url("qa_passage", list(PASSAGES), tasks.LECTURE_PASSAGE))
+    st.session_state.setdefault("qa_passage", key_from_url("qa_passage", list(PASSAGES), LECTURE_PASSAGE))
     preset = st.selectbox(
         t("using.qa_passage_pick"),
         list(PASSAGES),
@@ -155,11 +155,11 @@ def question_answering(model: model_zoo.Encoder) -> None:
     st.pills(t("using.qa_try"), tries, key="qa_try", on_change=view.ask)
     try:
         render_task_diagram("qa", serving.pair_states(reader.name, question, passage), "qa_diagram")
-        got = serving.read_question(reader.name, question, passage)
+        got, missed = lesson_tasks.read_question(reader.name, question, passage)
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        view.render_reading(got, reader.name, tasks.missed_answer(got, question, passage))
+        view.render_reading(got, reader.name, missed)
     with st.expander(t("using.qa_frozen")):
         frozen_head(model, reader.name, reader_test(card), question, passage)
 
@@ -167,7 +167,7 @@ def question_answering(model: model_zoo.Encoder) -> None:
 def frozen_head(
     model: model_zoo.Encoder, reader: str, scores: ReaderScores | None, question: str, passage: str
 ) -> None:
-    st.write(t("using.qa_frozen_intro", model=model.name, train=len(QUESTIONS[0])))
+    st.write(t("using.qa_frozen_intro", model=model.name, train=TRAIN_QUESTIONS))
     frozen_qa = when_asked(
         t("using.qa_frozen_train"),
         "train_qa_head",
@@ -178,7 +178,7 @@ def frozen_head(
         ),
     )
     if frozen_qa:
-        view.render_frozen_reading(*frozen_qa, model.name, len(QUESTIONS[1]), reader, scores)
+        view.render_frozen_reading(*frozen_qa, model.name, TEST_QUESTIONS, reader, scores)
 
 
 def many_languages() -> str:
@@ -198,7 +198,7 @@ def many_languages() -> str:
     )
     if cross is None:
         return ml_reader
-    view.render_cross_lingual(cross, len(tasks.load_sentences("sentiment").test), multilingual, ml_reader)
+    view.render_cross_lingual(cross, lesson_tasks.held_out_sentences("sentiment"), multilingual, ml_reader)
     own = st.text_input(t("using.ml_own"), key="ml_own", max_chars=MAX_CHARS)
     if own.strip():
         try:
@@ -208,7 +208,7 @@ def many_languages() -> str:
     return ml_reader
 
 
-def fine_tuning(model: model_zoo.Encoder, task: str, heads: dict[str, tasks.TrainedHead]) -> None:
+def fine_tuning(model: model_zoo.Encoder, task: str, heads: dict[str, TrainedHead]) -> None:
     """6. Fine-tuning the whole encoder against the head on frozen features."""
     st.header(t("using.finetune_title"))
     st.write(t("using.finetune_intro", model=model.name, task=t_plain(f"using.task_{task}")))
@@ -221,7 +221,7 @@ def fine_tuning(model: model_zoo.Encoder, task: str, heads: dict[str, tasks.Trai
     )
     if result:
         view.render_fine_tuning(heads["cls"], result)
-    st.caption(t("using.data_note", questions=sum(map(len, QUESTIONS)), passages=len(PASSAGES)))
+    st.caption(t("using.data_note", questions=TRAIN_QUESTIONS + TEST_QUESTIONS, passages=len(PASSAGES)))
 
 
 def check_yourself(model: model_zoo.Encoder, ml_reader: str) -> None:
