@@ -145,6 +145,51 @@ FREE_TIME = (
     "a summer evening in the park with friends",
     "staying in or going out tonight",
 )
+# Social life and spare time more widely (`--social`, issue 31's third writing): the free-time texts were
+# 111k words on 12 topics, repeated 16 times in elmo-mini's last stage, which raised its held-out
+# perplexity; these are new situations, so that the everyday phrasal verbs come in varied sentences.
+SOCIAL = (
+    "going out for dinner with colleagues",
+    "working out at the gym before work",
+    "a night out for a friend's birthday",
+    "meeting up with cousins in the holidays",
+    "picking a friend up from the station",
+    "chilling at home with a film",
+    "eating out at a new restaurant",
+    "a Saturday afternoon in town with friends",
+    "playing video games with a brother",
+    "a barbecue in the back garden",
+    "a board game evening",
+    "going to a concert with friends",
+    "a coffee break at work",
+    "calling a friend you have not seen for years",
+    "a day off in the middle of the week",
+    "a walk with the dog and a neighbour",
+    "friends sharing a flat",
+    "a karaoke night",
+    "a five-a-side football game after work",
+    "teenagers at the shopping centre",
+    "a family game night",
+    "a bowling trip",
+    "dropping by a friend's house",
+    "going round to a neighbour's for tea",
+    "a club that meets every Thursday",
+    "getting together to watch a match",
+    "a long lunch on a Sunday",
+    "making new friends in a new city",
+    "a quiet evening reading",
+    "an after-work drink",
+    "friends planning a holiday together",
+    "a trip to the cinema that sold out",
+    "spending time with grandparents at the weekend",
+    "a dance class",
+    "walking around the town at night",
+    "a party that went on too late",
+    "a slow morning in bed on a holiday",
+    "friends cooking together",
+    "a picnic by the river",
+    "texting friends to decide where to meet",
+)
 FORMS = (
     "Write a short diary entry about {topic}. Use simple everyday English.",
     "Write a short conversation between two friends about {topic}.",
@@ -234,7 +279,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--limit", type=int, default=0, help="stop after this many texts in all (0: none)")
-    parser.add_argument("--free-time", action="store_true", help="the FREE_TIME topics instead of TOPICS")
+    topics = parser.add_mutually_exclusive_group()
+    topics.add_argument("--free-time", action="store_true", help="the FREE_TIME topics instead of TOPICS")
+    topics.add_argument("--social", action="store_true", help="the SOCIAL topics instead of TOPICS")
     parser.add_argument("--text", type=Path, default=None, help="write what OUT holds as training text here, then stop")
     args = parser.parse_args(argv)
     if args.text is not None:
@@ -260,7 +307,8 @@ def main(argv: list[str] | None = None) -> None:
     model = model.eval().to(args.device)
     began, written = time.time(), 0
     log = (args.out / "log.txt").open("a", encoding="utf-8")
-    todo = itertools.islice(prompts(FREE_TIME if args.free_time else TOPICS), done, None)
+    chosen = FREE_TIME if args.free_time else SOCIAL if args.social else TOPICS
+    todo = itertools.islice(prompts(chosen), done, None)
     with (args.out / "texts.jsonl").open("a", encoding="utf-8") as sink:
         while time.time() - began < args.hours * 3600 and not (args.limit and done + written >= args.limit):
             batch = list(itertools.islice(todo, args.batch))

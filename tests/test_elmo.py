@@ -528,3 +528,20 @@ def test_prefetch_fetches_a_released_elmo_from_its_urls_and_it_loads(tmp_path: P
     monkeypatch.setitem(registry._BY_NAME, "elmo-medium", broken)
     assert cli.main(["prefetch", "elmo-medium"]) == 1  # one line on stderr, no half-written file
     assert not any(registry.download_dir(broken).iterdir())
+
+
+def test_fit_ends_the_schedule_where_the_measured_speed_says_the_budget_allows(tiny_run, tmp_path: Path) -> None:
+    """--fit (a run on a lent machine): after the probe steps the schedule's end is cut from 10^9 targets
+    to what the budget allows, the run records the cut, and its learning rate decays to zero by then."""
+    from dataclasses import replace
+
+    from model_zoo.training.train_elmo import FIT_PROBE, schedule
+
+    run = tiny_run()
+    run.config = replace(run.config, total_tokens=10**9)
+    run.train(minutes=0.05, progress=False, fit=True)
+    fitted = run.config.total_tokens
+    assert run.step > FIT_PROBE and fitted < 10**9
+    assert f"the schedule now ends at {fitted:,} targets" in (run.out / "train.log").read_text()
+    assert schedule(fitted, fitted, run.config.warmup_tokens) == 0.0
+    assert run.export()["config"]["total_tokens"] == fitted

@@ -45,11 +45,15 @@ def test_swapped_pairs_are_entailments_read_backwards_and_held_out_with_their_pr
 
 def test_every_answer_is_a_span_of_its_passage() -> None:
     train, test = tasks.load_questions()
+    more, same_test = tasks.load_questions(extra=True)
     assert len(train) >= 40 and len(test) >= 90  # one held-out answer is about a point, not three
-    assert not {q.passage for q in train} & {q.passage for q in test}
+    assert same_test == test and len(more) == len(train) + 160  # qa_extra.tsv: training questions only
+    assert not {q.passage for q in more} & {q.passage for q in test}
     fresh = {q.passage for q in tasks.written_passages()["h01"]}
     assert fresh <= {q.passage for q in test}  # qa_heldout.tsv: written for testing, never trained on
-    for q in train + test:
+    lecture = {q.passage for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]}
+    assert lecture <= {q.passage for q in test}  # the lecture's passage stays out of every training set
+    for q in more + test:
         start, end = q.span
         assert start >= 0 and q.passage[start:end] == q.answer
 

@@ -106,15 +106,18 @@ class Question:
         return start, start + len(self.answer)
 
 
-def load_questions() -> tuple[list[Question], list[Question]]:
+def load_questions(extra: bool = False) -> tuple[list[Question], list[Question]]:
     """(train, test), split by passage: every fifth passage of qa.tsv held out, and every passage of
-    qa_heldout.tsv (written later, for testing only: never trained on)."""
+    qa_heldout.tsv (written later, for testing only: never trained on). With `extra`, the train split
+    also holds qa_extra.tsv (written later still, for training the fine-tuned reader only; the page's
+    frozen-feature head keeps the smaller set, which it trains on live)."""
     rows = _rows("qa")
     ids = list(dict.fromkeys(r["passage_id"] for r in rows))
     held = {p for i, p in enumerate(ids) if i % 5 == 0}
     qs = [(r["passage_id"], Question(r["passage"], r["question"], r["answer"])) for r in rows]
     fresh = [Question(r["passage"], r["question"], r["answer"]) for r in _rows("qa_heldout")]
-    return [q for p, q in qs if p not in held], [q for p, q in qs if p in held] + fresh
+    more = [Question(r["passage"], r["question"], r["answer"]) for r in _rows("qa_extra")] if extra else []
+    return [q for p, q in qs if p not in held] + more, [q for p, q in qs if p in held] + fresh
 
 
 LECTURE_PASSAGE = "p11"  # the lecture's precipitation passage (qa.tsv), in the test split

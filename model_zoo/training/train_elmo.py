@@ -76,6 +76,10 @@ warnings.filterwarnings("ignore", message="LSTM with projections is not supporte
 SOFTMAX_ROWS = 256  # targets per softmax chunk in training: (256, V) logits stay under glibc's mmap threshold
 
 
+FIT_PROBE = 30  # steps measured before --fit sets the schedule's end
+FIT_SHARE = 0.85  # of --minutes: the rest is left for evaluations, the checkpoint and the export
+
+
 @dataclass(frozen=True)
 class Config:
     # The biLM. ELMo's small one has filters up to 7:1024 and C 1024; on two CPU cores this shape with
@@ -488,9 +492,19 @@ class Trainer:
         (self.out / CURVE).write_text(json.dumps(self.curve, indent=1) + "\n", encoding="utf-8")
         return point
 
-    def train(self, minutes: float, checkpoint_minutes: float = 5.0, progress: bool = True, until_step: int = 0) -> str:
+    def train(
+        self,
+        minutes: float,
+        checkpoint_minutes: float = 5.0,
+        progress: bool = True,
+        until_step: int = 0,
+        fit: bool = False,
+    ) -> str:
         """Train until the schedule ends ("done"), `minutes` pass ("budget"), SIGTERM or Ctrl-C arrives
-        ("signal") or step `until_step` (if set: "step"); save the checkpoint, and say which."""
+        ("signal") or step `until_step` (if set: "step"); save the checkpoint, and say which. With `fit`,
+        the schedule's end (total_tokens) is cut, after FIT_PROBE steps, to what the speed measured on them
+        allows in the minutes left, so that a run on a lent machine decays its learning rate to zero in
+        its budget instead of stopping half-way down the schedule."""
         import fcntl
 
         stop = {"now": False}
@@ -504,13 +518,19 @@ class Trainer:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     previous[sig] = signal.signal(sig, lambda *_: stop.update(now=True))
             try:
-                return self._train(stop, minutes, checkpoint_minutes, progress, until_step)
+                return self._train(stop, minutes, checkpoint_minutes, progress, until_step, fit)
             finally:
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
 
     def _train(
-        self, stop: dict[str, bool], minutes: float, checkpoint_minutes: float, progress: bool, until_step: int
+        self,
+        stop: dict[str, bool],
+        minutes: float,
+        checkpoint_minutes: float,
+        progress: bool,
+        until_step: int,
+        fit: bool = False,
     ) -> str:
         from tqdm import tqdm
 
@@ -530,6 +550,7 @@ class Trainer:
             dynamic_ncols=True,
         )
         why = "done"
+        probe_until = self.step + FIT_PROBE if fit else -1
         while self.tokens < c.total_tokens:
             if stop["now"]:
                 why = "signal"
@@ -562,6 +583,12 @@ class Trainer:
             rate = sum(n for n, _ in window) / sum(s for _, s in window)
             bar.update(len(nll_f))
             bar.set_postfix(loss=f"{sum(losses[-50:]) / len(losses[-50:]):.3f}", tok_s=f"{rate:.0f}", epoch=self.epoch)
+            if self.step == probe_until:
+                left = minutes * 60 * FIT_SHARE - (time.perf_counter() - started)
+                total = min(c.total_tokens, self.tokens + int(rate * max(left, 0.0)))
+                self.config = c = replace(c, total_tokens=total)
+                bar.total = total
+                self.log(f"--fit: {rate:.0f} targets a second here, so the schedule now ends at {total:,} targets")
             if self.step % c.eval_every == 0:
                 point = self.evaluate(sum(losses) / len(losses))
                 losses = []
@@ -671,6 +698,9 @@ def main(argv: list[str] | None = None) -> None:
         "--export", action="store_true", help="export OUT/elmo-mini/ from the checkpoint now, then stop"
     )
     parser.add_argument("--max-steps", type=int, default=0, help="stop after this step (a smoke run)")
+    parser.add_argument(
+        "--fit", action="store_true", help="end the schedule where the speed of the first steps says --minutes allow"
+    )
     for name, value in asdict(Config()).items():
         parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
     args = parser.parse_args(argv)
@@ -695,7 +725,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{corpus.vocab_size:,}, {sum(p.numel() for p in trainer.model.parameters()):,} parameters, "
         f"{torch.get_num_threads()} threads on {args.device}"
     )
-    if trainer.train(args.minutes, args.checkpoint_minutes, until_step=args.max_steps) != "signal":
+    if trainer.train(args.minutes, args.checkpoint_minutes, until_step=args.max_steps, fit=args.fit) != "signal":
         trainer.export()  # at the schedule's end, or the budget's: each leaves a model to use
 
 

@@ -81,9 +81,10 @@ def read_cloze(path: Path = DATA) -> dict[str, list[Example]]:
 
 
 def written() -> dict[str, list[Example]]:
-    """The questions written for ContextLab (assets/tasks/qa.tsv), every one with its answer, by the
-    split the frozen-feature head of the Using BERT page trains and is scored on."""
-    train, test = tasks.load_questions()
+    """The questions written for ContextLab (assets/tasks/qa.tsv, qa_heldout.tsv), every one with its answer,
+    by the split the frozen-feature head of the Using BERT page is scored on; training also reads
+    qa_extra.tsv (160 more questions on 40 passages, for training only)."""
+    train, test = tasks.load_questions(extra=True)
     return {
         split: [Example(q.question, q.passage, q.answer, q.span[0]) for q in questions]
         for split, questions in (("train", train), ("test", test))
@@ -608,7 +609,8 @@ def adapters_main(args: argparse.Namespace) -> None:
         "script": SCRIPT + f" --base {args.base}",
         "base": f"{args.base} (SmolLM2-135M-Instruct made a masked LM by ContextLab, model_zoo.training.train_mntp)",
         "trained": f"LoRA adapters (rank {args.rank}) on every linear layer and the start/end layer",
-        "data": "assets/tasks/qa_cloze.jsonl.gz train split, then the written questions' train split; "
+        "data": "assets/tasks/qa_cloze.jsonl.gz train split, then the written questions' train split (qa.tsv's "
+        "and qa_extra.tsv's); "
         f"development: passages with a hash 0 mod {CLOZE_DEV_EVERY} (cloze) and {WRITTEN_DEV_EVERY} (written), never trained on",
         "device": str(device) + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""),
         "batch": args.batch,
