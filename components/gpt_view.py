@@ -42,6 +42,8 @@ def render_written(written: dict[str, Any] | None, shown: Any, table: Any, model
         st.warning(t("gpt.cut"), icon=":material/content_cut:")
     if not written["done"]:
         st.info(t("gpt.stopped", n=len(written["steps"])), icon=":material/stop_circle:")
+    if written.get("ended"):
+        st.caption(t("gpt.ended", token=written["ended"], n=len(written["steps"])))
     st.caption(t("gpt.write_caption", name=model_name))
 
 
@@ -53,8 +55,8 @@ def render_masks(model_name: str, encoder_name: str, causal: Encoding, full: Enc
     left.plotly_chart(
         build_matrix(
             layer_mean(causal.attentions),
-            causal.tokens,
-            causal.tokens,
+            seen(causal.tokens),
+            seen(causal.tokens),
             t_plain("gpt.mask_causal", name=model_name),
             0,
             1,
@@ -75,6 +77,7 @@ def render_masks(model_name: str, encoder_name: str, causal: Encoding, full: Enc
         key="full_mask",
     )
     st.caption(t("gpt.mask_caption", zero=f"{attention_to_later_tokens(causal.attentions):.1e}"))
+    st.caption(t("gpt.marks"))
 
 
 def render_sink(model_name: str, sink: FirstTokenSink, first: str) -> None:

@@ -27,7 +27,7 @@ from components.url import keep_in_url, key_from_url
 from model_zoo.registry import models_where
 from model_zoo.types import Strategy
 from serving import lesson_attention as lesson
-from serving.lesson_attention import BLANK, MAX_NEW_TOKENS, STRATEGIES
+from serving.lesson_attention import BLANK, MAX_NEW_TOKENS, STRATEGIES, STRATEGY_ALIASES
 
 CAUSAL = models_where(kinds=("causal_lm",))
 MASKED = serving.default_for("masked_lm")  # BERT's answer for the same blank
@@ -67,7 +67,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
     prompt = st.text_area(t("gpt.prompt"), key="prompt", bind="query-params", max_chars=MAX_CHARS, height=110)
     c1, c2, c3, c4, c5 = st.columns([2, 1, 1, 1, 1])
     kinds = list(STRATEGIES)
-    st.session_state.setdefault("strategy", key_from_url("strategy", kinds, "greedy"))
+    st.session_state.setdefault("strategy", key_from_url("strategy", kinds, "greedy", STRATEGY_ALIASES))
     kind = c1.radio(
         t("gpt.strategy"), kinds, format_func=lambda k: t_plain(f"gpt.strategy_{k}"), key="strategy", horizontal=True
     )
@@ -100,6 +100,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
             for step in serving.generate(model.name, prompt, strategy):
                 written["steps"].append(step_row(step, len(written["steps"]) + 1))
                 written["text"], written["cut"] = step.text, step.cut
+                written["ended"] = step.token if step.ended else ""
                 shown.code(step.text, language=None, wrap_lines=True)
                 table.dataframe(written["steps"], hide_index=True, width="stretch")
             written["done"] = True

@@ -12,6 +12,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
+from components.url import keep_in_url
 from model_zoo.registry import ATTENTIONS, models_where
 from serving import lesson_attention as lesson
 
@@ -32,11 +33,11 @@ def use_example(text: str, word: str) -> None:
 def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
     """How far one token's attention reaches, layer by layer, on the learner's sentence; its encoding."""
     st.session_state.setdefault("tf_text", EXAMPLES[0][0])
-    st.session_state.setdefault("tf_word", EXAMPLES[0][1])
+    st.session_state.setdefault("tf_word", st.query_params.get("tf_word", EXAMPLES[0][1]))  # a shared link's word
     cols = st.columns(len(EXAMPLES))
     for k, (col, (example, word)) in enumerate(zip(cols, EXAMPLES)):
         col.button(f"{word} · {example}", key=f"tf_ex{k}", on_click=use_example, args=(example, word), width="stretch")
-    text = st.text_input(t("tf.text"), key="tf_text", max_chars=2000)
+    text = st.text_input(t("tf.text"), key="tf_text", bind="query-params", max_chars=2000)
     try:
         view = serving.attention_view(model.name, text, None)
     except model_zoo.ModelZooError as err:
@@ -47,7 +48,10 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
     if view.truncated:  # attention_view reads the first VIEW_TOKENS tokens: every one is drawn
         st.caption(t("tf.cut", n=serving.VIEW_TOKENS))
     wanted = str(st.session_state.get("tf_word", "")).lower()
-    default = next((k for k, tok in enumerate(tokens) if tok == wanted), min(1, len(tokens) - 1))
+    found = next((k for k, tok in enumerate(tokens) if tok == wanted), None)
+    default = min(1, len(tokens) - 1) if found is None else found
+    if found is None and wanted:
+        st.caption(t("tf.word_absent", word=wanted[:40], shown=tokens[default]))
     i = st.selectbox(
         t("tf.word"),
         list(range(len(tokens))),
@@ -55,6 +59,8 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
         format_func=lambda k: f"{k}: {tokens[k]}",
         key=f"tf_pick_{zlib.crc32(text.encode())}",  # a new sentence: pick afresh
     )
+    st.session_state.tf_word = tokens[i]
+    keep_in_url("tf_word", tokens[i])  # a shared link reopens on the same word
     reached = lesson.reach(view, i)  # strongest: (layers, tokens)
     ticks = [f"{k}:{tok}" for k, tok in enumerate(tokens)]
     st.plotly_chart(
@@ -86,6 +92,15 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
     return view
 
 
+LSTM_LAYERS = 2  # ELMo's, in each direction
+
+
+def lstm_steps(tokens: int) -> int:
+    """Steps one after another for a stacked LSTM: each layer waits for the one below only one token,
+    so layer 2 reads token t while layer 1 reads token t + 1 (a pipeline): T + L - 1, not L x T."""
+    return tokens + LSTM_LAYERS - 1
+
+
 def in_parallel(model: model_zoo.Encoder, view: model_zoo.Encoding) -> None:
     """Steps in parallel: a Transformer's layers against an LSTM's steps, and where the road goes next."""
     assert view.attentions is not None
@@ -93,7 +108,7 @@ def in_parallel(model: model_zoo.Encoder, view: model_zoo.Encoding) -> None:
     n_layers = view.attentions.shape[0]
     a, b = st.columns(2)
     a.metric(t("tf.steps_transformer"), n_layers)
-    b.metric(t("tf.steps_lstm"), 2 * len(view.tokens))
+    b.metric(t("tf.steps_lstm"), lstm_steps(len(view.tokens)))
     st.write(t("tf.parallel_note", n=len(view.tokens), layers=n_layers, model=model.name))
     st.header(t("tf.encdec_title"))
     st.write(t("tf.encdec"))
@@ -110,16 +125,15 @@ def check_yourself(model: model_zoo.Encoder, layers: int) -> None:
         facts = {"model": model.name, "weight": f"{link.weight:.0%}", "distance": link.distance}
         return Solved(str(link.layer + 1), facts | {"head": link.head + 1})
 
+    n = len(serving.attention_view(model.name, KEYS, None).tokens)
+
     def solve_steps() -> Solved:
-        view = serving.attention_view(model.name, KEYS, None)
-        return Solved(
-            str(2 * len(view.tokens)), {"n": len(view.tokens), "layers": lesson.heads_grid(model.name, KEYS)[0]}
-        )
+        return Solved(str(lstm_steps(n)), {"n": n, "layers": lesson.heads_grid(model.name, KEYS)[0]})
 
     render_quiz(
         (
             Question("tf_layer", tuple(str(k) for k in range(1, layers + 1)), solve_layer),
-            Question("tf_steps", ("6", "19", "38"), solve_steps),
+            Question("tf_steps", tuple(dict.fromkeys(str(k) for k in (layers, n, lstm_steps(n), 2 * n))), solve_steps),
         )
     )
 

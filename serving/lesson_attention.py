@@ -16,12 +16,13 @@ import streamlit as st
 import serving
 from model_zoo.contextual import Encoding
 from model_zoo.lessons import attention, cloze, generation, lexicon, why_mask
-from model_zoo.lessons.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES
+from model_zoo.lessons.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES, STRATEGY_ALIASES
 
 __all__ = [
     "BLANK",
     "MAX_NEW_TOKENS",
     "STRATEGIES",
+    "STRATEGY_ALIASES",
     "LaterTokens",
     "Link",
     "QueryStart",

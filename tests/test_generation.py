@@ -13,6 +13,7 @@ from model_zoo.lessons.generation import (
     MAX_NEW_TOKENS,
     Strategy,
     _distribution,
+    end_ids,
     first_token_share,
     generate_steps,
     left_only_vs_whole,
@@ -39,7 +40,8 @@ def test_greedy_steps_equal_transformers_generate(gpt2) -> None:  # noqa: ANN001
     eos = gpt2.tokenizer.eos_token_id
     made = [s.token_id for s in steps]
     assert made == expected[: len(made)] and (len(made) == 12 or made[-1] == eos)
-    assert steps[-1].text == PROMPT + gpt2.tokenizer.decode(made)
+    kept = [s.token_id for s in steps if not s.ended]  # a text's end token is not written into it
+    assert steps[-1].text == PROMPT + gpt2.tokenizer.decode(kept)
     for step in steps:  # the chosen token is the likeliest, and its probability is the top candidate's
         assert step.candidates[0][1] == pytest.approx(step.probability)
         assert [p for _, p in step.candidates] == sorted((p for _, p in step.candidates), reverse=True)
@@ -121,3 +123,22 @@ def test_the_causal_mask_leaves_the_upper_triangle_at_zero(gpt2) -> None:  # noq
     planted = np.zeros((1, 1, 4, 4))
     planted[..., 0] = 1.0
     assert first_token_share(planted)[0, 0] == 1.0
+
+
+def test_writing_stops_at_any_token_that_ends_a_text_and_leaves_it_out_of_the_text(gpt2, monkeypatch) -> None:  # noqa: ANN001
+    from model_zoo.lessons import generation
+
+    first = next(generate_steps(gpt2, PROMPT, Strategy("greedy", max_new_tokens=5)))
+    assert not first.ended and gpt2.tokenizer.eos_token_id in end_ids(gpt2)
+    monkeypatch.setattr(generation, "end_ids", lambda model: frozenset({first.token_id}))  # as <|im_end|> is
+    steps = list(generate_steps(gpt2, PROMPT, Strategy("greedy", max_new_tokens=5)))
+    assert len(steps) == 1 and steps[0].ended and steps[0].token_id == first.token_id
+    assert steps[0].text == PROMPT
+
+
+@pytest.mark.slow
+def test_smollm2_ends_a_text_at_either_of_its_end_tokens() -> None:
+    model = model_zoo.load("smollm2-135m")
+    assert isinstance(model, model_zoo.CausalLM)
+    vocab = model.tokenizer.get_vocab()
+    assert {vocab["<|endoftext|>"], vocab["<|im_end|>"]} <= end_ids(model)

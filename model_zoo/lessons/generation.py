@@ -29,6 +29,14 @@ MAX_NEW_TOKENS = 64  # a page's limit: a class shares the server
 BLANK = "___"
 StrategyKind = Literal["greedy", "top_k", "top_p"]
 STRATEGIES: tuple[StrategyKind, ...] = get_args(StrategyKind)
+# what a link may say instead of a key: the words on the page's buttons ("nucleus (top-p)", "top-k sampling")
+STRATEGY_ALIASES: dict[str, StrategyKind] = {
+    "nucleus": "top_p",
+    "top-p": "top_p",
+    "topp": "top_p",
+    "top-k": "top_k",
+    "topk": "top_k",
+}
 
 
 @dataclass(frozen=True)
@@ -50,8 +58,25 @@ class Step:
     token_id: int
     probability: float  # its probability in the distribution it was drawn from
     candidates: list[Guess]  # the likeliest tokens of that distribution, with probabilities
-    text: str  # the prompt (as read) and everything generated so far
+    text: str  # the prompt (as read) and everything generated so far, an end-of-text token left out
     cut: bool  # the prompt was longer than the model reads and lost its start
+    ended: bool = False  # the token is one that ends a text: the last step
+
+
+END_TOKENS = ("<|endoftext|>", "<|im_end|>", "</s>")  # GPT-2's and SmolLM2's ends of a document and of a turn
+
+
+def end_ids(model: CausalLM) -> frozenset[int]:
+    """The ids that end a text: the tokenizer's end-of-text token, the model's own (its generation
+    config may name several) and those of END_TOKENS its vocabulary has. SmolLM2-Instruct's tokenizer
+    names <|im_end|>, the end of a chat turn, while a plain text ends with <|endoftext|>."""
+    tok = model.tokenizer
+    ids: set[int | None] = {tok.eos_token_id}
+    named = getattr(getattr(model.fast_model, "generation_config", None), "eos_token_id", None)
+    ids |= set(named) if isinstance(named, list) else {named}
+    vocab = tok.get_vocab()
+    ids |= {vocab[name] for name in END_TOKENS if name in vocab}
+    return frozenset(i for i in ids if isinstance(i, int))
 
 
 def _distribution(logits: torch.Tensor, strategy: Strategy) -> torch.Tensor:
@@ -86,12 +111,12 @@ def _prompt_ids(model: CausalLM, text: str, room: int) -> tuple[torch.Tensor, bo
 def generate_steps(
     model: CausalLM, text: str, strategy: Strategy = Strategy(), n_candidates: int = 5
 ) -> Iterator[Step]:
-    """Write after `text`, one token a step, until max_new_tokens or the end-of-text token."""
+    """Write after `text`, one token a step, until max_new_tokens or a token that ends a text (`end_ids`)."""
     new = max(1, min(strategy.max_new_tokens, MAX_NEW_TOKENS))
     ids, cut = _prompt_ids(model, text, new)
     prompt = model.tokenizer.decode(ids[0], skip_special_tokens=False) if cut else valid_text(text[-MAX_CHARS:])
     generator = torch.Generator().manual_seed(strategy.seed)
-    eos = model.tokenizer.eos_token_id
+    ends = end_ids(model)
     made: list[int] = []
     past, step_ids = None, ids.to(model.device)
     for _ in range(new):
@@ -103,7 +128,9 @@ def generate_steps(
         else:
             chosen = int(torch.multinomial(probs, 1, generator=generator))
         top = probs.topk(n_candidates)
-        made.append(chosen)
+        ended = chosen in ends
+        if not ended:
+            made.append(chosen)
         yield Step(
             token=model.tokenizer.decode([chosen]),
             token_id=chosen,
@@ -111,8 +138,9 @@ def generate_steps(
             candidates=list(zip(model.decode_each(top.indices.tolist()), top.values.tolist())),
             text=prompt + model.tokenizer.decode(made),
             cut=cut,
+            ended=ended,
         )
-        if chosen == eos:
+        if ended:
             return
         step_ids = torch.tensor([[chosen]], device=model.device)
 
