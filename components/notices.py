@@ -9,6 +9,8 @@ import streamlit as st
 
 from model_zoo import ModelUnavailable, ModelZooError
 from model_zoo.lessons.cloze import LessonCheck
+from model_zoo.registry import get_card, models_where
+from model_zoo.words import has_han
 
 from .i18n import md_escape, t
 
@@ -56,6 +58,15 @@ def render_lesson_miss(
         then = t("notice.lesson_classic", classic=classic) if classic else ""
     answer = " / ".join(sorted(check.answers))
     st.caption(t("notice.lesson_miss", model=model, first=check.first, answer=answer, where=where, other=then))
+
+
+def render_script_note(model_name: str, text: str, capability: str) -> None:
+    """One line where Chinese text meets a model that learned English only: what its output is worth,
+    and which models of the zoo read Chinese (prefetched or not)."""
+    if not has_han(text) or get_card(model_name).language != "en":
+        return
+    readers = models_where(capability=capability, reads="zh")
+    st.caption(t("notice.english_only", model=model_name, models=", ".join(readers) or "—"))
 
 
 def render_error(err: ModelZooError) -> None:

@@ -295,9 +295,11 @@ def models_where(
     family: str | None = None,
     kinds: tuple[Kind, ...] | None = None,
     without: tuple[Kind, ...] = (),
+    reads: str | None = None,
 ) -> list[str]:
-    """The names of the registered models that can do `capability`, of `family`, of one of `kinds` and of
-    none of `without` (each left out: any), in the order of the road: what a page offers in its picker."""
+    """The names of the registered models that can do `capability`, of `family`, of one of `kinds`, of
+    none of `without` and that read the language `reads` (theirs, or multilingual) (each left out: any),
+    in the order of the road: what a page offers in its picker."""
     return [
         c.name
         for c in REGISTRY
@@ -305,6 +307,7 @@ def models_where(
         and (family is None or c.family == family)
         and (kinds is None or c.kind in kinds)
         and c.kind not in without
+        and (reads is None or c.language in (reads, "multilingual"))
     ]
 
 

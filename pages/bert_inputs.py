@@ -8,10 +8,10 @@ import serving
 from components.charts import build_vector_strip
 from components.frame import ensure_app_frame
 from components.i18n import t
-from components.notices import render_error, select_model
+from components.notices import render_error, render_script_note, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import render_tokens
-from model_zoo.registry import models_where
+from model_zoo.registry import HIDDEN_STATES, models_where
 
 MAX_ROWS = 24  # token rows an embedding strip can show legibly
 ENCODERS = models_where(family="BERT", without=("qa",))
@@ -57,6 +57,7 @@ def tokens(model: model_zoo.Encoder, encoding: model_zoo.Encoding) -> None:
         st.caption(t("inputs.split", words=", ".join(split[:8])))
     if unk in encoding.tokens:
         st.caption(t("inputs.unknown", unk=unk))
+    render_script_note(model.name, encoding.text, HIDDEN_STATES)
     st.dataframe(
         pd.DataFrame(
             {

@@ -7,7 +7,7 @@ import serving
 from components import masked_lm_view as view
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
-from components.notices import render_error, select_model, when_asked
+from components.notices import render_error, render_script_note, select_model, when_asked
 from components.training import render_masked_lm_training
 from model_zoo.registry import FILL_MASK, models_where
 from serving import lesson_attention as lesson
@@ -50,6 +50,7 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
         if (limit := serving.over_limit(model.name, text)) is not None:  # tokenising only
             st.warning(t("mlm.truncated", n=limit), icon=":material/content_cut:")
         view.render_mask_bars(predictions)
+        render_script_note(model.name, text, FILL_MASK)
         view.render_lesson_miss(serving.lesson_blank(model.name, text), model.name, text)
         st.caption(t("mlm.fill_note"))
     except model_zoo.ModelZooError as err:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import open_page
+from tests.conftest import all_text, open_page
 
 
 def test_a_stacked_lstm_pipelines_its_layers(tiny_zoo: Path) -> None:
@@ -15,3 +15,18 @@ def test_a_stacked_lstm_pipelines_its_layers(tiny_zoo: Path) -> None:
     tokens = len(next(s for s in at.selectbox if s.key.startswith("tf_pick_")).options)
     lstm = next(m for m in at.metric if "LSTM" in m.label)
     assert lstm.value == str(tokens + 1)
+
+
+def test_chinese_on_an_english_only_model_gets_one_line_naming_the_models_that_read_it(tiny_zoo: Path) -> None:
+    at = open_page("pages/masked_lm.py", text="巴黎是法国的首[MASK]。")
+    assert not at.exception
+    said = all_text(at)
+    assert "learned from English text only" in said and "bert-base-chinese" in said
+    at = open_page("pages/masked_lm.py", text="Paris is the capital of [MASK].")
+    assert "learned from English text only" not in all_text(at)
+
+
+def test_bert_inputs_say_why_chinese_falls_apart(tiny_zoo: Path) -> None:
+    at = open_page("pages/bert_inputs.py", a="我把钱存进了银行")
+    assert not at.exception
+    assert "learned from English text only" in all_text(at)
