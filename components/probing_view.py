@@ -158,6 +158,11 @@ def render_check(results: Callable[[], ModelResults]) -> None:
     """The lesson's questions, answered by `results` (minilm-l6's shipped probing results): the layer the
     part-of-speech probe weighs most, and the task whose weights sit highest."""
 
+    deepest = 6  # minilm-l6's layers after the embeddings: the chart's depth is layer / deepest
+
+    def at_depth(layer: str) -> str:  # an option as the chart places it
+        return f"{layer} ({probing.normalised_depth(int(layer), deepest + 1):.2f})"
+
     def solve_pos() -> Solved:
         pos = results().tasks["pos"]
         layer = probing.best_layer(pos.mix_weights)
@@ -167,15 +172,15 @@ def render_check(results: Callable[[], ModelResults]) -> None:
         tasks = results().tasks
         high, low = probing.extreme_tasks(tasks)
         facts = {
-            "high": f"{tasks[high].center_of_gravity:.1f}",
-            "low": low,
-            "low_cog": f"{tasks[low].center_of_gravity:.1f}",
+            "high": f"{probing.normalised_depth(tasks[high].center_of_gravity, len(tasks[high].mix_weights)):.2f}",
+            "low": task_name(low),
+            "low_cog": f"{probing.normalised_depth(tasks[low].center_of_gravity, len(tasks[low].mix_weights)):.2f}",
         }
         return Solved(high, facts)
 
     render_quiz(
         (
-            Question("probe_pos", tuple(str(k) for k in range(7)), solve_pos),
-            Question("probe_high", ("pos", "ner", "dep", "sense", "agreement"), solve_highest),
+            Question("probe_pos", tuple(str(k) for k in range(deepest + 1)), solve_pos, shown=at_depth),
+            Question("probe_high", ("pos", "ner", "dep", "sense", "agreement"), solve_highest, shown=task_name),
         )
     )

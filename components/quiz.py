@@ -34,8 +34,11 @@ class Question:
     options: tuple[str, ...]  # what the learner picks from
     solve: Callable[[], Solved]  # runs the model; raises ModelZooError when it cannot
     translated: bool = False  # options are i18n keys quiz.<key>.opt_<option>, not data (words, numbers)
+    shown: Callable[[str], str] | None = None  # how an option is written on the page it asks about
 
     def label(self, option: str) -> str:
+        if self.shown is not None:
+            return self.shown(option)
         return t_plain(f"quiz.{self.key}.opt_{option}") if self.translated else option
 
 

@@ -30,3 +30,15 @@ def test_bert_inputs_say_why_chinese_falls_apart(tiny_zoo: Path) -> None:
     at = open_page("pages/bert_inputs.py", a="我把钱存进了银行")
     assert not at.exception
     assert "learned from English text only" in all_text(at)
+
+
+def test_probing_questions_name_tasks_and_layers_as_the_charts_do(tiny_zoo: Path) -> None:
+    at = open_page("pages/probing.py")
+    at.toggle(key="quiz_reveal").set_value(True).run()
+    assert not at.exception
+    high = at.radio(key="quiz_probe_high")
+    assert list(high.options)[:3] == ["Part of speech", "Named entities", "Dependency relation"]
+    pos = at.radio(key="quiz_probe_pos")
+    assert list(pos.options)[-1] == "6 (1.00)"  # the chart's normalised depth
+    said = all_text(at)
+    assert "in normalised depth (the chart's diamonds); the lowest is" in said
