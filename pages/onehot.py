@@ -83,7 +83,13 @@ def similarity(shown: list[str]) -> None:
     if len(labels) >= 3:
         a, b, c = labels[:3]
         st.markdown(t("onehot.compare", a=a, b=b, c=c, ab=f"{sims[0, 1]:.2f}", ac=f"{sims[0, 2]:.2f}"))
-    st.caption(t("onehot.glove_note") if use_glove else t("onehot.onehot_note"))
+    if not use_glove:
+        st.caption(t("onehot.onehot_note"))
+    elif (pairs := read.extremes()) is not None:
+        (a, b, ab), (c, d, cd) = pairs
+        st.caption(t("onehot.glove_note", a=a, b=b, ab=f"{ab:.2f}", c=c, d=d, cd=f"{cd:.2f}"))
+    else:
+        st.caption(t("onehot.glove_few"))
 
 
 def classes(shown: list[str]) -> None:

@@ -129,6 +129,16 @@ class StaticCosines:
     missing: list[str]  # the words it does not have
     cosines: np.ndarray  # (known, known)
 
+    def extremes(self) -> tuple[tuple[str, str, float], tuple[str, str, float]] | None:
+        """The closest and the farthest pair of different known words, (a, b, cosine) each; None with fewer
+        than three words (one pair is both)."""
+        n = len(self.known)
+        if n < 3:
+            return None
+        pairs = [(float(self.cosines[i, j]), i, j) for i in range(n) for j in range(i + 1, n)]
+        (high, a, b), (low, c, d) = max(pairs), min(pairs)
+        return (self.known[a], self.known[b], high), (self.known[c], self.known[d], low)
+
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def static_cosines(model_name: str, words: tuple[str, ...]) -> StaticCosines:

@@ -42,3 +42,22 @@ def test_probing_questions_name_tasks_and_layers_as_the_charts_do(tiny_zoo: Path
     assert list(pos.options)[-1] == "6 (1.00)"  # the chart's normalised depth
     said = all_text(at)
     assert "in normalised depth (the chart's diamonds); the lowest is" in said
+
+
+def test_one_hot_glove_line_names_the_closest_and_farthest_pair_of_the_chart(tiny_zoo: Path) -> None:
+    import base64
+    import json
+
+    import numpy as np
+
+    at = open_page("pages/onehot.py", glove="true")
+    assert not at.exception
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("similarity"))
+    trace = json.loads(chart.proto.spec)["data"][0]
+    words = trace["x"]
+    z = np.frombuffer(base64.b64decode(trace["z"]["bdata"]), trace["z"]["dtype"]).reshape(len(words), len(words))
+    off = [(z[i, j], words[i], words[j]) for i in range(len(words)) for j in range(i + 1, len(words))]
+    (high, a, b), (low, c, d) = max(off), min(off)
+    said = all_text(at)
+    assert f"“{a}” and “{b}” are the closest pair ({high:.2f})" in said
+    assert f"“{c}” and “{d}” the farthest ({low:.2f})" in said
