@@ -39,15 +39,22 @@ def build_model_table(cards: list[ModelCard], states: dict[str, Availability]) -
     return pd.DataFrame(rows)
 
 
+# What a teacher reads at a glance fits a projector's width (1440 px); where each model comes from, its
+# licence and why it is not here follow in a second table below.
+GLANCE = ("name", "status", "kind", "size", "capabilities")
+DETAILS = ("name", "family", "source", "licence", "reason")
+
+
 def render_models_panel(cards: list[ModelCard], states: dict[str, Availability]) -> None:
     st.subheader(t("models.title"), anchor="models")
     st.caption(t("models.caption"))
     table = build_model_table(cards, states)
-    st.dataframe(
-        table,
-        hide_index=True,
-        width="stretch",
-        column_config={t("models.col.size"): st.column_config.TextColumn(help=t("models.size_help"))},
-    )
+    for columns in (GLANCE, DETAILS):
+        st.dataframe(
+            table[[t(f"models.col.{c}") for c in columns]],
+            hide_index=True,
+            width="stretch",
+            column_config={t("models.col.size"): st.column_config.TextColumn(help=t("models.size_help"))},
+        )
     ready = sum(s.ready for s in states.values())
     st.caption(t("models.summary", ready=ready, total=len(cards)))

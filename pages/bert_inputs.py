@@ -104,16 +104,17 @@ def word_order(model: model_zoo.Encoder, text_a: str) -> None:
     else:
         st.dataframe(
             pd.DataFrame(
-                {
+                {  # the cosine (the section's point) before the long token column, so that it never leaves the screen
                     t("inputs.col_arrangement"): [t(f"inputs.order_{m.key}") for m in moves],
+                    t("inputs.col_cosine"): [round(m.cosine, 3) for m in moves],
                     t("inputs.col_fed"): [
                         " ".join(f"{tok}·{p}" for tok, p in zip(m.tokens, m.positions)) for m in moves
                     ],
-                    t("inputs.col_cosine"): [round(m.cosine, 3) for m in moves],
                 }
             ),
             hide_index=True,
             width="stretch",
+            column_config={t("inputs.col_cosine"): st.column_config.NumberColumn(format="%.3f")},
         )
         st.caption(t("inputs.order_note", model=model.name))
 
