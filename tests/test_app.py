@@ -62,7 +62,10 @@ def test_home_shows_the_road_and_every_model() -> None:
     assert status["bert-base-uncased"] == "⬇️ needs download"
     assert status["elmo-small"] == "⬇️ needs download"
     assert status["elmo-mini"] == "✅ installed"
-    why = dict(zip(table["Model"], table["Why"]))
+    assert set(table.columns) == {"Model", "Status", "Kind", "Size", "Can do"}  # fits a projector's width
+    details = at.dataframe[1].value  # where each model comes from, and why it is not here
+    assert list(details["Model"]) == list(table["Model"])
+    why = dict(zip(details["Model"], details["Why"]))
     assert "python -m model_zoo prefetch gpt2" in why["gpt2"]
 
 
