@@ -327,6 +327,17 @@ def _view_frame(tab: Page, index: int):
     return frame
 
 
+def _count(frame, selector: str) -> int:  # noqa: ANN001
+    """How many elements match in `frame`; 0 where the frame went away meanwhile (a rerun replaces a
+    component's iframe, and the list of frames read a moment ago may hold the old one)."""
+    from playwright.sync_api import Error
+
+    try:
+        return frame.locator(selector).count()
+    except Error:
+        return 0
+
+
 def test_attention_views_draw_offline_and_script_text_stays_text(server: str, tab: Page) -> None:
     """bertviz draws with its libraries from the page itself; a script in the sentence runs nothing."""
     evil = "The bank </script><img src=x onerror=alert(1)> is closed."
@@ -340,7 +351,7 @@ def test_attention_views_draw_offline_and_script_text_stays_text(server: str, ta
     tab.page.get_by_role("tab", name="Model view").click()  # a lazy tab: the page reruns to draw it
     thumbnails = "#vis svg line, #vis svg path, #vis svg rect"
     deadline = time.monotonic() + 30
-    while not any(f.locator(thumbnails).count() > 100 for f in tab.page.frames):  # 6 x 12 thumbnails
+    while not any(_count(f, thumbnails) > 100 for f in tab.page.frames):  # 6 x 12 thumbnails
         assert time.monotonic() < deadline, "the model view did not draw"
         tab.page.wait_for_timeout(200)
     tab.page.wait_for_timeout(1000)
