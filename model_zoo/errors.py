@@ -94,3 +94,13 @@ class BadCheckpoint(ModelZooError, ValueError):
         self.path = str(path)
         self.problem = problem
         super().__init__(f"{path} cannot be loaded: {problem}")
+
+
+class NotRunYet(ModelZooError):
+    """A result that takes minutes, asked for before anyone ran it on this server (and none is shipped):
+    a question never starts such a run on its own."""
+
+    def __init__(self, model: str, what: str) -> None:
+        self.model = model
+        self.what = what
+        super().__init__(f"{what} has not been run for {model} on this server yet: start it with its button first")

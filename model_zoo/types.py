@@ -20,6 +20,8 @@ _WHERE = {
     "ReaderScores": "model_zoo.trained",
     # the lessons'
     "EpochReport": "model_zoo.lessons.word2vec",
+    "KnownCurve": "model_zoo.lessons.transfer",
+    "TransferCurve": "model_zoo.lessons.transfer",
     "MapView": "model_zoo.lessons.sense_data",
     "ModelResults": "model_zoo.lessons.probing",
     "OwnVectors": "model_zoo.lessons.senses",
@@ -35,6 +37,7 @@ __all__ = [
     "Encoding",
     "EpochReport",
     "Guess",
+    "KnownCurve",
     "MapView",
     "ModelCard",
     "ModelResults",
@@ -48,6 +51,7 @@ __all__ = [
     "TaskResult",
     "TrainSettings",
     "TrainedHead",
+    "TransferCurve",
 ]
 assert sorted(__all__) == sorted(_WHERE)
 
@@ -58,6 +62,7 @@ if TYPE_CHECKING:
     from .lessons.sense_data import MapView, SenseModel, SenseSet
     from .lessons.senses import OwnVectors, SenseVectors
     from .lessons.tasks import TrainedHead
+    from .lessons.transfer import KnownCurve, TransferCurve
     from .lessons.word2vec import EpochReport, TrainSettings
     from .registry import ModelCard
     from .trained import ReaderScores

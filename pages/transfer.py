@@ -12,61 +12,98 @@ from components.i18n import t, t_plain
 from components.notices import select_model, when_asked
 from components.quiz import Question, Solved, render_quiz
 from model_zoo.registry import models_where
+from model_zoo.types import KnownCurve, TransferCurve
 
 # Encoders a copy of which can be fine-tuned here: MiniLM as released (the offline pack) or BERT.
 MODELS = models_where(family="BERT", kinds=("encoder", "masked_lm"))
 
 
 def race(model: model_zoo.Encoder) -> None:
-    """What pre-training buys: the same network fine-tuned from pre-trained and from random weights."""
-    curve = when_asked(
+    """What pre-training buys: the same network fine-tuned from pre-trained and from random weights. A run
+    of the same code is drawn at once (shipped, or this server's last); the button runs it live."""
+    try:
+        known: KnownCurve | None = serving.transfer_known(model.name)
+    except model_zoo.NotRunYet:
+        known = None
+    measured = known.shipped if known is not None else None
+    live = when_asked(
         t("transfer.train"),
         "transfer_train",
-        t_plain("transfer.training", model=model.name),
+        t_plain(
+            "transfer.training_measured",
+            model=model.name,
+            seconds=f"{measured.curve.seconds:.0f}",
+            machine=measured.machine,
+        )
+        if measured is not None
+        else t_plain("transfer.training", model=model.name),
         lambda progress: serving.transfer_curve(model.name, progress),
     )
-    if curve is not None:
-        names = {s: t_plain(f"transfer.line_{s}", model=model.name) for s in curve.accuracy}
-        st.plotly_chart(
-            build_lines(
-                list(curve.sizes),
-                {names[s]: curve.accuracy[s] for s in curve.accuracy},
-                {t_plain("transfer.chance"): curve.chance},
-                t_plain("transfer.chart", n=curve.test_size),
-                t_plain("transfer.axis"),
-                percent=True,
-                log_x=True,
-            ),
-            key="transfer_chart",
-        )
-        few, full = curve.sizes[0], curve.sizes[-1]
-        st.markdown(
-            t(
-                "transfer.result",
-                few=few,
-                full=full,
-                pre_few=f"{curve.accuracy['pretrained'][0]:.0%}",
-                pre_full=f"{curve.accuracy['pretrained'][-1]:.0%}",
-                rand_few=f"{curve.accuracy['random'][0]:.0%}",
-                rand_full=f"{curve.accuracy['random'][-1]:.0%}",
-                seconds=f"{curve.seconds:.0f}",
+    curve = live if live is not None else known.curve if known is not None else None
+    if curve is None:
+        st.info(t("transfer.not_run", model=model.name), icon=":material/info:")
+    else:
+        draw_race(model, curve)
+        if live is None and measured is not None:
+            st.caption(
+                t(
+                    "transfer.shipped",
+                    command=measured.command,
+                    date=measured.date,
+                    seconds=f"{measured.curve.seconds:.0f}",
+                    machine=measured.machine,
+                )
             )
+        else:
+            st.caption(t("transfer.live", seconds=f"{curve.seconds:.0f}"))
+
+
+def draw_race(model: model_zoo.Encoder, curve: TransferCurve) -> None:
+    """The race's curves, the result in words and how each point was made."""
+    names = {s: t_plain(f"transfer.line_{s}", model=model.name) for s in curve.accuracy}
+    st.plotly_chart(
+        build_lines(
+            list(curve.sizes),
+            {names[s]: curve.accuracy[s] for s in curve.accuracy},
+            {t_plain("transfer.chance"): curve.chance},
+            t_plain("transfer.chart", n=curve.test_size),
+            t_plain("transfer.axis"),
+            percent=True,
+            log_x=True,
+        ),
+        key="transfer_chart",
+    )
+    few, full = curve.sizes[0], curve.sizes[-1]
+    st.markdown(
+        t(
+            "transfer.result",
+            few=few,
+            full=full,
+            pre_few=f"{curve.accuracy['pretrained'][0]:.0%}",
+            pre_full=f"{curve.accuracy['pretrained'][-1]:.0%}",
+            rand_few=f"{curve.accuracy['random'][0]:.0%}",
+            rand_full=f"{curve.accuracy['random'][-1]:.0%}",
+            seconds=f"{curve.seconds:.0f}",
         )
-        st.caption(t("transfer.note", epochs=curve.epochs))
+    )
+    st.caption(t("transfer.note", epochs=curve.epochs))
+
+
+def next_stop() -> None:
     st.header(t("transfer.next_title"))
     st.write(t("transfer.next"))
     st.page_link("pages/using_bert.py", label=t("lesson.using_bert.title"), icon=":material/build:")
 
 
 def check_yourself(model: model_zoo.Encoder) -> None:
-    def solve_few() -> Solved:
-        curve = serving.transfer_curve(model.name)
+    def solve_few() -> Solved:  # from the curve on the page: a question never starts the minutes of training
+        curve = serving.transfer_known(model.name).curve
         pre, rand = curve.accuracy["pretrained"][0], curve.accuracy["random"][0]
         facts = {"n": curve.sizes[0], "pre": f"{pre:.0%}", "rand": f"{rand:.0%}", "model": model.name}
         return Solved("pretrained" if pre > rand else "random" if rand > pre else "tie", facts)
 
     def solve_best() -> Solved:
-        curve = serving.transfer_curve(model.name)
+        curve = serving.transfer_known(model.name).curve
         best = max(curve.accuracy, key=lambda s: curve.accuracy[s][-1])
         facts = {s: f"{curve.accuracy[s][-1]:.0%}" for s in curve.accuracy} | {"n": curve.sizes[-1]}
         return Solved(best, facts)
@@ -90,6 +127,7 @@ def run() -> None:
     model = select_model(t("transfer.model"), MODELS, "minilm-l6", serving.model_or_fallback)
     assert isinstance(model, model_zoo.Encoder)
     race(model)
+    next_stop()
     check_yourself(model)
 
 

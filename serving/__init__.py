@@ -569,6 +569,21 @@ def transfer_curve(
     return _shared(("transfer curve", model_name), compute)
 
 
+def transfer_known(model_name: str) -> model_zoo.lessons.transfer.KnownCurve:
+    """The race's curve without running it: this server's live run if one finished, else the run shipped
+    for these weights (assets/transfer/); NotRunYet where neither exists. A page draws it at once; a
+    question reads it and never starts minutes of training."""
+    from model_zoo.lessons import transfer
+
+    live = SLOW.peek(("transfer curve", model_name))
+    if isinstance(live, transfer.TransferCurve):
+        return transfer.KnownCurve(live, None)
+    shipped = transfer.shipped_curve(model_name)
+    if shipped is None:
+        raise model_zoo.NotRunYet(model_name, "transfer")
+    return transfer.KnownCurve(shipped.curve, shipped)
+
+
 def probing_features(model_name: str, on_progress: Callable[[float], object] | None = None) -> np.ndarray:
     """Every probed word's vector at every layer of `model_name` (computed once, kept on disk)."""
     from model_zoo.lessons import probing

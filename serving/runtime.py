@@ -135,6 +135,11 @@ class Memo:
                     self._computing.pop(key, None)
         return value
 
+    def peek(self, key: Hashable) -> object | None:
+        """The stored result for `key`, or None: never computes."""
+        with self._lock:
+            return self._store.get(key)
+
     def __len__(self) -> int:
         return len(self._store)
 

@@ -198,7 +198,7 @@ def test_home_map_and_models_panel(server: str, tab: Page) -> None:
     body = tab.page.inner_text("body")
     for stop in ("One-hot", "word2vec / GloVe", "ELMo", "BERT", "GPT"):
         assert stop in body
-    assert tab.page.locator('[data-testid="stDataFrame"]').count() == 1
+    assert tab.page.locator('[data-testid="stDataFrame"]').count() == 2  # the models at a glance, then their sources
     links = tab.page.locator('[data-testid="stPageLink"] p')
     assert links.count() >= 6  # a "try it" link and the lessons that exist
     clipped = links.evaluate_all("els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)")

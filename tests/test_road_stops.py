@@ -43,7 +43,7 @@ def test_transformer_page_shows_the_long_link_of_the_real_model() -> None:
     assert "for all tokens at once" in text
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Steps one after another: Transformer encoder"] == "6"
-    assert metrics["Steps one after another: 2-layer LSTM"] == str(2 * 19)  # [CLS] + 17 + [SEP]
+    assert metrics["Steps one after another: 2-layer LSTM"] == str(19 + 2 - 1)  # [CLS] + 17 + [SEP], layers pipelined
 
 
 @pytest.mark.slow
@@ -96,8 +96,15 @@ def test_transfer_page_trains_on_a_click(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(transfer, "SIZES", (8, 32))  # the same race, shorter (unless another test ran it first:
     # the server keeps one race per model)
     monkeypatch.setattr(transfer, "EPOCHS", 2)
+    import serving
+
+    trained: list[str] = []
+    race = serving.transfer_curve
+    monkeypatch.setattr(serving, "transfer_curve", lambda *a, **k: trained.append("run") or race(*a, **k))
     at = open_page("pages/transfer.py")
-    assert not at.exception and not at.get("plotly_chart")  # nothing trains until asked
+    assert not at.exception and trained == []  # nothing trains until asked: the shipped run is drawn at once
+    shipped = {d["name"]: d["y"] for d in chart(at, "transfer_chart")["data"]}
+    assert len(shipped["minilm-l6, pre-trained, then fine-tuned"]) == 5 and "shipped with the app" in all_text(at)
     at.button(key="transfer_train").click().run()
     assert not at.exception
     lines = {d["name"]: d["y"] for d in chart(at, "transfer_chart")["data"]}

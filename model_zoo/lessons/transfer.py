@@ -2,6 +2,10 @@
 labelled sentences, once starting from pre-trained weights and once from the random weights pre-training
 starts from; and, for scale, a linear classifier on one-hot word counts.
 
+The race takes minutes on a CPU, so the page draws a run of this same code shipped in assets/transfer/
+(`python -m model_zoo.lessons.transfer MODEL`: the curve, its time, the machine and the weights'
+fingerprint) at once, and runs it live only on request.
+
 The labelled set is the Using BERT lesson's sentiment set (assets/tasks/sentiment.tsv): 240 sentences to
 train on, 60 held out. At each number of labels every learner gets the same draw of training sentences
 (both classes in it) and is scored on the same 60.
@@ -9,18 +13,27 @@ train on, 60 held out. At each number of labels every learner gets the same draw
 
 from __future__ import annotations
 
+import argparse
 import copy
+import json
+import os
+import platform
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from ..contextual import Encoder
+from ..registry import weights_fingerprint
 from ..words import split_words
-from .tasks import Split, fine_tune, load_sentences, train_head
+from .lexicon import ASSETS
+from .tasks import TASKS_DIR, Split, fine_tune, load_sentences, train_head
 
+SHIPPED = ASSETS / "transfer"  # MODEL.json: a run of transfer_curve, drawn at once by the page
+SCRIPT = "python -m model_zoo.lessons.transfer"
 SIZES = (16, 32, 64, 128, 240)
 SOURCES = ("pretrained", "random", "onehot")  # the learners, in the chart's order
 EPOCHS = 4
@@ -116,3 +129,76 @@ def transfer_curve(
         epochs=epochs,
         seconds=time.perf_counter() - began,
     )
+
+
+@dataclass(frozen=True)
+class ShippedCurve:
+    """A run of transfer_curve kept in assets/transfer/: the curve and how it was made."""
+
+    curve: TransferCurve
+    command: str
+    machine: str  # where it ran ("2 CPU threads, x86_64")
+    date: str
+    fingerprint: str | None  # weights_fingerprint of the model it ran on
+
+
+def data_version() -> str:
+    """A hash of the labelled set the race reads: a shipped run of other data is not this race's."""
+    import hashlib
+
+    return hashlib.sha1((TASKS_DIR / "sentiment.tsv").read_bytes()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class KnownCurve:
+    """A curve a page can draw now: a live run of this server (shipped None), or the shipped one."""
+
+    curve: TransferCurve
+    shipped: ShippedCurve | None
+
+
+def save_curve(curve: TransferCurve, model_name: str, path: Path, command: str) -> None:
+    record = {
+        "model": model_name,
+        "fingerprint": weights_fingerprint(model_name),
+        "data": data_version(),
+        "command": command,
+        "machine": f"{torch.get_num_threads()} CPU threads, {platform.machine()}",
+        "date": time.strftime("%Y-%m-%d"),
+        "curve": asdict(curve),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def shipped_curve(model_name: str, folder: Path | None = None) -> ShippedCurve | None:
+    """The shipped run for `model_name`, or None where there is none, or it ran on other weights than the
+    ones installed here or on another labelled set (then it would not be this race's result)."""
+    path = (folder or SHIPPED) / f"{model_name}.json"
+    if not path.exists():
+        return None
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if record["fingerprint"] != weights_fingerprint(model_name) or record["data"] != data_version():
+        return None
+    c = record["curve"]
+    curve = TransferCurve(tuple(c["sizes"]), c["accuracy"], c["test_size"], c["chance"], c["epochs"], c["seconds"])
+    return ShippedCurve(curve, record["command"], record["machine"], record["date"], record["fingerprint"])
+
+
+def main(argv: list[str] | None = None) -> None:
+    from ..loading import load
+
+    parser = argparse.ArgumentParser(description="Run the transfer-learning race and ship its curve.")
+    parser.add_argument("model", help="a registered encoder (minilm-l6)")
+    parser.add_argument("--out", type=Path, default=None, help="default: assets/transfer/MODEL.json")
+    args = parser.parse_args(argv)
+    model = load(args.model)
+    assert isinstance(model, Encoder), f"{args.model} is not an encoder"
+    curve = transfer_curve(model, on_progress=lambda share: print(f"{share:.0%}", end=" ", flush=True))
+    out = args.out or SHIPPED / f"{args.model}.json"
+    save_curve(curve, args.model, out, f"{SCRIPT} {args.model}")
+    print(f"\n{out}: {json.dumps(curve.accuracy)} in {curve.seconds:.0f} s (pid {os.getpid()})")
+
+
+if __name__ == "__main__":
+    main()
