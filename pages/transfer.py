@@ -113,7 +113,7 @@ def check_yourself(model: model_zoo.Encoder) -> None:
 
     render_quiz(
         (
-            Question("transfer_few", ("pretrained", "random"), solve_few, translated=True),
+            Question("transfer_few", ("pretrained", "random", "tie"), solve_few, translated=True),
             Question("transfer_best", ("pretrained", "random", "onehot"), solve_best, translated=True),
         )
     )

@@ -89,3 +89,14 @@ def test_a_live_run_replaces_the_shipped_one_for_every_later_visitor(shipped: Pa
     )
     at = open_page("pages/transfer.py")
     assert not at.exception and "Run live on this server in 7 s." in all_text(at)
+
+
+def test_a_tie_with_few_labels_is_an_answer_the_learner_can_pick(shipped: Path) -> None:
+    import serving
+
+    tied = {"pretrained": [0.5, 0.9], "random": [0.5, 0.55], "onehot": [0.5, 0.7]}
+    serving.SLOW.get(("transfer curve", "minilm-l6"), lambda: curve().__class__((16, 240), tied, 60, 0.5, 4, 7.0))
+    at = open_page("pages/transfer.py")
+    at.toggle(key="quiz_reveal").set_value(True).run()
+    assert not at.exception and "neither" in at.radio(key="quiz_transfer_few").options
+    assert "Answer: neither" in all_text(at)
