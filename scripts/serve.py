@@ -10,7 +10,7 @@ N processes of the app listen on PORT+1 .. PORT+N (loopback only) and nginx list
   that worker keeps its page, websocket, reconnects and media files there. (Hashing on the
   client address would put a whole classroom behind one school NAT on one worker.)
 - websockets are proxied (Upgrade/Connection headers, long read timeout).
-- each worker's torch uses cores / 2N threads, so N workers do not oversubscribe the CPU.
+- each worker's torch uses cores / N threads, so N workers do not oversubscribe the CPU.
 - the workers share the model files and caches on disk (~/.cache/contextlab, the Hugging Face
   cache); each holds its own copy of the models in memory (about 1 GB a worker).
 WORKERS=1 runs the app alone on PORT, as `make run` does. docs/deploy.md: more machines.
@@ -132,9 +132,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.workers < 1:
         raise SystemExit("--workers must be at least 1")
-    # Half the cores for torch, shared among the workers: under a class's load the other half
-    # runs the pages' Python (one GIL per worker) while torch computes (measured: README).
-    threads = max(1, (os.cpu_count() or 1) // (2 * args.workers))
+    # The cores shared among the workers' torch. Under a class's load the pages' Python mostly waits
+    # for the shared batch (serving.MicroBatcher), so leaving half the cores to it made the batch
+    # slower and no page faster: with one worker on 2 cores, Masked LM's p95 for 30 sessions was
+    # 1.28-1.35 s with 1 torch thread and 0.84-0.97 s with 2 (make bench-load, 2026-11-26; README).
+    threads = max(1, (os.cpu_count() or 1) // args.workers)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     if args.workers == 1:
         os.chdir(ROOT)
