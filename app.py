@@ -13,6 +13,7 @@ import streamlit as st
 import serving
 from components.i18n import DEFAULT_LANG, LANGS, t
 from components.road import HOME, PLAYGROUND, Lesson, ready_lessons
+from components.url import key_from_url
 
 FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"  # local: nothing fetched from outside
 
@@ -26,9 +27,8 @@ def run() -> None:
     st.set_page_config(page_title="ContextLab", page_icon=str(FAVICON), layout="wide")
     # ?lang= is kept by hand rather than bound: a bound segmented control would put its
     # label (简体中文) in the URL, and a shared link should read ?lang=zh.
-    if "lang" not in st.session_state:
-        wanted = st.query_params.get("lang", DEFAULT_LANG)
-        st.session_state.lang = wanted if wanted in LANGS else DEFAULT_LANG
+    if "lang" not in st.session_state:  # another language than the two is said in one sentence
+        st.session_state.lang = key_from_url("lang", list(LANGS), DEFAULT_LANG)
     with st.sidebar:
         st.radio("Language · 语言", options=list(LANGS), format_func=LANGS.__getitem__, key="lang", horizontal=True)
     st.query_params["lang"] = st.session_state.lang

@@ -153,8 +153,128 @@ def _groups(labels: list[str]) -> list[tuple[str, list[int]]]:
     return [(label, [i for i, lab in enumerate(labels) if lab == label]) for label in dict.fromkeys(labels)]
 
 
+# The word map's label placement. Plotly draws a point's label beside its marker where `textposition` says,
+# a fixed number of pixels from it: the placement is chosen here, per point, for the plot area the map gets on
+# a projector (1440 px wide) and, at a lower weight, on a phone (390 px), where the legend takes more rows.
+MAP_HEIGHT = 620
+MAP_PLOTS = ((960.0, 468.0, 1.0), (338.0, 400.0, 0.5))  # (plot width, plot height, weight) in px
+MAP_PAD = 0.05  # each axis's range reaches this share of the points' span beyond the outermost point
+LABEL_SIZE = 12  # px, plotly's default
+LABEL_GAP = 3 / 0.8 + 1  # px between a marker's centre and its label: plotly's for its default marker (size 6)
+MARKER_HALF = 4.0  # px: a marker as a square for overlap
+POSITIONS = (
+    "top center",
+    "bottom center",
+    "middle right",
+    "middle left",
+    "top right",
+    "top left",
+    "bottom right",
+    "bottom left",
+)
+_NARROW = set("iljtfr.,;:'!|()[] ")
+_WIDE = set("mwMW@%")
+
+
+def label_width(text: str, size: float = LABEL_SIZE) -> float:
+    """A label's width in px, from rough per-character widths of a sans-serif font (a CJK character is 1 em)."""
+    em = 0.0
+    for ch in text:
+        if ord(ch) > 0x2E80:
+            em += 1.0
+        elif ch in _NARROW:
+            em += 0.32
+        elif ch in _WIDE:
+            em += 0.85
+        elif ch.isupper() or ch.isdigit():
+            em += 0.62
+        else:
+            em += 0.54
+    return em * size
+
+
+def label_box(px: float, py: float, width: float, position: str, size: float = LABEL_SIZE) -> tuple[float, ...]:
+    """(x0, y0, x1, y1) in px, y down, of a label `width` px wide at `position` of the marker at (px, py)."""
+    height = 1.3 * size  # the line's box, descenders included
+    x0, y0 = _start(px, width, position, "left", "right"), _start(py, height, position, "top", "bottom")
+    return (x0, y0, x0 + width, y0 + height)
+
+
+def _start(at: float, extent: float, position: str, before: str, after: str) -> float:
+    """Where a label's box begins along one axis: before the marker, after it, or centred on it."""
+    if before in position:
+        return at - LABEL_GAP - extent
+    if after in position:
+        return at + LABEL_GAP
+    return at - extent / 2
+
+
+def map_range(values: np.ndarray) -> list[float]:
+    """An axis range that holds every value with MAP_PAD of the span to spare (a whole unit if they are equal)."""
+    lo, hi = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+    pad = MAP_PAD * (hi - lo) if hi > lo else 0.5
+    return [lo - pad, hi + pad]
+
+
+def _overlap(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """The total overlap area of each of `boxes` (k, 4) with all of `others` (m, 4): (k,)."""
+    w = np.minimum(boxes[:, None, 2], others[None, :, 2]) - np.maximum(boxes[:, None, 0], others[None, :, 0])
+    h = np.minimum(boxes[:, None, 3], others[None, :, 3]) - np.maximum(boxes[:, None, 1], others[None, :, 1])
+    return (np.clip(w, 0, None) * np.clip(h, 0, None)).sum(axis=1)
+
+
+def place_labels(words: list[str], xy: np.ndarray, x_range: list[float], y_range: list[float]) -> list[str]:
+    """Each word's textposition (one of POSITIONS), chosen so that labels overlap neither each other nor the
+    other words' markers, nor leave the plot, in each of MAP_PLOTS (weighted): the crowded points choose first,
+    then every label is placed again twice given all the others. The points themselves do not move."""
+    n = len(words)
+    if n == 0:
+        return []
+    widths = [label_width(w) for w in words]
+    geometry = []  # per plot size: each point's candidate boxes in px (y down), the markers' boxes
+    for width, height, weight in MAP_PLOTS:
+        px = (xy[:, 0] - x_range[0]) / (x_range[1] - x_range[0]) * width
+        py = (1 - (xy[:, 1] - y_range[0]) / (y_range[1] - y_range[0])) * height
+        cand = np.array([[label_box(px[i], py[i], widths[i], pos) for pos in POSITIONS] for i in range(n)])
+        marks = np.stack([px - MARKER_HALF, py - MARKER_HALF, px + MARKER_HALF, py + MARKER_HALF], axis=1)
+        outside = (
+            np.clip(-cand[..., 0], 0, None)
+            + np.clip(cand[..., 2] - width, 0, None)
+            + np.clip(-cand[..., 1], 0, None)
+            + np.clip(cand[..., 3] - height, 0, None)
+        ) * (1.3 * LABEL_SIZE)
+        geometry.append((weight, cand, marks, outside))
+    crowd = np.zeros(n)
+    for weight, _, marks, _ in geometry:
+        centre = (marks[:, :2] + marks[:, 2:]) / 2
+        dist = np.hypot(*(centre[:, None, :] - centre[None, :, :]).transpose(2, 0, 1))
+        crowd += weight * (dist < 3 * LABEL_SIZE).sum(axis=1)
+    order = sorted(range(n), key=lambda i: (-crowd[i], i))
+    chosen = np.full(n, -1)
+    preference = 0.01 * np.arange(len(POSITIONS))  # the earlier positions win where all else is equal
+
+    def costs(i: int) -> np.ndarray:
+        """What each position of label i costs, given the labels placed so far."""
+        total = preference.copy()
+        others = np.flatnonzero((chosen >= 0) & (np.arange(n) != i))
+        for weight, cand, marks, outside in geometry:
+            hit = outside[i] + _overlap(cand[i], np.delete(marks, i, axis=0))
+            if len(others):
+                hit += _overlap(cand[i], cand[others, chosen[others]])
+            total += weight * hit
+        return total
+
+    for _ in range(3):  # one greedy pass, then two passes that place each label again among all the others
+        for i in order:
+            chosen[i] = int(np.argmin(costs(i)))
+    return [POSITIONS[k] for k in chosen]
+
+
 def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: str = "") -> go.Figure:
-    """Words as labelled points in 2-D, one colour per group (a WordNet class)."""
+    """Words as labelled points in 2-D, one colour per group (a WordNet class), each label placed beside its
+    point where it covers no other label or point (`place_labels`), on axes fixed to the points' extent."""
+    x_range, y_range = map_range(xy[:, 0]), map_range(xy[:, 1])
+    positions = place_labels(words, xy, x_range, y_range)
     fig = go.Figure()
     for group, idx in _groups(groups):
         fig.add_trace(
@@ -164,13 +284,19 @@ def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: s
                 mode="markers+text",
                 name=_text(group),
                 text=[_text(words[i]) for i in idx],
-                textposition="top center",
+                textposition=[positions[i] for i in idx],
+                textfont={"size": LABEL_SIZE},
                 hovertemplate="%{text}<br>" + _text(group) + "<extra></extra>",
             )
         )
-    fig.update_layout(title=_text(title), height=620, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h"))
-    fig.update_xaxes(showticklabels=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, zeroline=False)
+    fig.update_layout(
+        title={"text": _text(title), "y": 1 - 46 / MAP_HEIGHT, "yanchor": "middle"},  # under the toolbar on a phone
+        height=MAP_HEIGHT,
+        margin=dict(l=10, r=10, t=64, b=10),
+        legend=dict(orientation="h"),
+    )
+    fig.update_xaxes(showticklabels=False, zeroline=False, range=x_range)
+    fig.update_yaxes(showticklabels=False, zeroline=False, range=y_range)
     return fig
 
 
@@ -185,25 +311,56 @@ def _depth(layers: int) -> list[float]:
     return [normalised_depth(j, layers) for j in range(layers)]
 
 
+PANEL_TITLE_SIZE = 12  # px: five panels' titles side by side on a phone
+TITLE_CHARS = 40  # a probing chart's title wraps after this many characters: it fits a phone's width
+
+
+def wrap_text(text: str, chars: int) -> list[str]:
+    """`text` in lines of at most `chars` characters, broken only at spaces (a longer word keeps its line)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def panel_title(name: str) -> list[str]:
+    """A panel's title in one line, or two where it has several words and more than 8 characters: broken at
+    the space nearest its middle, so that five titles side by side keep apart on a phone."""
+    spaces = [i for i, ch in enumerate(name) if ch == " "]
+    if len(name) <= 8 or not spaces:
+        return [name]
+    cut = min(spaces, key=lambda i: abs(i - len(name) / 2))
+    return [name[:cut], name[cut + 1 :]]
+
+
 def _probe_panels(tasks: list[str], title: str, rows: list[str] | None = None) -> go.Figure:
-    """One panel per task (columns), and per model where `rows` names them; x is normalised depth."""
+    """One panel per task (columns), and per model where `rows` names them; x is normalised depth. Panel
+    titles in at most two short lines and the title wrapped (`TITLE_CHARS`), so that they fit a phone."""
     from plotly.subplots import make_subplots
 
     n = len(rows) if rows else 1
+    heading = wrap_text(title, TITLE_CHARS)
     fig = make_subplots(
         rows=n,
         cols=len(tasks),
         shared_xaxes=True,
         shared_yaxes=True,
-        subplot_titles=_texts(tasks),
+        subplot_titles=["<br>".join(_texts(panel_title(task))) for task in tasks],
         row_titles=_texts(rows) if rows else None,
-        vertical_spacing=0.12 / n,
+        vertical_spacing=0.16 / n,
     )
+    for note in fig.layout.annotations[: len(tasks)]:
+        note.font = {"size": PANEL_TITLE_SIZE}
+    extra = 18 * (len(heading) - 1)  # px for each further line of the title
+    height = 160 + 190 * n + extra
     fig.update_layout(
-        title={"text": _text(title)},
-        height=140 + 190 * n,
-        margin={"l": 10, "r": 30, "t": 80, "b": 10},
-        legend={"orientation": "h", "y": -0.12 - 0.2 / n},
+        title={"text": "<br>".join(_texts(heading)), "y": 1 - 24 / height, "yanchor": "top"},
+        height=height,
+        margin={"l": 10, "r": 30, "t": 88 + extra, "b": 10},
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
     )
     fig.update_xaxes(range=[-0.12, 1.12], tickvals=[0, 0.5, 1], ticktext=["0", "½", "1"])
     return fig

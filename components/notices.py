@@ -13,6 +13,7 @@ from model_zoo.registry import get_card, models_where
 from model_zoo.words import has_han
 
 from .i18n import md_escape, t
+from .url import key_from_url
 
 M = TypeVar("M")
 T = TypeVar("T")
@@ -94,7 +95,9 @@ def select_model(
     get: Callable[[str], tuple[M, ModelUnavailable | None]],
     key: str = "model",
 ) -> M:
-    """A model picker kept in the URL (?model=..., or `key`), and the model it names through `get`."""
+    """A model picker kept in the URL (?model=..., or `key`), and the model it names through `get`; a link's
+    model that is not among `names` is said in one sentence (the picker opens on `default`)."""
+    key_from_url(key, names, default)  # before the picker, which drops such a value without a word
     name = st.selectbox(label, names, index=names.index(default), key=key, bind="query-params")
     return with_fallback(name, get)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -110,12 +111,24 @@ def _row(name: str, task: str, r: TaskResult) -> dict[str, object]:
     }
 
 
+SHORT_HEADS = ("mix", "best", "majority", "control", "cog", "expected", "paper", "examples")
+
+
+def number_columns() -> dict[str, Any]:
+    """The table of numbers' headers, short enough that its ten columns fit a projector's 1440 px without
+    scrolling: each column (named by its full header) shown under its short one, the full one on hover."""
+    return {
+        t_plain(f"probing.col_{k}"): st.column_config.Column(t_plain(f"probing.head_{k}"), help=t(f"probing.col_{k}"))
+        for k in SHORT_HEADS
+    }
+
+
 def render_numbers(results: Results, tasks: list[str]) -> None:
     """3. The numbers, and the paper's."""
     st.header(t("probing.table_title"))
     if results:
         rows = [_row(name, task, per_task[task]) for name, per_task in results.items() for task in tasks]
-        st.dataframe(rows, hide_index=True, width="stretch")
+        st.dataframe(rows, hide_index=True, width="stretch", column_config=number_columns())
         st.caption(t("probing.table_caption"))
 
 

@@ -26,8 +26,14 @@ class Stop:
     year: str
     family: str | None  # ModelCard.family of the models that belong here
     lessons: tuple[Lesson, ...]
+    see_also: tuple[Lesson, ...] = ()  # lessons of a later stop that also teach this one (linked, not listed twice)
 
 
+# In time order (first public version: arXiv, or OpenAI's report), each stop saying in road.<key>.took what it took
+# from the stop before it. ELMo (arXiv 2018-02) and ULMFiT (2018-01, final 2018-05) were written side by side;
+# ULMFiT stands second because it takes ELMo's step further (road.ulmfit.took says so). GPT-1 (2018-06) came four
+# months before BERT (2018-10), which took the OpenAI Transformer and gave it both sides' context.
+GPT_LESSON = Lesson("gpt", "pages/gpt.py", ":material/arrow_forward:")  # GPT-1's input formats, GPT-2's writing
 ROAD: tuple[Stop, ...] = (
     Stop("onehot", "≤ 2003", None, (Lesson("onehot", "pages/onehot.py", ":material/grid_on:"),)),
     Stop(
@@ -36,12 +42,13 @@ ROAD: tuple[Stop, ...] = (
         "word2vec/GloVe",
         (Lesson("embeddings", "pages/embeddings.py", ":material/scatter_plot:"),),
     ),
-    Stop("elmo", "2018", "ELMo", (Lesson("elmo", "pages/elmo.py", ":material/swap_horiz:"),)),
-    Stop("ulmfit", "2018", None, (Lesson("transfer", "pages/transfer.py", ":material/move_up:"),)),
-    Stop("transformer", "2017", None, (Lesson("transformer", "pages/transformer.py", ":material/account_tree:"),)),
+    Stop("transformer", "2017-06", None, (Lesson("transformer", "pages/transformer.py", ":material/account_tree:"),)),
+    Stop("elmo", "2018-02", "ELMo", (Lesson("elmo", "pages/elmo.py", ":material/swap_horiz:"),)),
+    Stop("ulmfit", "2018-01 / 05", None, (Lesson("transfer", "pages/transfer.py", ":material/move_up:"),)),
+    Stop("gpt", "2018-06", None, (), see_also=(GPT_LESSON,)),  # GPT-1; the lesson sits with GPT-2, as do the zoo's
     Stop(
         "bert",
-        "2018",
+        "2018-10",
         "BERT",
         (
             Lesson("bert_inputs", "pages/bert_inputs.py", ":material/token:"),
@@ -52,7 +59,7 @@ ROAD: tuple[Stop, ...] = (
             Lesson("using_bert", "pages/using_bert.py", ":material/build:"),
         ),
     ),
-    Stop("gpt", "2018–2019", "GPT", (Lesson("gpt", "pages/gpt.py", ":material/arrow_forward:"),)),
+    Stop("gpt2", "2019-02", "GPT", (GPT_LESSON,)),
 )
 
 HOME = Lesson("home", "pages/home.py", ":material/route:")

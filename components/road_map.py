@@ -1,5 +1,5 @@
-"""The home page's map: the road one-hot -> word2vec/GloVe -> ELMo -> ULMFiT -> Transformer -> BERT -> GPT,
-clickable."""
+"""The home page's map: the road one-hot -> word2vec/GloVe -> Transformer -> ELMo -> ULMFiT -> GPT-1 -> BERT
+-> GPT-2, in time order, each stop saying what it took from the one before; clickable."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def render_stop(number: int, stop: Stop, cards: list[ModelCard], states: dict[st
     with st.container(border=True, height="stretch"):
         st.markdown(f"**{number} · {t(f'road.{stop.key}.name')}**")
         st.caption(stop.year)
+        if number > 1:  # what it took from the stop before it
+            st.caption(f":material/subdirectory_arrow_right: {t(f'road.{stop.key}.took')}")
         st.write(t(f"road.{stop.key}.idea"))
         st.markdown(f"*{t(f'road.{stop.key}.limit')}*")
         models = _models_of(stop, cards)
@@ -40,6 +42,8 @@ def render_stop(number: int, stop: Stop, cards: list[ModelCard], states: dict[st
                 icon=PLAYGROUND.icon,
                 query_params={"model": demo.name, "text": t(f"road.{stop.key}.example")},
             )
+        for lesson in stop.see_also:  # a later stop's lesson that also teaches this one
+            st.page_link(lesson.file, label=t("road.see_also", title=t(f"lesson.{lesson.key}.title")), icon=lesson.icon)
         for lesson in stop.lessons:
             title = t(f"lesson.{lesson.key}.title")
             if lesson.ready:

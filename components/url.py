@@ -1,22 +1,44 @@
 """Choices kept in the URL by their keys (?task=spam, ?tasks=pos,agreement): a shared link reopens the same
-view in either language. (A widget bound with bind="query-params" writes its translated label instead.)"""
+view in either language. (A widget bound with bind="query-params" writes its translated label instead.)
+
+A page reads a link's value before it draws the widget, and writes the widget's value back after it:
+`key_from_url` (one of a list), `keys_from_url` (several), `number_from_url` (a number in a range),
+`flag_from_url` (true or false), `index_from_url` (a token of the text), then `keep_in_url`. A widget bound
+natively (bind="query-params", the key is the name) drops a value it cannot take without a word: called
+before it, `key_from_url` (one of the labels it shows), `flag_from_url` or `said_if_cut` (a text longer than
+the box) say so. A value the page does not know gets one sentence, never a silent default; each name is said
+at most once a session (the first time the page reads it: later, the learner's own typing may leave a kept
+value behind, and that is no link's fault)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import streamlit as st
 
 from .i18n import t
 
 SHOWN = 40  # characters of a link's value repeated in the sentence that says it is unknown
+SAID = "_url_said"  # session state: the names whose link value this session has read
+N = TypeVar("N", int, float)
+
+
+def _first_time(name: str) -> bool:
+    """True the first time this session reads ?name= (whatever it holds): only then may a sentence be said."""
+    said: set[str] = st.session_state.setdefault(SAID, set())
+    first = name not in said
+    said.add(name)
+    return first
 
 
 def keys_from_url(name: str, options: Sequence[str], default: list[str]) -> list[str]:
-    """The options named in ?name=a,b, else `default`; unknown ones are dropped, and one sentence says so."""
-    given = [x for x in st.query_params.get(name, "").split(",") if x]
+    """The options named in ?name=a,b (or ?name=a&name=b), else `default`; unknown ones are dropped, and one
+    sentence says so."""
+    given = [x for part in st.query_params.get_all(name) for x in part.split(",") if x]
     unknown = [x for x in given if x not in options]
-    if unknown:
+    if _first_time(name) and unknown:
         st.info(
             t(
                 "url.unknown_some",
@@ -34,14 +56,73 @@ def key_from_url(name: str, options: Sequence[str], default: str, aliases: Mappi
     """The option named in ?name=... (or by one of its `aliases`, such as the word on its button), else
     `default`. A value the page does not know gets one sentence saying what opened instead, never a
     silent default."""
+    first = _first_time(name)
     value = st.query_params.get(name, "")
     value = (aliases or {}).get(value.lower(), value)
     if value in options:
         return value
-    if value:
+    if first and value:
         st.info(t("url.unknown", name=name, value=value[:SHOWN], default=default, options=", ".join(options)))
     return default
 
 
-def keep_in_url(name: str, value: str | list[str]) -> None:
-    st.query_params[name] = value if isinstance(value, str) else ",".join(value)
+def number_from_url(name: str, low: N, high: N, default: N) -> N:
+    """The number in ?name=..., else `default`; a whole number where `default` is one. A value that is no such
+    number opens on `default`, one outside [low, high] on the nearer end; one sentence says which."""
+    value = st.query_params.get(name, "")
+    first = _first_time(name)
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    kind = type(default)
+    if math.isfinite(number) and (kind is float or number.is_integer()):
+        used = kind(min(max(number, low), high))
+    else:
+        used = default
+    if first and (not math.isfinite(number) or used != number):
+        st.info(t("url.number", name=name, value=value[:SHOWN], low=low, high=high, used=used))
+    return used
+
+
+def flag_from_url(name: str, default: bool) -> bool:
+    """?name=true or false (in any case, as a toggle bound natively reads it), else `default`; another value
+    gets one sentence."""
+    flags = {"true": "true", "false": "false"}
+    return key_from_url(name, list(flags), flags[str(default).lower()], flags) == "true"
+
+
+def index_from_url(name: str, options: Sequence[str], default: int) -> int:
+    """For a picker among the tokens of a text: the position of the first option that ?name= names, else
+    `default`. A link's token that the text does not have gets one sentence."""
+    first = _first_time(name)
+    value = st.query_params.get(name, "")
+    if value in options:
+        return list(options).index(value)
+    if first and value:
+        st.info(t("url.not_in_text", name=name, value=value[:SHOWN], used=options[default]))
+    return default
+
+
+def said_if_cut(**limits: int) -> None:
+    """Before text boxes bound to ?name= that hold `limit` characters (said_if_cut(name=limit, ...)): a link's
+    longer text gets one sentence (the box keeps its first `limit` characters)."""
+    for name, limit in limits.items():
+        value = st.query_params.get(name, "")
+        if _first_time(name) and len(value) > limit:
+            st.info(t("url.too_long", name=name, n=len(value), limit=limit, value=value[:SHOWN]))
+
+
+def keep_in_url(name: str, value: str | list[str] | bool | float) -> None:
+    """Write a widget's value back to ?name= (a list as a,b; a number as short as it reads; true/false)."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float):
+        text = f"{value:g}"
+    elif isinstance(value, int):
+        text = str(value)
+    else:
+        text = value if isinstance(value, str) else ",".join(value)
+    st.query_params[name] = text

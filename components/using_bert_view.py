@@ -39,7 +39,8 @@ def ask() -> None:
 # -- the results ----------------------------------------------------------------------------------------
 def render_heads(heads: dict[str, tasks.TrainedHead], model_name: str, pooling: str) -> None:
     """A row per pooling: the layer read, held-out accuracy against the last layer's and the majority class,
-    the examples and the cost; the picked pooling's training time below."""
+    the examples and the cost; the picked pooling's training time below; then, folded, what a downstream task is
+    and the seeds' other one-sentence tasks."""
     st.dataframe(
         [
             {
@@ -57,6 +58,10 @@ def render_heads(heads: dict[str, tasks.TrainedHead], model_name: str, pooling: 
         width="stretch",
     )
     st.caption(t("using.sentence_caption", model=model_name, seconds=f"{heads[pooling].head.seconds:.2f}"))
+    with st.expander(t("using.background_title")):
+        st.markdown(t("story.downstream"))
+        st.markdown(t("using.fact_check"))
+        st.markdown(t("using.vgg"))
 
 
 def render_sentence_diagram(pooling: str, encoding: Encoding) -> None:
@@ -97,8 +102,10 @@ def render_pair_record(pairs: tasks.TrainedHead, pooling: str) -> None:
 
 
 def render_reading(got: tasks.Answer, reader: str, missed: str | None) -> None:
-    """A reader's answer and curves; what it reads for [CLS], the written answer it missed, the curves' limit."""
+    """A reader's answer and curves; why its s and e are not the lecture's; what it reads for [CLS], the written
+    answer it missed, the curves' limit."""
     render_answer(got, reader, "qa_curves")
+    st.caption(t("using.qa_positions"))
     if got.tokens[0] != "[CLS]":
         st.caption(t("using.qa_no_cls", model=reader, token=got.tokens[0]))
     if missed is not None:
@@ -156,6 +163,8 @@ def render_records() -> None:
     st.write(t("records.bert_intro"))
     for record in ("glue", "qa_swag", "squad2_leaderboard"):
         render_record(record)
+    with st.expander(t("using.try_title"), icon=":material/download:"):  # the released code and checkpoints
+        st.markdown(t("using.try"))
 
 
 def render_check(

@@ -307,6 +307,28 @@ class BiLm(torch.nn.Module):
         return BiLmOutput(token, fwd, bwd)
 
 
+def fresh_bilm(options: ElmoOptions, seed: int = 0) -> BiLm:
+    """A biLM of `options` with the random weights elmo-mini's pre-training started from
+    (model_zoo.training.train_elmo.TrainingBiLm): characters uniform in [-1, 1], highway gates carrying
+    their input (bias 2), LSTM weights uniform in +-1/sqrt(cell) as torch.nn.LSTM draws them, the forget
+    gate open (bias 1); no softmax."""
+    torch.manual_seed(seed)
+    bilm = BiLm(options)
+    c, bound, f = options.cell_dim, 1 / math.sqrt(options.cell_dim), options.n_filters
+    with torch.no_grad():
+        bilm.chars.char_embed.uniform_(-1.0, 1.0)
+        for highway in bilm.chars.highways:
+            assert isinstance(highway, torch.nn.Linear)
+            highway.bias[f:].fill_(2.0)
+        for cell in [*bilm.forward_layers, *bilm.backward_layers]:
+            assert isinstance(cell, LstmCellWithProjection)
+            for weight in (cell.input_linearity.weight, cell.state_linearity.weight, cell.state_projection.weight):
+                weight.uniform_(-bound, bound)
+            cell.state_linearity.bias.zero_()
+            cell.state_linearity.bias[c : 2 * c].fill_(1.0)  # gates (i, f, g, o): the forget gate
+    return bilm
+
+
 def lm_rows(
     forward_top: torch.Tensor, backward_top: torch.Tensor, word_ids: torch.Tensor, lengths: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -21,6 +21,7 @@ _WHERE = {
     # the lessons'
     "EpochReport": "model_zoo.lessons.word2vec",
     "KnownCurve": "model_zoo.lessons.transfer",
+    "Recipe": "model_zoo.lessons.transfer",
     "TransferCurve": "model_zoo.lessons.transfer",
     "MapView": "model_zoo.lessons.sense_data",
     "ModelResults": "model_zoo.lessons.probing",
@@ -44,6 +45,7 @@ __all__ = [
     "OwnVectors",
     "ReaderScores",
     "Reading",
+    "Recipe",
     "SenseModel",
     "SenseSet",
     "SenseVectors",
@@ -62,7 +64,7 @@ if TYPE_CHECKING:
     from .lessons.sense_data import MapView, SenseModel, SenseSet
     from .lessons.senses import OwnVectors, SenseVectors
     from .lessons.tasks import TrainedHead
-    from .lessons.transfer import KnownCurve, TransferCurve
+    from .lessons.transfer import KnownCurve, Recipe, TransferCurve
     from .lessons.word2vec import EpochReport, TrainSettings
     from .registry import ModelCard
     from .trained import ReaderScores

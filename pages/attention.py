@@ -12,6 +12,7 @@ from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
+from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.registry import ATTENTIONS, models_where
 from serving import lesson_attention as lesson
 
@@ -41,6 +42,7 @@ def pick_text() -> tuple[str, str | None]:
     for i, (col, (a, b)) in enumerate(zip(cols, EXAMPLES)):
         label = f"{a} | {b}" if b else a
         col.button(label, key=f"ex{i}", on_click=use_example, args=(a, b), width="stretch", help=label)
+    said_if_cut(text=5000, text_b=2000)
     text = st.text_area(t("attn.text"), key="text", bind="query-params", max_chars=5000, height=80)
     text_b = st.text_input(
         t("attn.text_b"), key="text_b", bind="query-params", max_chars=2000, help=t("attn.text_b_help")
@@ -94,13 +96,17 @@ def query_key(model: model_zoo.Encoder, text: str, pair: str | None, encoding: m
         r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right),\quad q_i = W_Q h_i,\ k_j = W_K h_j"
     )
     c1, c2, c3 = st.columns(3)
-    layer = c1.slider(t("attn.layer"), 1, start.layers, min(3, start.layers), key="layer", bind="query-params") - 1
-    head = c2.slider(t("attn.head"), 1, start.heads, 1, key="head", bind="query-params") - 1
-    labels = [f"{i}: {readable(tok)}" for i, tok in enumerate(encoding.tokens)]
-    query = c3.selectbox(
-        t("attn.query"), range(len(labels)), index=start.query, format_func=lambda i: labels[i], key="query"
-    )
+    layer = number_from_url("layer", 1, start.layers, min(3, start.layers))  # each a link's value, else its default
+    layer = c1.slider(t("attn.layer"), 1, start.layers, layer, key="layer")
+    head = c2.slider(t("attn.head"), 1, start.heads, number_from_url("head", 1, start.heads, 1), key="head")
+    words = [readable(tok) for tok in encoding.tokens]
+    labels = [f"{i}: {word}" for i, word in enumerate(words)]
+    index = index_from_url("query", words, start.query)
+    query = c3.selectbox(t("attn.query"), range(len(labels)), index=index, format_func=lambda i: labels[i], key="query")
     query = min(query or 0, len(labels) - 1)  # a choice kept from a longer text
+    for name, value in (("layer", layer), ("head", head), ("query", words[query])):
+        keep_in_url(name, value)
+    layer, head = layer - 1, head - 1
     try:
         qk = serving.query_key(model.name, text, pair, layer, head)
     except model_zoo.ModelZooError as err:
@@ -115,11 +121,12 @@ def head_summary(model: model_zoo.Encoder, text: str, pair: str | None) -> None:
     source = st.radio(
         t("attn.summary_source"),
         SOURCES,
+        SOURCES.index(key_from_url("summary_source", SOURCES, SOURCES[0])),  # by key: a link reads in either language
         format_func=lambda s: t(f"attn.source_{s}", n=len(lesson.example_sentences())),
         horizontal=True,
         key="summary_source",
-        bind="query-params",
     )
+    keep_in_url("summary_source", source)
     texts: tuple = ((text, pair) if pair else text,) if source == "yours" else lesson.example_sentences()
     progress = st.empty()
     try:

@@ -58,6 +58,8 @@ def tokens(model: model_zoo.Encoder, encoding: model_zoo.Encoding) -> None:
     if unk in encoding.tokens:
         st.caption(t("inputs.unknown", unk=unk))
     render_script_note(model.name, encoding.text, HIDDEN_STATES)
+    with st.expander(t("inputs.background_title")):  # BERT's name, Chinese characters, ERNIE
+        st.markdown(t("inputs.background"))
     st.dataframe(
         pd.DataFrame(
             {

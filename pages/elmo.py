@@ -13,6 +13,7 @@ from components.i18n import t, t_plain
 from components.notices import render_error, render_lesson_miss, render_unavailable, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.training import render_elmo_training
+from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.registry import NEXT_WORDS, ROLES, models_where
 from serving import lesson_vectors
 
@@ -52,6 +53,7 @@ def next_words(model: model_zoo.ElmoModel) -> None:
         return
     for col, example in zip(st.columns(len(LM_EXAMPLES)), LM_EXAMPLES):
         col.button(example, key=f"lm_ex_{example}", on_click=use_lm_example, args=(example,), width="stretch")
+    said_if_cut(lm_text=MAX_CHARS)
     text = st.text_input(
         t("elmo.lm_text"), key="lm_text", bind="query-params", max_chars=MAX_CHARS, help=t("elmo.lm_help")
     )
@@ -84,6 +86,7 @@ def use_preset(weights: tuple[float, float, float]) -> None:
 @st.fragment
 def weighted_sum(model: model_zoo.ElmoModel) -> None:
     """2. Three vectors per word, and ELMo's weighted sum of them with weights a learner sets."""
+    said_if_cut(sentence=MAX_CHARS)
     sentence = st.text_input(t("elmo.sentence"), key="sentence", bind="query-params", max_chars=MAX_CHARS)
     try:
         encoding = serving.hidden_states(model.name, sentence)
@@ -102,10 +105,11 @@ def weighted_sum(model: model_zoo.ElmoModel) -> None:
     at = st.selectbox(
         t("elmo.word"),
         range(len(tokens)),
-        index=lesson_word[0] if lesson_word else 0,
+        index=index_from_url("word", tokens, lesson_word[0] if lesson_word else 0),  # a link's word, else "stick"
         format_func=lambda i: f"{i + 1}. {tokens[i]}",
         key=key,
     )
+    keep_in_url("word", tokens[at])
     st.write(t("elmo.presets"))
     for col, (key, weights) in zip(st.columns(len(PRESETS)), PRESETS.items()):
         col.button(t_plain(f"elmo.{key}"), key=key, on_click=use_preset, args=(weights,), width="stretch")
@@ -117,6 +121,8 @@ def weighted_sum(model: model_zoo.ElmoModel) -> None:
         for i, name in enumerate(("token", "lstm1", "lstm2"))
     ]
     gamma = cols[3].slider(t_plain("elmo.gamma"), 0.1, 3.0, step=0.1, key="gamma")
+    for name, value in zip(("w0", "w1", "w2", "gamma"), (*raw, gamma)):
+        keep_in_url(name, value)
     mixed = lesson_vectors.mixed_word(model.name, sentence, at, tuple(raw), gamma, STRIP_DIMS)  # 3 layers, and the mix
     mix, s = mixed.mix, mixed.mix.weights
     names = [t_plain(f"elmo.{k}") for k in LAYER_KEYS] + [t_plain("elmo.mix")]
@@ -148,15 +154,22 @@ def context_matters(model: model_zoo.ElmoModel) -> None:
     for i, (col, (a, b, word)) in enumerate(zip(st.columns(len(PAIRS)), PAIRS)):
         col.button(f"{word}: {a} / {b}", key=f"pair{i}", on_click=use_pair, args=(a, b, word), width="stretch")
     left, right = st.columns(2)
+    said_if_cut(a=MAX_CHARS, b=MAX_CHARS)
     a = left.text_input(t("elmo.sentence_a"), key="a", bind="query-params", max_chars=MAX_CHARS)
     b = right.text_input(t("elmo.sentence_b"), key="b", bind="query-params", max_chars=MAX_CHARS)
     shared = lesson_vectors.shared_words(a, b)
     if not shared:
         st.info(t("elmo.pick_word"), icon=":material/info:")
         return
-    if st.session_state.get("pair_word") not in shared:
-        st.session_state.pair_word = max(shared, key=len)  # the longest: rarely "the" or "of"
-    word = st.selectbox(t("elmo.context_word"), shared, key="pair_word", bind="query-params")
+    longest = max(shared, key=len)  # rarely "the" or "of"
+    if "pair_word" not in st.session_state:  # a link's word, else the lesson's
+        st.session_state.pair_word = key_from_url(
+            "pair_word", shared, PAIRS[0][2] if PAIRS[0][2] in shared else longest
+        )
+    if st.session_state.pair_word not in shared:
+        st.session_state.pair_word = longest
+    word = st.selectbox(t("elmo.context_word"), shared, key="pair_word")
+    keep_in_url("pair_word", word)
     st.write(t("elmo.context_intro", word=word))
     try:
         cosines = lesson_vectors.context_cosines(model.name, a, b, word)  # at each of the 3 layers
@@ -211,15 +224,15 @@ def run() -> None:
     next_words(model)
     st.header(t("elmo.layers_title"))
     st.write(t("elmo.layers_intro"))
+    st.caption(t("story.downstream"))  # what "a task" means here, and on the Probing and Using BERT pages
     st.session_state.setdefault("sentence", PAIRS[0][0])
     for name, value in zip(("w0", "w1", "w2"), PRESETS["preset_equal"]):
-        st.session_state.setdefault(name, value)
-    st.session_state.setdefault("gamma", 1.0)
+        st.session_state.setdefault(name, number_from_url(name, -4.0, 4.0, value))  # a link's weights, else equal
+    st.session_state.setdefault("gamma", number_from_url("gamma", 0.1, 3.0, 1.0))
     weighted_sum(model)
     st.header(t("elmo.context_title"))
     st.session_state.setdefault("a", PAIRS[0][0])
     st.session_state.setdefault("b", PAIRS[0][1])
-    st.session_state.setdefault("pair_word", PAIRS[0][2])
     context_matters(model)
     check_yourself(model)
 

@@ -10,6 +10,7 @@ from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, with_fallback
 from components.quiz import Question, Solved, render_quiz
 from components.road import PLAYGROUND
+from components.url import keep_in_url, key_from_url, number_from_url
 from components.word2vec_view import render_word2vec_summary
 from model_zoo.registry import VECTORS, models_where
 from model_zoo.types import EpochReport, TrainSettings
@@ -32,6 +33,7 @@ STICK = (  # "Let's stick to" is the Illustrated BERT's example; the others are 
     "The old man walked with a stick.",
 )
 STATIC_MODELS = models_where(capability=VECTORS)
+PROJECTIONS = ["pca", "umap"]
 
 
 def report_missing(model: model_zoo.StaticModel, missing: list[str]) -> None:
@@ -98,13 +100,14 @@ def word_map(model: model_zoo.StaticModel) -> None:
     map_text = st.text_area(t("emb.map_words"), value=t("emb.map_default"), key="map", bind="query-params", height=100)
     method = st.radio(
         t("emb.projection"),
-        ["pca", "umap"],
+        PROJECTIONS,
+        index=PROJECTIONS.index(key_from_url("proj", PROJECTIONS, "pca", {m: m for m in PROJECTIONS})),  # any case
         horizontal=True,
         key="proj",
-        bind="query-params",
         format_func=lambda m: m.upper(),
         help=t("emb.projection_help"),
     )
+    keep_in_url("proj", method)
     read = lesson_vectors.known_words(model.name, map_text, MAX_MAP)
     on_map = read.shown
     report_missing(model, read.missing)
@@ -128,12 +131,19 @@ def train_word2vec(model: model_zoo.StaticModel) -> None:
     st.write(t("emb.train_intro", script=lesson_vectors.BUILD_SCRIPT))
     defaults = TrainSettings()
     knobs = st.columns(5)
-    dim = knobs[0].select_slider(t("emb.dim"), [25, 50, 100, 200], value=defaults.dim, key="w2v_dim")
-    window = knobs[1].slider(t("emb.window"), 1, 10, defaults.window, key="w2v_window")
-    negative = knobs[2].slider(t("emb.negative"), 1, 20, defaults.negative, key="w2v_negative")
-    epochs = knobs[3].slider(t("emb.epochs"), 1, 10, defaults.epochs, key="w2v_epochs")
-    watch = knobs[4].text_input(t("emb.watch"), value="water", key="w2v_watch").strip().lower()
+    dims = (25, 50, 100, 200)
+    dim = int(key_from_url("w2v_dim", [str(d) for d in dims], str(defaults.dim)))  # a link's, else the default
+    dim = knobs[0].select_slider(t("emb.dim"), dims, value=dim, key="w2v_dim")
+    window = number_from_url("w2v_window", 1, 10, defaults.window)
+    window = knobs[1].slider(t("emb.window"), 1, 10, window, key="w2v_window")
+    negative = number_from_url("w2v_negative", 1, 20, defaults.negative)
+    negative = knobs[2].slider(t("emb.negative"), 1, 20, negative, key="w2v_negative", help=t("emb.negative_help"))
+    epochs = number_from_url("w2v_epochs", 1, 10, defaults.epochs)
+    epochs = knobs[3].slider(t("emb.epochs"), 1, 10, epochs, key="w2v_epochs")
+    watch = knobs[4].text_input(t("emb.watch"), value="water", key="w2v_watch", bind="query-params").strip().lower()
     settings = TrainSettings(dim=dim, window=window, negative=negative, epochs=epochs)
+    for name, value in (("w2v_dim", dim), ("w2v_window", window), ("w2v_negative", negative), ("w2v_epochs", epochs)):
+        keep_in_url(name, value)
     if st.button(t("emb.train"), type="primary", icon=":material/model_training:", key="w2v_train"):
         bar = st.progress(0.0, text=t("emb.waiting"))
         live = st.empty()
@@ -158,7 +168,7 @@ def train_word2vec(model: model_zoo.StaticModel) -> None:
     trained = st.session_state.get("w2v")
     if trained is not None:
         render_word2vec_summary(trained.seconds, len(trained.model), trained.settings, trained.quality)
-        probe = st.text_input(t("emb.try_trained"), value=trained.watch, key="w2v_probe")
+        probe = st.text_input(t("emb.try_trained"), value=trained.watch, key="w2v_probe", bind="query-params")
         try:
             st.plotly_chart(
                 build_score_bars(
@@ -216,6 +226,7 @@ def run() -> None:
     ensure_app_frame()
     st.title(t("lesson.embeddings.title"))
     st.write(t("emb.intro"))
+    key_from_url("model", STATIC_MODELS, STATIC_MODELS[0])  # before the picker, which drops another without a word
     name = st.selectbox(t("emb.model"), STATIC_MODELS, key="model", bind="query-params", help=t("emb.model_help"))
     model = with_fallback(name, serving.static_model)
     tabs = st.tabs(

@@ -23,7 +23,7 @@ from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.records import render_record
-from components.url import keep_in_url, key_from_url
+from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.registry import models_where
 from model_zoo.types import Strategy
 from serving import lesson_attention as lesson
@@ -39,7 +39,9 @@ PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away
     "fact that the unicorns spoke perfect English.",
     "prompt_tldr": "The city council met on Tuesday to discuss the new bus routes. After three hours of "
     "debate, members agreed to add two lines to the north of the city and to lower fares for students.\nTL;DR:",
-    "prompt_qa": "Q: What is the capital of France?\nA: Paris\nQ: What is the largest planet in the solar system?\nA:",
+    "prompt_qa": "In meteorology, precipitation is any product of the condensation of atmospheric water vapor that "
+    "falls under gravity. The main forms of precipitation include drizzle, rain, sleet, snow, graupel and hail.\n"
+    "Q: What causes precipitation to fall?\nA:",  # the lecture's reading comprehension: passage, "Q:", question, "A:"
     "prompt_translate": "sea otter = loutre de mer\npeppermint = menthe poivrée\nplush giraffe = girafe "
     "peluche\ncheese =",
 }
@@ -64,6 +66,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
     st.session_state.setdefault("prompt", PROMPTS["prompt_unicorn"])
     for col, key in zip(st.columns(len(PROMPTS)), PROMPTS):
         col.button(t_plain(f"gpt.{key}"), key=key, on_click=use_prompt, args=(key,), width="stretch")
+    said_if_cut(prompt=MAX_CHARS)
     prompt = st.text_area(t("gpt.prompt"), key="prompt", bind="query-params", max_chars=MAX_CHARS, height=110)
     c1, c2, c3, c4, c5 = st.columns([2, 1, 1, 1, 1])
     kinds = list(STRATEGIES)
@@ -73,14 +76,20 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
     )
     assert kind is not None  # the radio starts on a choice and cannot be cleared
     keep_in_url("strategy", kind)
+    temperature = number_from_url("temperature", 0.1, 2.0, 1.0)  # each a link's value, else its default
+    top_k, top_p = number_from_url("top_k", 1, 200, 40), number_from_url("top_p", 0.05, 1.0, 0.9)
+    seed, tokens = number_from_url("gen_seed", 0, 9999, 0), number_from_url("max_tokens", 1, MAX_NEW_TOKENS, 30)
     temperature = c2.slider(
-        t("gpt.temperature"), 0.1, 2.0, 1.0, 0.1, key="temperature", bind="query-params", disabled=kind == "greedy"
+        t("gpt.temperature"), 0.1, 2.0, temperature, 0.1, key="temperature", disabled=kind == "greedy"
     )
-    top_k = c3.number_input("k", 1, 200, 40, key="top_k", bind="query-params", disabled=kind != "top_k")
-    top_p = c4.slider("p", 0.05, 1.0, 0.9, 0.05, key="top_p", bind="query-params", disabled=kind != "top_p")
-    seed = c5.number_input(t("gpt.seed"), 0, 9999, 0, key="gen_seed", bind="query-params", disabled=kind == "greedy")
-    tokens = st.slider(t("gpt.max_tokens"), 1, MAX_NEW_TOKENS, 30, key="max_tokens", bind="query-params")
+    top_k = c3.number_input("k", 1, 200, top_k, key="top_k", disabled=kind != "top_k")
+    top_p = c4.slider("p", 0.05, 1.0, top_p, 0.05, key="top_p", disabled=kind != "top_p")
+    seed = c5.number_input(t("gpt.seed"), 0, 9999, seed, key="gen_seed", disabled=kind == "greedy")
+    tokens = st.slider(t("gpt.max_tokens"), 1, MAX_NEW_TOKENS, tokens, key="max_tokens")
     strategy = Strategy(kind, int(top_k), float(top_p), float(temperature), int(seed), int(tokens))
+    kept = {"temperature": temperature, "top_k": top_k, "top_p": top_p, "gen_seed": seed, "max_tokens": tokens}
+    for name, value in kept.items():
+        keep_in_url(name, value)
     go, stop = st.columns([1, 1])
     go.button(
         t("gpt.write"),
@@ -145,6 +154,7 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
 
     for col, example in zip(st.columns(len(BLANKS)), BLANKS):
         col.button(example, key=f"blank_{example[:12]}", on_click=use_blank, args=(example,), width="stretch")
+    said_if_cut(blank_text=MAX_CHARS)
     blank_text = st.text_input(t("gpt.blank_text"), key="blank_text", bind="query-params", max_chars=MAX_CHARS)
     try:
         if BLANK not in blank_text:
@@ -161,6 +171,7 @@ def sentence_probability(model: model_zoo.CausalLM) -> None:
     """4. A sentence's probability, one factor per word."""
     st.header(t("gpt.product_title"))
     st.write(t("gpt.product_intro"))
+    said_if_cut(product_text=MAX_CHARS)
     product_text = st.text_input(
         t("gpt.product_text"),
         value="The tide went out and we saw who was swimming naked.",
@@ -180,6 +191,7 @@ def sizes_and_formats(model: model_zoo.CausalLM) -> None:
     """5. Sizes; 6. GPT-1's inputs for tasks next to BERT's; what GPT-2 achieved."""
     st.header(t("gpt.sizes_title"))
     render_sizes(serving.gpt_sizes((model.name,)))
+    st.caption(t("gpt.release"))  # GPT-2's staged release
 
     # 6. GPT-1's inputs for tasks, next to BERT's ----------------------------------------------------------
     st.header(t("gpt.formats_title"))

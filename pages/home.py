@@ -18,6 +18,8 @@ def run() -> None:
     cards = model_zoo.list_models()
     states = serving.availabilities()
     render_road(cards, states)
+    with st.expander(t("home.thread_title"), icon=":material/timeline:"):  # seed 002's one-line summary of the road
+        st.markdown(t("home.thread"))
     st.info(t("home.how"), icon=":material/school:")
     render_models_panel(cards, states)
 

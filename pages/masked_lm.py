@@ -9,6 +9,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_script_note, select_model, when_asked
 from components.training import render_masked_lm_training
+from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.registry import FILL_MASK, models_where
 from serving import lesson_attention as lesson
 
@@ -32,13 +33,16 @@ def mask_word() -> None:
 @st.fragment
 def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
     view.render_examples(EXAMPLES)
+    said_if_cut(text=5000)
     text = st.text_area(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
     words = lesson.maskable_words(text)
     if words:
         pick, go = st.columns([3, 1], vertical_alignment="bottom")
-        pick.selectbox(t("mlm.pick_word"), words, key="mask_pick")
+        key_from_url("mask_pick", words, words[0])  # before the picker, which drops another word without one
+        pick.selectbox(t("mlm.pick_word"), words, key="mask_pick", bind="query-params")
         go.button(t("mlm.mask_it"), on_click=mask_word, icon=":material/visibility_off:", width="stretch")
-    top_k = st.slider(t("mlm.top_k"), 3, serving.GUESSES, 8, key="top_k")
+    top_k = st.slider(t("mlm.top_k"), 3, serving.GUESSES, number_from_url("top_k", 3, serving.GUESSES, 8), key="top_k")
+    keep_in_url("top_k", top_k)
 
     masks = text.count(model.mask_token)
     try:
@@ -64,7 +68,10 @@ def recipe(model: model_zoo.MaskedLM) -> str:
     st.session_state.setdefault("recipe_seed", 0)
     if st.button(t("mlm.resample"), icon=":material/casino:", key="resample"):
         st.session_state.recipe_seed += 1
-    clean = st.text_input(t("mlm.recipe_text"), value=t("mlm.recipe_default"), key="recipe_text", max_chars=2000)
+    said_if_cut(recipe_text=2000)
+    clean = st.text_input(
+        t("mlm.recipe_text"), value=t("mlm.recipe_default"), key="recipe_text", bind="query-params", max_chars=2000
+    )
     try:
         view.render_recipe(serving.recipe_demo(model.name, clean, st.session_state.recipe_seed))
     except model_zoo.EmptyInput:
@@ -154,6 +161,7 @@ def run() -> None:
     st.header(t("mlm.fill_title"))
     st.session_state.setdefault("text", EXAMPLES[0][0])
     fill_in_the_blanks(model)
+    st.caption(t("mlm.cloze"))  # where filling in blanks comes from (outside the fragment: it never changes)
     clean = recipe(model)
     why_mask_race()
     rollout(model, clean)

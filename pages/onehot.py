@@ -8,18 +8,21 @@ from components.frame import ensure_app_frame
 from components.i18n import md_escape, t
 from components.notices import with_fallback
 from components.quiz import Question, Solved, render_quiz
+from components.url import flag_from_url, said_if_cut
 from serving import lesson_vectors
 
 MAX_WORDS = 40  # rows a heatmap can show legibly
+MAX_CHARS = 100_000
 STATIC = "glove-6b-50d"
 
 
 def read_words() -> tuple[list[str], list[str]]:
     """The learner's words: the vocabulary of their text, and the first MAX_WORDS of it that are drawn."""
+    said_if_cut(text=MAX_CHARS)
     text = st.text_area(
         t("onehot.text"),
         value=t("onehot.default_text"),
-        max_chars=100_000,
+        max_chars=MAX_CHARS,
         key="text",
         bind="query-params",
         help=t("onehot.text_help"),
@@ -67,6 +70,7 @@ def one_hot_matrix(vocabulary: list[str], shown: list[str]) -> None:
 def similarity(shown: list[str]) -> None:
     """2. Cosine similarity: every pair of one-hot vectors is 0; GloVe's are not."""
     st.header(t("onehot.similarity_title"))
+    flag_from_url("glove", False)  # before the toggle, which drops another value without a word
     use_glove = st.toggle(t("onehot.use_glove"), key="glove", bind="query-params")
     if use_glove:
         glove = with_fallback(STATIC, serving.static_model)

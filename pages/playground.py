@@ -10,6 +10,7 @@ from components.i18n import md_escape, t, t_plain
 from components.models_panel import STATUS_ICON
 from components.notices import render_error, with_fallback
 from components.tokens import render_tokens
+from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.capabilities import can
 from model_zoo.registry import FILL_MASK, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
 from serving import lesson_vectors
@@ -63,7 +64,9 @@ def contextual(model: model_zoo.Encoder | model_zoo.ElmoModel, text: str) -> Non
         right.plotly_chart(build_score_bars(backward, title), key="backward")
         st.caption(t("playground.elmo_note", n=f"{vocab:,}"))
     layers = encoding.num_layers
-    layer = st.slider(t("playground.layer"), 0, layers, layers, key="layer", help=t("playground.layer_help"))
+    layer = number_from_url("layer", 0, layers, layers)  # a link's layer, else the top one
+    layer = st.slider(t("playground.layer"), 0, layers, layer, key="layer", help=t("playground.layer_help"))
+    keep_in_url("layer", layer)
     sim = lesson_vectors.token_cosines(model.name, text, layer)
     st.plotly_chart(build_similarity_heatmap(encoding.tokens, sim, t_plain("playground.sim_title", layer=layer)))
 
@@ -74,6 +77,8 @@ def run() -> None:
     names = [card.name for card in model_zoo.list_models()]
     st.title(t("lesson.playground.title"))
     st.write(t("playground.intro"))
+    key_from_url("model", names, "minilm-l6")  # before the picker, which drops another name without a word
+    said_if_cut(text=MAX_CHARS)
     left, right = st.columns([1, 2])
     name = left.selectbox(
         t("playground.model"),

@@ -19,7 +19,7 @@ from components.probing_view import (
     render_weights,
     task_name,
 )
-from components.url import keep_in_url, keys_from_url
+from components.url import keep_in_url, key_from_url, keys_from_url, number_from_url
 from model_zoo.registry import models_where
 from model_zoo.types import ModelResults, TaskResult
 from serving import lesson_tasks
@@ -37,8 +37,8 @@ def pick() -> tuple[list[str], list[str]]:
     )
     st.session_state.setdefault("tasks", keys_from_url("tasks", list(TASKS), list(TASKS)))
     left, right = st.columns([2, 3])
-    models = left.multiselect(t("probing.models"), CONTEXTUAL, max_selections=MAX_MODELS, key="models")
-    tasks = right.multiselect(t("probing.tasks"), list(TASKS), format_func=task_name, key="tasks")
+    models = left.multiselect(t("probing.models"), CONTEXTUAL, max_selections=MAX_MODELS, key="models", wrap=True)
+    tasks = right.multiselect(t("probing.tasks"), list(TASKS), format_func=task_name, key="tasks", wrap=True)
     keep_in_url("models", models)
     keep_in_url("tasks", tasks)
     if not models or not tasks:
@@ -71,9 +71,15 @@ def retrain(models: list[str], tasks: list[str]) -> None:
     st.header(t("probing.retrain_title"))
     st.write(t("probing.retrain_intro"))
     c1, c2, c3 = st.columns([2, 2, 1])
+    if "retrain_model" not in st.session_state:  # a link's, once: later the picked models decide
+        st.session_state.retrain_model = key_from_url("retrain_model", models, models[0])
+        st.session_state.retrain_task = key_from_url("retrain_task", tasks, tasks[0])
     retrain_model = c1.selectbox(t("probing.retrain_model"), models, key="retrain_model")
     retrain_task = c2.selectbox(t("probing.retrain_task"), tasks, format_func=task_name, key="retrain_task")
-    seed = int(c3.number_input(t("probing.seed"), 0, 99, 0, key="seed", bind="query-params"))
+    seed = int(c3.number_input(t("probing.seed"), 0, 99, number_from_url("seed", 0, 99, 0), key="seed"))
+    keep_in_url("retrain_model", retrain_model)
+    keep_in_url("retrain_task", retrain_task)
+    keep_in_url("seed", seed)
     message = st.session_state.pop("retrain_message", None)
     if message:
         st.success(message, icon=":material/check_circle:")
@@ -134,6 +140,7 @@ def run() -> None:
         st.write(t("probing.how"))
         st.latex(r"\mathrm{vector}_k = \gamma \sum_{j=0}^{L} s_j\, h_{k,j}, \qquad s = \mathrm{softmax}(w)")
         st.write(t("probing.how_more"))
+        st.write(t("story.downstream"))
     models, tasks = pick()
     results = gather(models, tasks)
     render_weights(results, tasks)

@@ -8,6 +8,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, render_unavailable
 from components.quiz import Question, Solved, render_quiz
+from components.url import keep_in_url, key_from_url, keys_from_url, number_from_url, said_if_cut
 from model_zoo import registry
 from model_zoo.errors import ModelUnavailable, ModelZooError
 from model_zoo.registry import HIDDEN_STATES, VECTORS
@@ -78,24 +79,27 @@ def choose_view(models: list[SenseModel]) -> MapView:
     deepest = max(m.depth for m in models)
     layer = 0
     if deepest > 0:
-        layer = st.slider(
-            t("senses.layer"), 0, deepest, deepest // 2, key="layer", bind="query-params", help=t("senses.layer_help")
-        )
+        layer = number_from_url("layer", 0, deepest, deepest // 2)  # each a link's value, else its default
+        layer = st.slider(t("senses.layer"), 0, deepest, layer, key="layer", help=t("senses.layer_help"))
+    methods = ["pca", "umap"]
+    method = key_from_url("method", methods, "pca", {m: m for m in methods})  # in any case, as UMAP was kept
     method = st.radio(
-        t("senses.method"),
-        ["pca", "umap"],
-        format_func=lambda m: m.upper(),
-        horizontal=True,
-        key="method",
-        bind="query-params",
+        t("senses.method"), methods, methods.index(method), format_func=str.upper, horizontal=True, key="method"
     )
     with st.expander(t("senses.advanced")):
         a1, a2, a3 = st.columns(3)
-        neighbours = a1.slider(t("senses.neighbours"), 2, 50, UMAP_DEFAULTS.n_neighbors, key="neighbours")
-        min_dist = a2.slider(t("senses.min_dist"), 0.0, 0.99, UMAP_DEFAULTS.min_dist, key="min_dist")
-        seed = int(a3.number_input(t("senses.seed"), 0, 9999, UMAP_DEFAULTS.seed, key="seed"))
+        neighbours = number_from_url("neighbours", 2, 50, UMAP_DEFAULTS.n_neighbors)
+        neighbours = a1.slider(t("senses.neighbours"), 2, 50, neighbours, key="neighbours")
+        min_dist = number_from_url("min_dist", 0.0, 0.99, UMAP_DEFAULTS.min_dist)
+        min_dist = a2.slider(t("senses.min_dist"), 0.0, 0.99, min_dist, key="min_dist")
+        seed = number_from_url("seed", 0, 9999, UMAP_DEFAULTS.seed)
+        seed = int(a3.number_input(t("senses.seed"), 0, 9999, seed, key="seed"))
         st.caption(t("senses.umap_note"))
-    return MapView(layer, deepest, method, neighbours, min_dist, seed)
+    view = MapView(layer, deepest, method, neighbours, min_dist, seed)
+    keep_in_url("method", method)
+    for name, value in {"layer": layer, "neighbours": neighbours, "min_dist": min_dist, "seed": seed}.items():
+        keep_in_url(name, value)
+    return view
 
 
 BLOOD_BANK = "The hospital has its own blood bank."  # the lecture notes' fifth bank: a third sense or not?
@@ -111,6 +115,7 @@ def read_own_sentence(word: str, models: list[SenseModel]) -> tuple[str, OwnVect
             on_click=lambda: st.session_state.update(mine=BLOOD_BANK),
         )
         st.caption(t("senses.blood_bank_note"))
+    said_if_cut(mine=2000)
     mine = st.text_input(
         t("senses.mine"),
         key="mine",
@@ -182,16 +187,21 @@ def chinese_corner() -> None:
     if reader is None:
         senses_view.render_chinese_missing(CHINESE_MODELS)
         return
-    word = st.segmented_control(t("senses.zh_word"), list(CHINESE), default="长", key="zh_word") or "长"
+    key_from_url("zh_word", list(CHINESE), "长")  # before the control, which drops another word without one
+    word = st.segmented_control(t("senses.zh_word"), list(CHINESE), default="长", key="zh_word", bind="query-params")
+    word = word or "长"
     senses_view.render_chinese_map(word, CHINESE[word], lesson_senses.chinese_similarity(reader, word), reader)
 
 
 def run() -> None:
     st.title(t("lesson.senses.title"))
     st.write(t("senses.intro"))
+    key_from_url("word", WORDS, WORDS[0])  # before the picker, which drops another word without one
+    st.session_state.setdefault("models", keys_from_url("models", MODELS, DEFAULT_MODELS))
     c1, c2 = st.columns([1, 2])
     word = c1.selectbox(t("senses.word"), WORDS, key="word", bind="query-params")
-    chosen = c2.multiselect(t("senses.models"), MODELS, default=DEFAULT_MODELS, key="models", bind="query-params")
+    chosen = c2.multiselect(t("senses.models"), MODELS, key="models", wrap=True)
+    keep_in_url("models", chosen)
     sense_set = SETS[word]
     senses_view.render_data_note(word, sense_set, len(SETS), lesson_senses.total_uses())
     models = shown_models(chosen, sense_set)

@@ -14,11 +14,13 @@ from components.quiz import Question, Solved, render_quiz
 from model_zoo.registry import get_card, models_where
 from model_zoo.types import KnownCurve, TransferCurve
 
-# Encoders a copy of which can be fine-tuned here: MiniLM as released (the offline pack) or BERT.
-MODELS = models_where(family="BERT", kinds=("encoder", "masked_lm"))
+# Networks a copy of which can be fine-tuned whole here: an ELMo biLM (elmo-mini, pre-trained here on plain
+# text only: ULMFiT's own kind of model), or a BERT-like encoder (MiniLM as released, BERT once prefetched).
+MODELS = models_where(family="ELMo") + models_where(family="BERT", kinds=("encoder", "masked_lm"))
+DEFAULT = "elmo-mini"
 
 
-def race(model: model_zoo.Encoder) -> None:
+def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
     """What pre-training buys: the same network fine-tuned from pre-trained and from random weights. A run
     of the same code is drawn at once (shipped, or this server's last); the button runs it live."""
     try:
@@ -57,11 +59,15 @@ def race(model: model_zoo.Encoder) -> None:
         else:
             st.caption(t("transfer.live", seconds=f"{curve.seconds:.0f}"))
         if how := get_card(model.name).labelled_pretraining:  # the race credits plain text: say where it differs
-            clean = next(m for m in MODELS if not get_card(m).labelled_pretraining)
-            st.caption(t("transfer.confound", model=model.name, how=how, clean=clean))
+            clean = [m for m in MODELS if not get_card(m).labelled_pretraining]
+            here = [m for m in clean if serving.availabilities()[m].ready]
+            if here:
+                st.caption(t("transfer.confound_here", model=model.name, how=how, clean=here[0]))
+            else:
+                st.caption(t("transfer.confound", model=model.name, how=how, clean=clean[0]))
 
 
-def draw_race(model: model_zoo.Encoder, curve: TransferCurve) -> None:
+def draw_race(model: model_zoo.Encoder | model_zoo.ElmoModel, curve: TransferCurve) -> None:
     """The race's curves, the result in words and how each point was made."""
     names = {s: t_plain(f"transfer.line_{s}", model=model.name) for s in curve.accuracy}
     st.plotly_chart(
@@ -89,7 +95,16 @@ def draw_race(model: model_zoo.Encoder, curve: TransferCurve) -> None:
             seconds=f"{curve.seconds:.0f}",
         )
     )
-    st.caption(t("transfer.note", epochs=curve.epochs))
+    recipe = serving.transfer_recipe(model.name)
+    st.caption(
+        t(
+            f"transfer.note_{recipe.kind}",
+            epochs=curve.epochs,
+            lr_pretrained=f"{recipe.lr_pretrained:g}",
+            lr_random=f"{recipe.lr_random:g}",
+            lr_head=f"{recipe.lr_head:g}",
+        )
+    )
 
 
 def next_stop() -> None:
@@ -98,7 +113,7 @@ def next_stop() -> None:
     st.page_link("pages/using_bert.py", label=t("lesson.using_bert.title"), icon=":material/build:")
 
 
-def check_yourself(model: model_zoo.Encoder) -> None:
+def check_yourself(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
     def solve_few() -> Solved:  # from the curve on the page: a question never starts the minutes of training
         curve = serving.transfer_known(model.name).curve
         pre, rand = curve.accuracy["pretrained"][0], curve.accuracy["random"][0]
@@ -127,8 +142,8 @@ def run() -> None:
 
     st.header(t("transfer.race_title"))
     st.write(t("transfer.race_intro"))
-    model = select_model(t("transfer.model"), MODELS, "minilm-l6", serving.model_or_fallback)
-    assert isinstance(model, model_zoo.Encoder)
+    model = select_model(t("transfer.model"), MODELS, DEFAULT, serving.model_or_fallback)
+    assert isinstance(model, model_zoo.Encoder | model_zoo.ElmoModel)
     race(model)
     next_stop()
     check_yourself(model)

@@ -12,7 +12,7 @@ from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model
 from components.quiz import Question, Solved, render_quiz
-from components.url import keep_in_url
+from components.url import keep_in_url, said_if_cut
 from model_zoo.registry import ATTENTIONS, models_where
 from serving import lesson_attention as lesson
 
@@ -37,6 +37,7 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
     cols = st.columns(len(EXAMPLES))
     for k, (col, (example, word)) in enumerate(zip(cols, EXAMPLES)):
         col.button(f"{word} · {example}", key=f"tf_ex{k}", on_click=use_example, args=(example, word), width="stretch")
+    said_if_cut(tf_text=2000)
     text = st.text_input(t("tf.text"), key="tf_text", bind="query-params", max_chars=2000)
     try:
         view = serving.attention_view(model.name, text, None)

@@ -14,9 +14,9 @@ from components.i18n import t, t_plain
 from components.notices import render_error, select_model, when_asked, with_bar
 from components.task_views import render_task_diagram
 from components.training import render_reader_training
-from components.url import keep_in_url, key_from_url
-from model_zoo.registry import models_where
-from model_zoo.trained import ReaderScores, reader_test
+from components.url import keep_in_url, key_from_url, said_if_cut
+from model_zoo.registry import ModelCard, models_where
+from model_zoo.trained import reader_test
 from model_zoo.types import TrainedHead
 from serving import lesson_tasks
 from serving.lesson_tasks import LECTURE_PASSAGE, POOLINGS  # POOLINGS: what a head reads, [CLS] and the mean
@@ -62,9 +62,9 @@ def one_sentence(model: model_zoo.Encoder) -> tuple[str, dict[str, TrainedHead]]
     keep_in_url("pooling", pooling)
     heads = {p: trained(model, task, p) for p in POOLINGS}
     view.render_heads(heads, model.name, pooling)
-    sentence = st.text_input(
-        t("using.your_sentence"), value=t_plain(f"using.example_{task}"), key=f"sentence_{task}", max_chars=MAX_CHARS
-    )
+    example, key = t_plain(f"using.example_{task}"), f"sentence_{task}"  # each task's sentence under its own name
+    said_if_cut(**{key: MAX_CHARS})
+    sentence = st.text_input(t("using.your_sentence"), example, key=key, bind="query-params", max_chars=MAX_CHARS)
     try:
         view.render_sentence_diagram(pooling, serving.hidden_states(model.name, sentence))
         guesses = serving.classify(model.name, task, pooling, sentence)
@@ -79,6 +79,7 @@ def one_class_per_token(model: model_zoo.Encoder) -> None:
     """2. One class per token: a named-entity tagger, trained on a click."""
     st.header(t("using.token_title"))
     st.markdown(t("using.token_diagram"))
+    said_if_cut(ner_text=MAX_CHARS)
     ner_text = st.text_input(
         t("using.token_text"), value=NER_EXAMPLE, key="ner_text", bind="query-params", max_chars=MAX_CHARS
     )
@@ -105,6 +106,7 @@ def two_sentences(model: model_zoo.Encoder) -> None:
     st.markdown(t("using.pair_diagram"))
     st.session_state.setdefault("premise", "A woman in a red coat is walking her dog along the beach at sunset.")
     st.session_state.setdefault("hypothesis", "Someone is outside with an animal.")
+    said_if_cut(premise=MAX_CHARS, hypothesis=MAX_CHARS)
     a, b = st.columns(2)
     premise = a.text_input(t("using.premise"), key="premise", bind="query-params", max_chars=MAX_CHARS)
     hypothesis = b.text_input(t("using.hypothesis"), key="hypothesis", bind="query-params", max_chars=MAX_CHARS)
@@ -147,6 +149,7 @@ def question_answering(model: model_zoo.Encoder) -> None:
     keep_in_url("qa_passage", preset)
     st.session_state.setdefault("passage", PASSAGES[preset][0].passage)
     st.session_state.setdefault("question", PASSAGES[preset][0].question)
+    said_if_cut(passage=MAX_PASSAGE_CHARS, question=MAX_CHARS)
     passage = st.text_area(
         t("using.qa_passage"), key="passage", bind="query-params", max_chars=MAX_PASSAGE_CHARS, height=150
     )
@@ -161,24 +164,19 @@ def question_answering(model: model_zoo.Encoder) -> None:
     else:
         view.render_reading(got, reader.name, missed)
     with st.expander(t("using.qa_frozen")):
-        frozen_head(model, reader.name, reader_test(card), question, passage)
+        frozen_head(model, card, question, passage)
 
 
-def frozen_head(
-    model: model_zoo.Encoder, reader: str, scores: ReaderScores | None, question: str, passage: str
-) -> None:
+def frozen_head(model: model_zoo.Encoder, reader: ModelCard, question: str, passage: str) -> None:
     st.write(t("using.qa_frozen_intro", model=model.name, train=TRAIN_QUESTIONS))
     frozen_qa = when_asked(
         t("using.qa_frozen_train"),
         "train_qa_head",
         t_plain("using.qa_frozen_training", model=model.name),
-        lambda progress: (
-            serving.qa_head(model.name, progress),
-            serving.answer_question(model.name, question, passage),
-        ),
+        lambda bar: (serving.qa_head(model.name, bar), serving.answer_question(model.name, question, passage)),
     )
     if frozen_qa:
-        view.render_frozen_reading(*frozen_qa, model.name, TEST_QUESTIONS, reader, scores)
+        view.render_frozen_reading(*frozen_qa, model.name, TEST_QUESTIONS, reader.name, reader_test(reader))
 
 
 def many_languages() -> str:
@@ -199,7 +197,8 @@ def many_languages() -> str:
     if cross is None:
         return ml_reader
     view.render_cross_lingual(cross, lesson_tasks.held_out_sentences("sentiment"), multilingual, ml_reader)
-    own = st.text_input(t("using.ml_own"), key="ml_own", max_chars=MAX_CHARS)
+    said_if_cut(ml_own=MAX_CHARS)
+    own = st.text_input(t("using.ml_own"), key="ml_own", bind="query-params", max_chars=MAX_CHARS)
     if own.strip():
         try:
             st.plotly_chart(build_score_bars(serving.classify(ml_reader, "sentiment", "mean", own)), key="ml_own_bars")

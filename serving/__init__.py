@@ -564,9 +564,24 @@ def transfer_curve(
 
     def compute() -> transfer.TransferCurve:
         with _probe_gate(), low_priority_threads():
-            return transfer.transfer_curve(loaded(model_name, model_zoo.Encoder), on_progress=on_progress)
+            return transfer.transfer_curve(racer(model_name), on_progress=on_progress)
 
     return _shared(("transfer curve", model_name), compute)
+
+
+def racer(model_name: str) -> model_zoo.lessons.transfer.Racer:
+    """A network the transfer race can fine-tune whole: a BERT-like encoder or an ELMo biLM."""
+    model = load_model(model_name)
+    if not isinstance(model, model_zoo.Encoder | model_zoo.ElmoModel):
+        raise model_zoo.MissingCapability(model_name, "fine-tuning", f"it is a {type(model).__name__}")
+    return model
+
+
+def transfer_recipe(model_name: str) -> model_zoo.lessons.transfer.Recipe:
+    """How the race fine-tunes `model_name` (its kind's learning rates and pooling), without loading it."""
+    from model_zoo.lessons import transfer
+
+    return transfer.recipe_for(model_zoo.get_card(model_name).family)
 
 
 def transfer_known(model_name: str) -> model_zoo.lessons.transfer.KnownCurve:

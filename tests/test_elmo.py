@@ -530,13 +530,30 @@ def test_prefetch_fetches_a_released_elmo_from_its_urls_and_it_loads(tmp_path: P
     assert not any(registry.download_dir(broken).iterdir())
 
 
-def test_fit_ends_the_schedule_where_the_measured_speed_says_the_budget_allows(tiny_run, tmp_path: Path) -> None:
+def test_fit_ends_the_schedule_where_the_measured_speed_says_the_budget_allows(
+    tiny_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """--fit (a run on a lent machine): after the probe steps the schedule's end is cut from 10^9 targets
-    to what the budget allows, the run records the cut, and its learning rate decays to zero by then."""
+    to what the budget allows, the run records the cut, and its learning rate decays to zero by then.
+    The run reads a clock that advances 10 ms a reading, so the outcome does not depend on this machine's
+    speed or load (a busy machine once made the real clock's budget end before the probe)."""
+    import time
     from dataclasses import replace
 
+    from model_zoo.training import train_elmo
     from model_zoo.training.train_elmo import FIT_PROBE, schedule
 
+    class Clock:
+        now = 0.0
+
+        def perf_counter(self) -> float:
+            self.now += 0.01
+            return self.now
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(time, name)
+
+    monkeypatch.setattr(train_elmo, "time", Clock())
     run = tiny_run()
     run.config = replace(run.config, total_tokens=10**9)
     run.train(minutes=0.05, progress=False, fit=True)

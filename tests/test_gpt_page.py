@@ -73,7 +73,9 @@ def test_sampling_with_the_same_seed_writes_the_same_text() -> None:
 def test_a_prompt_button_and_an_empty_prompt() -> None:
     at = open_page("pages/gpt.py")
     at.button(key="prompt_qa").click().run()
-    assert at.text_area(key="prompt").value.startswith("Q: What is the capital of France?")
+    prompt = at.text_area(key="prompt").value  # the lecture's format: a passage, then "Q:" and "A:"
+    assert prompt.startswith("In meteorology, precipitation")
+    assert prompt.endswith("Q: What causes precipitation to fall?\nA:")
     at.text_area(key="prompt").input("   ").run()
     at.button(key="write").click().run(timeout=60)
     assert not at.exception

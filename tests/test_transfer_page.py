@@ -51,15 +51,15 @@ def test_a_shipped_run_is_read_back_only_for_its_own_weights_and_data(tmp_path: 
 
 def test_the_shipped_curve_is_drawn_on_opening_and_answers_the_questions(shipped: Path, monkeypatch) -> None:  # noqa: ANN001
     no_training(monkeypatch)
-    at = open_page("pages/transfer.py")
+    at = open_page("pages/transfer.py", model="minilm-l6")
     assert not at.exception
     assert any(c.proto.id.endswith("transfer_chart") for c in at.get("plotly_chart"))
     said = all_text(at)
     assert "shipped with the app" in said and "123 s" in said and "75%" in said
-    # minilm-l6 read sentence pairs (NLI among them) before ContextLab got it: one line says so, and names a
-    # model pre-trained on plain text only
+    # minilm-l6 read sentence pairs (NLI among them) before ContextLab got it: one line says so, and names the
+    # model installed here that was pre-trained on plain text only
     assert "minilm-l6 was not pre-trained on plain text alone (all-MiniLM-L6-v2 was tuned on" in said
-    assert "bert-base-uncased, pre-trained on plain text only" in said
+    assert "elmo-mini, pre-trained on plain text only and installed here" in said
     at.toggle(key="quiz_reveal").set_value(True).run()
     assert not at.exception and not at.error
     assert "pre-trained 90%, random weights 55%, one-hot counts 70%" in all_text(at)
@@ -74,7 +74,7 @@ def test_without_any_run_the_page_says_so_and_a_question_does_not_start_one(
 
     monkeypatch.setattr(transfer, "SHIPPED", tmp_path)  # nothing shipped
     no_training(monkeypatch)
-    at = open_page("pages/transfer.py")
+    at = open_page("pages/transfer.py", model="minilm-l6")
     assert not at.exception and "No run of the race for minilm-l6" in all_text(at)
     at.toggle(key="quiz_reveal").set_value(True).run()
     assert not at.exception
@@ -87,7 +87,7 @@ def test_a_live_run_replaces_the_shipped_one_for_every_later_visitor(shipped: Pa
     serving.SLOW.get(
         ("transfer curve", "minilm-l6"), lambda: curve().__class__((16, 240), CURVE["accuracy"], 60, 0.5, 4, 7.0)
     )
-    at = open_page("pages/transfer.py")
+    at = open_page("pages/transfer.py", model="minilm-l6")
     assert not at.exception and "Run live on this server in 7 s." in all_text(at)
 
 
@@ -96,7 +96,67 @@ def test_a_tie_with_few_labels_is_an_answer_the_learner_can_pick(shipped: Path) 
 
     tied = {"pretrained": [0.5, 0.9], "random": [0.5, 0.55], "onehot": [0.5, 0.7]}
     serving.SLOW.get(("transfer curve", "minilm-l6"), lambda: curve().__class__((16, 240), tied, 60, 0.5, 4, 7.0))
-    at = open_page("pages/transfer.py")
+    at = open_page("pages/transfer.py", model="minilm-l6")
     at.toggle(key="quiz_reveal").set_value(True).run()
     assert not at.exception and "neither" in at.radio(key="quiz_transfer_few").options
     assert "Answer: neither" in all_text(at)
+
+
+# -- the race on ULMFiT's own kind of model: an LSTM language model pre-trained on plain text only -----------
+def test_the_page_opens_on_elmo_mini_a_model_that_never_saw_a_label(
+    tiny_zoo: Path, tmp_path: Path, monkeypatch
+) -> None:  # noqa: ANN001
+    from model_zoo.lessons import transfer
+    from model_zoo.loading import load
+
+    transfer.save_curve(
+        curve(), "elmo-mini", tmp_path / "elmo-mini.json", "python -m model_zoo.lessons.transfer elmo-mini"
+    )
+    monkeypatch.setattr(transfer, "SHIPPED", tmp_path)
+    no_training(monkeypatch)
+    assert isinstance(load("elmo-mini"), transfer.ElmoModel)
+    at = open_page("pages/transfer.py")
+    assert not at.exception and at.selectbox(key="model").value == "elmo-mini"
+    said = all_text(at)
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("transfer_chart"))
+    assert "elmo-mini, pre-trained, then fine-tuned" in chart.proto.spec and "75%" in said
+    assert "not pre-trained on plain text alone" not in said  # no caveat: its pre-training read no label
+    assert "ULMFiT's concat pooling" in said and "[CLS]" not in said  # the recipe the race used on it
+
+
+def test_elmo_fine_tuning_trains_a_copy_and_learns_a_separable_task(tiny_zoo: Path) -> None:
+    """On the tiny ELMo: the shared model is untouched, and a task a word decides is learned (held out)."""
+    import torch
+
+    from model_zoo.lessons.tasks import Labelled, Split
+    from model_zoo.lessons.transfer import fine_tune_elmo
+    from model_zoo.loading import load
+
+    model = load("elmo-mini")
+    before = {k: v.clone() for k, v in model.bilm.state_dict().items()}
+    words = ["good", "bad"]
+    train = [Labelled(f"a {words[i % 2]} day {i}", words[i % 2]) for i in range(24)]
+    test = [Labelled(f"one {words[i % 2]} time", words[i % 2]) for i in range(6)]
+    got = fine_tune_elmo(model, Split(train, test), epochs=30, lr=1e-2, head_lr=1e-1)
+    assert got.accuracy == 1.0
+    assert all(torch.equal(before[k], v) for k, v in model.bilm.state_dict().items())
+
+
+def test_the_untrained_twin_starts_where_pretraining_started(tiny_zoo: Path) -> None:
+    import torch
+
+    from model_zoo.lessons.transfer import untrained_twin
+    from model_zoo.loading import load
+
+    model = load("elmo-mini")
+    twin = untrained_twin(model)
+    assert twin.options == model.options and twin.name == "elmo-mini (untrained)"
+    chars = twin.bilm.chars.char_embed.detach()
+    assert float(chars.min()) >= -1.0 and float(chars.max()) <= 1.0 and float(chars.std()) > 0.4  # uniform(-1, 1)
+    assert not torch.equal(
+        twin.bilm.forward_layers[0].input_linearity.weight, model.bilm.forward_layers[0].input_linearity.weight
+    )
+    c = model.options.cell_dim
+    bias = twin.bilm.forward_layers[0].state_linearity.bias
+    assert torch.all(bias[c : 2 * c] == 1.0) and torch.all(bias[:c] == 0.0)  # the forget gate open
+    assert untrained_twin(model).bilm.state_dict().keys() == twin.bilm.state_dict().keys()

@@ -691,42 +691,60 @@ def fine_tune(
     seed: int = 0,
 ) -> FineTuned:
     """Train a copy of the whole encoder and a linear layer on [CLS] (the shared model is never touched)."""
+    torch.manual_seed(seed)
+    encoder = copy.deepcopy(model.base)
+    linear = nn.Linear(model.config.hidden_size, len(data.classes)).to(model.device)
+
+    def cls(chosen: list[Labelled]) -> torch.Tensor:  # (B, D)
+        pairs = [x.text_b for x in chosen] if chosen[0].text_b is not None else None
+        inputs = model.tokenize([x.text for x in chosen], pairs)  # type: ignore[arg-type]
+        return encoder(**{k: v.to(model.device) for k, v in inputs.items()}).last_hidden_state[:, 0]
+
+    groups = [{"params": [*encoder.parameters(), *linear.parameters()], "lr": lr}]
+    return train_whole(encoder, cls, linear, groups, data, epochs, batch_size, on_progress, seed)
+
+
+def train_whole(
+    network: nn.Module,
+    features: Callable[[list[Labelled]], torch.Tensor],
+    linear: nn.Linear,
+    groups: list[dict[str, Any]],
+    data: Split,
+    epochs: int,
+    batch_size: int,
+    on_progress: Progress | None,
+    seed: int,
+) -> FineTuned:
+    """Fine-tuning's loop, whatever the network: `features` of a batch of examples (B, D), read by `network`
+    (a copy the caller made), into `linear`; AdamW over the parameter `groups`; then held-out accuracy."""
     if not data.train:
         raise EmptyInput("training set")
     began = time.perf_counter()
-    torch.manual_seed(seed)
-    encoder = copy.deepcopy(model.base).train()
+    device = next(linear.parameters()).device
     classes = data.classes
-    linear = nn.Linear(model.config.hidden_size, len(classes))
-    params = [*encoder.parameters(), *linear.parameters()]
-    optimizer = torch.optim.AdamW(params, lr=lr)
+    optimizer = torch.optim.AdamW(groups)
     labels = torch.tensor([classes.index(x.label) for x in data.train])
     order = torch.Generator().manual_seed(seed)
     total = epochs * ((len(data.train) + batch_size - 1) // batch_size)
     done = 0
+    network.train()
     with torch.enable_grad():
         for _ in range(epochs):
             for batch in torch.randperm(len(data.train), generator=order).split(batch_size):
-                chosen = [data.train[int(k)] for k in batch]
-                pairs = [x.text_b for x in chosen] if chosen[0].text_b is not None else None
-                inputs = model.tokenize([x.text for x in chosen], pairs)  # type: ignore[arg-type]
-                cls = encoder(**{k: v.to(model.device) for k, v in inputs.items()}).last_hidden_state[:, 0]
-                loss = nn.functional.cross_entropy(linear(cls), labels[batch].to(model.device))
+                logits = linear(features([data.train[int(k)] for k in batch]))
+                loss = nn.functional.cross_entropy(logits, labels[batch].to(device))
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
                 done += 1
                 if on_progress is not None:
                     on_progress(done / total)
-    encoder.eval()
+    network.eval()
     right = 0
     with torch.inference_mode():
         for start in range(0, len(data.test), 32):
             chunk = data.test[start : start + 32]
-            pairs = [x.text_b for x in chunk] if chunk[0].text_b is not None else None
-            inputs = model.tokenize([x.text for x in chunk], pairs)  # type: ignore[arg-type]
-            cls = encoder(**{k: v.to(model.device) for k, v in inputs.items()}).last_hidden_state[:, 0]
-            predicted = linear(cls).argmax(-1).cpu().tolist()
+            predicted = linear(features(chunk)).argmax(-1).cpu().tolist()
             right += sum(classes[p] == x.label for p, x in zip(predicted, chunk))
     return FineTuned(right / max(1, len(data.test)), time.perf_counter() - began, epochs)
 

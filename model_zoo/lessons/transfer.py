@@ -2,6 +2,11 @@
 labelled sentences, once starting from pre-trained weights and once from the random weights pre-training
 starts from; and, for scale, a linear classifier on one-hot word counts.
 
+Two kinds of network race: a BERT-like encoder ([CLS] into a linear layer, as BERT fine-tunes), and an
+ELMo-architecture biLM such as elmo-mini, ULMFiT's own kind of model (an LSTM language model pre-trained
+on plain text only; ULMFiT's concat pooling of the top layer into a linear layer). ULMFiT's middle step,
+fine-tuning the language model on the task's own text first, is left out: 240 sentences are too few.
+
 The race takes minutes on a CPU, so the page draws a run of this same code shipped in assets/transfer/
 (`python -m model_zoo.lessons.transfer MODEL`: the curve, its time, the machine and the weights'
 fingerprint) at once, and runs it live only on request.
@@ -22,22 +27,68 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from ..contextual import Encoder
+from ..elmo import BiLm, ElmoModel, char_id_tensor, fresh_bilm
 from ..registry import weights_fingerprint
 from ..words import split_words
 from .lexicon import ASSETS
 from .sense_data import data_version as file_version
-from .tasks import TASKS_DIR, Split, fine_tune, load_sentences, train_head
+from .tasks import (
+    TASKS_DIR,
+    FineTuned,
+    Labelled,
+    Progress,
+    Split,
+    fine_tune,
+    load_sentences,
+    train_head,
+    train_whole,
+)
 
 SHIPPED = ASSETS / "transfer"  # MODEL.json: a run of transfer_curve, drawn at once by the page
 SCRIPT = "python -m model_zoo.lessons.transfer"
 SIZES = (16, 32, 64, 128, 240)
 SOURCES = ("pretrained", "random", "onehot")  # the learners, in the chart's order
 EPOCHS = 4
+Racer = Encoder | ElmoModel  # a network the race can fine-tune whole
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one kind of network is fine-tuned in the race. A freshly initialised network learns at a
+    larger rate (its weights have nothing to keep)."""
+
+    kind: str  # "encoder" or "elmo": the page's note names the recipe by it
+    lr_pretrained: float  # the network's, from pre-trained weights
+    lr_random: float  # the network's, from random weights
+    lr_head: float  # the new linear layer's
+    epochs: int
+
+
+# The encoder's rates are BERT's usual fine-tuning ones. elmo-mini's were chosen on development draws of
+# the training sentences alone (`python -m model_zoo.lessons.transfer elmo-mini --choose 3e-4 1e-3 3e-3`,
+# and `--epochs 10 25`: 16 to 128 of 200 sentences, scored on the other 40; never the race's 60 test
+# sentences). Pre-trained, mean development accuracy 0.58-0.62 whatever the rate (1e-3 and 3e-3 at 4 epochs
+# best, 0.62; 10 or 25 epochs, or the new layer at 3e-3 or 1e-2 over the biLM at 3e-5 to 3e-4, no better);
+# from random weights 0.50-0.60, the commoner class's share (0.60) at best. One sentence is 2.5 points there.
+RECIPES = {
+    "encoder": Recipe("encoder", 5e-5, 1e-4, 5e-5, EPOCHS),
+    "elmo": Recipe("elmo", 1e-3, 1e-3, 1e-3, EPOCHS),
+}
+
+
+def recipe_of(model: Racer) -> Recipe:
+    return RECIPES["elmo" if isinstance(model, ElmoModel) else "encoder"]
+
+
+def recipe_for(family: str | None) -> Recipe:
+    """The recipe of a registered model's family (ModelCard.family), without loading it."""
+    return RECIPES["elmo" if family == "ELMo" else "encoder"]
 
 
 @dataclass(frozen=True)
@@ -50,13 +101,70 @@ class TransferCurve:
     seconds: float
 
 
-def untrained_twin(model: Encoder, seed: int = 0) -> Encoder:
+def untrained_twin(model: Racer, seed: int = 0) -> Racer:
     """`model`'s architecture and tokenizer with freshly initialised weights: where pre-training starts."""
+    if isinstance(model, ElmoModel):
+        return ElmoModel(f"{model.name} (untrained)", fresh_bilm(model.options, seed), device=model.device)
     from transformers import AutoModel
 
     torch.manual_seed(seed)
     fresh = AutoModel.from_config(copy.deepcopy(model.base.config), attn_implementation="eager")
     return Encoder(f"{model.name} (untrained)", fresh, model.tokenizer, model.device)
+
+
+def concat_pooled(bilm: BiLm, sentences: Sequence[Sequence[str]], device: torch.device) -> torch.Tensor:
+    """ULMFiT's concat pooling of the top layer (forward and backward states side by side): the mean and
+    the max over each sentence's words, markers left out: (B, 4P)."""
+    ids, lengths = char_id_tensor(sentences)
+    out = bilm(ids.to(device), lengths.to(device))
+    top = torch.cat([out.forward[-1], out.backward[-1]], -1)  # (B, T, 2P), <S> at 0
+    t = torch.arange(top.shape[1], device=device)[None]  # (1, T)
+    words = ((t >= 1) & (t < lengths.to(device)[:, None] - 1))[..., None]  # (B, T, 1)
+    mean = (top * words).sum(1) / words.sum(1).clamp(min=1)  # (B, 2P)
+    most = top.masked_fill(~words, -torch.inf).amax(1)  # (B, 2P)
+    return torch.cat([mean, most], -1)
+
+
+def fine_tune_elmo(
+    model: ElmoModel,
+    data: Split,
+    *,
+    epochs: int = EPOCHS,
+    lr: float = 1e-3,
+    head_lr: float | None = None,
+    batch_size: int = 16,
+    on_progress: Progress | None = None,
+    seed: int = 0,
+) -> FineTuned:
+    """tasks.fine_tune for an ELMo biLM: a copy of the whole biLM (its softmax aside) and a linear layer on
+    its concat-pooled top layer, trained together (the shared model is never touched)."""
+    torch.manual_seed(seed)
+    bilm = copy.deepcopy(model.bilm)
+    linear = torch.nn.Linear(4 * model.options.projection_dim, len(data.classes)).to(model.device)
+
+    def pooled(chosen: list[Labelled]) -> torch.Tensor:  # (B, 4P)
+        return concat_pooled(bilm, [model.tokenize(x.text) for x in chosen], model.device)
+
+    body = [p for n, p in bilm.named_parameters() if not n.startswith("softmax")]
+    # ULMFiT's discriminative rates in their simplest form: the new layer may learn faster than the body.
+    groups = [{"params": body, "lr": lr}, {"params": [*linear.parameters()], "lr": head_lr or lr}]
+    return train_whole(bilm, pooled, linear, groups, data, epochs, batch_size, on_progress, seed)
+
+
+def fine_tune_any(
+    model: Racer,
+    data: Split,
+    *,
+    epochs: int,
+    lr: float,
+    seed: int,
+    head_lr: float | None = None,
+    on_progress: Progress | None = None,
+) -> FineTuned:
+    """Its kind's fine-tuning (the encoder's head learns at the network's rate; `head_lr` is ELMo's)."""
+    if isinstance(model, ElmoModel):
+        return fine_tune_elmo(model, data, epochs=epochs, lr=lr, head_lr=head_lr, seed=seed, on_progress=on_progress)
+    return fine_tune(model, data, epochs=epochs, lr=lr, seed=seed, on_progress=on_progress)
 
 
 def word_counts(train: Sequence[str], texts: Sequence[str]) -> np.ndarray:
@@ -79,19 +187,22 @@ def draw(labels: Sequence[str], n: int, rng: np.random.Generator) -> list[int]:
 
 
 def transfer_curve(
-    model: Encoder,
+    model: Racer,
     sizes: Sequence[int] | None = None,
     epochs: int | None = None,
     seed: int = 0,
     on_progress: Callable[[float], object] | None = None,
+    data: Split | None = None,
 ) -> TransferCurve:
-    """Fine-tune `model` and its untrained twin (whole network and a linear layer on [CLS], `epochs`
-    passes) on growing draws of the sentiment set; a one-hot linear classifier on the same draws."""
+    """Fine-tune `model` and its untrained twin (the whole network and a linear layer, `epochs` passes; the
+    recipe of its kind) on growing draws of `data`'s training sentences (default: the sentiment set),
+    scored on its test sentences; a one-hot linear classifier on the same draws."""
     began = time.perf_counter()
-    data = load_sentences("sentiment")
+    data = data or load_sentences("sentiment")
     labels = [x.label for x in data.train]
     sizes = tuple(min(n, len(labels)) for n in (sizes or SIZES))
-    epochs = epochs or EPOCHS
+    recipe = recipe_of(model)
+    epochs = epochs or recipe.epochs
     scratch = untrained_twin(model, seed)
     x_test_of = [x.text for x in data.test]
     work = sum(sizes) * 2
@@ -102,15 +213,16 @@ def transfer_curve(
         picked = [data.train[i] for i in draw(labels, n, rng)]
         subset = Split(picked, data.test)
         for source, encoder in (("pretrained", model), ("random", scratch)):
-            # A freshly initialised network learns at a larger rate (its weights have nothing to keep).
-            lr = 5e-5 if source == "pretrained" else 1e-4
+            lr = recipe.lr_pretrained if source == "pretrained" else recipe.lr_random
 
             def report(share: float, base: int = done, size: int = n) -> None:
                 if on_progress is not None:
                     on_progress(min(1.0, (base + share * size) / work))
 
             accuracy[source].append(
-                fine_tune(encoder, subset, epochs=epochs, lr=lr, seed=seed, on_progress=report).accuracy
+                fine_tune_any(
+                    encoder, subset, epochs=epochs, lr=lr, head_lr=recipe.lr_head, seed=seed, on_progress=report
+                ).accuracy
             )
             done += n
         train_text = [x.text for x in picked]
@@ -185,15 +297,50 @@ def shipped_curve(model_name: str, folder: Path | None = None) -> ShippedCurve |
     return ShippedCurve(curve, record["command"], record["machine"], record["date"], record["fingerprint"])
 
 
+def development_split(seed: int = 0, held: int = 40) -> Split:
+    """The race's training sentences cut in two: `held` of them to score choices on, the rest to draw
+    from. The race's 60 test sentences are not in it: no choice reads them."""
+    train = load_sentences("sentiment").train
+    order = np.random.default_rng(seed).permutation(len(train))
+    return Split([train[i] for i in order[held:]], [train[i] for i in order[:held]])
+
+
+def choose_rates(
+    model: Racer, rates: Sequence[float], epochs: Sequence[int] = (EPOCHS,), sizes: Sequence[int] = (16, 32, 64, 128)
+) -> dict[str, Any]:
+    """Mean development accuracy over `sizes` for each learning rate, from pre-trained and from random weights
+    (the recipe's rates are set from this by hand, and the command recorded in RECIPES' comment)."""
+    dev = development_split()
+    scratch = untrained_twin(model)
+    rng = np.random.default_rng(0)
+    labels = [x.label for x in dev.train]
+    draws = [[dev.train[i] for i in draw(labels, n, rng)] for n in sizes]
+    out: dict[str, Any] = {"sizes": list(sizes), "dev_sentences": len(dev.test)}
+    for source, net in (("pretrained", model), ("random", scratch)):
+        for lr, passes in ((lr, e) for lr in rates for e in epochs):
+            scores = [fine_tune_any(net, Split(d, dev.test), epochs=passes, lr=lr, seed=0).accuracy for d in draws]
+            out[f"{source} lr={lr:g} epochs={passes}"] = {
+                "by_size": [round(a, 3) for a in scores],
+                "mean": round(float(np.mean(scores)), 3),
+            }
+            print(source, lr, passes, out[f"{source} lr={lr:g} epochs={passes}"], flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     from ..loading import load
 
     parser = argparse.ArgumentParser(description="Run the transfer-learning race and ship its curve.")
     parser.add_argument("model", help="a registered encoder (minilm-l6)")
     parser.add_argument("--out", type=Path, default=None, help="default: assets/transfer/MODEL.json")
+    parser.add_argument("--choose", nargs="*", type=float, help="development runs of these learning rates; no curve")
+    parser.add_argument("--epochs", nargs="+", type=int, default=[EPOCHS], help="with --choose: these epoch counts")
     args = parser.parse_args(argv)
     model = load(args.model)
-    assert isinstance(model, Encoder), f"{args.model} is not an encoder"
+    assert isinstance(model, Encoder | ElmoModel), f"{args.model} is neither an encoder nor an ELMo"
+    if args.choose is not None:
+        print(json.dumps(choose_rates(model, args.choose or [3e-4, 1e-3, 3e-3], args.epochs), indent=1))
+        return
     curve = transfer_curve(model, on_progress=lambda share: print(f"{share:.0%}", end=" ", flush=True))
     out = args.out or SHIPPED / f"{args.model}.json"
     save_curve(curve, args.model, out, f"{SCRIPT} {args.model}")

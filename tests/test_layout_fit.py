@@ -1,0 +1,146 @@
+"""Key results fit a projector (1440 px wide) and a phone (390 px): the word map's labels keep apart, Word
+senses' glosses are cut only between words, Probing's task chips wrap, its table's headers are short and its
+panels' titles fit five side by side (issue 33). Each is checked on what the browser is given, with text
+widths estimated on the generous side (7 px a character at plotly's 12 px, as wide as "woman" is drawn)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from components.charts import build_probe_curves, build_probe_weights, build_word_map
+from model_zoo.lessons.sense_data import load_senses
+from tests.conftest import open_page
+
+# The default word list of the Word embeddings map and where GloVe 6B 50d puts it (glove-6b-50d, seed 0),
+# rounded: king, queen and princess within a few pixels of each other.
+WORDS = (
+    "king queen prince princess man woman boy girl dog cat horse cow lion car bus train plane ship paris london "
+    "berlin tokyo france england germany japan run walk swim fly apple banana orange bread"
+).split()
+PCA = [
+    [-0.063, -2.319], [-0.144, -2.18], [0.75, -2.15], [-0.107, -2.168], [-1.184, 0.211], [-1.356, -0.09],
+    [-2.284, 0.074], [-1.984, -0.32], [-2.847, 0.419], [-2.56, -0.108], [-1.835, 0.192], [-1.401, -0.546],
+    [-1.262, -1.135], [0.099, 2.451], [0.389, 3.077], [0.923, 2.703], [0.524, 2.963], [0.357, 1.861],
+    [3.304, -0.579], [2.409, -0.564], [3.384, -0.414], [2.825, 0.512], [3.173, -1.207], [1.252, -1.04],
+    [3.693, -0.765], [2.153, 0.058], [0.059, 1.247], [-0.852, 1.498], [-1.202, 1.567], [-0.093, 1.793],
+    [-1.744, -0.932], [-1.733, -1.512], [-1.141, -0.915], [-1.503, -1.681],
+]  # fmt: skip
+UMAP = [
+    [5.471, 3.619], [5.721, 3.419], [5.138, 3.197], [5.658, 3.116], [6.795, 2.985], [6.435, 3.206],
+    [6.873, 3.408], [6.436, 3.37], [7.483, 3.335], [7.063, 3.903], [7.872, 3.081], [7.555, 4.117],
+    [7.43, 3.702], [6.064, 1.329], [6.563, 1.202], [6.453, 1.474], [6.136, 1.764], [5.834, 1.961],
+    [4.008, 2.058], [4.454, 2.219], [4.497, 1.726], [4.836, 1.509], [3.882, 1.596], [4.557, 2.64],
+    [4.24, 1.349], [5.064, 1.243], [6.747, 2.133], [7.393, 2.269], [7.674, 2.47], [7.092, 1.772],
+    [7.488, 5.063], [7.757, 4.692], [7.199, 4.981], [7.474, 4.649],
+]  # fmt: skip
+PROJECTOR = (960, 468)  # px of the map's plot area at 1440 px with the sidebar open (measured in Chromium)
+PHONE = (338, 400)  # and at 390 px, where the legend takes five rows
+GAP = 3 / 0.8 + 1  # px from a marker's centre to its label: plotly's Drawing.textPointPosition, marker size 6
+
+
+def label_boxes(fig, plot: tuple[int, int], char_px: float) -> list[tuple[str, tuple[float, ...], tuple[float, float]]]:  # noqa: ANN001
+    """Each label's text, its box (x0, y0, x1, y1; px, y down) where plotly draws it, and its point in px."""
+    points = np.array([(x, y) for trace in fig.data for x, y in zip(trace.x, trace.y)])
+    ranges = []
+    for axis, values in ((fig.layout.xaxis, points[:, 0]), (fig.layout.yaxis, points[:, 1])):
+        pad = 0.05 * (values.max() - values.min())  # about what plotly's autorange adds, where no range is set
+        ranges.append(axis.range or (values.min() - pad, values.max() + pad))
+    (x_lo, x_hi), (y_lo, y_hi) = ranges
+    width, height = plot
+    boxes = []
+    for trace in fig.data:
+        where = trace.textposition
+        for k, (x, y, text) in enumerate(zip(trace.x, trace.y, trace.text)):
+            position = where if isinstance(where, str) else where[k]
+            px, py = (x - x_lo) / (x_hi - x_lo) * width, (1 - (y - y_lo) / (y_hi - y_lo)) * height
+            w, h = char_px * len(text), 15.0
+            x0 = px - GAP - w if "left" in position else px + GAP if "right" in position else px - w / 2
+            y0 = py - GAP - h if "top" in position else py + GAP if "bottom" in position else py - h / 2
+            boxes.append((text, (x0, y0, x0 + w, y0 + h), (px, py)))
+    return boxes
+
+
+def clashes(boxes: list, marker: float = 3.0) -> list[tuple[str, str]]:
+    """Pairs of labels whose boxes overlap, and (label, "•word") where a label covers another word's point."""
+    found = []
+    for i, (a, box, _) in enumerate(boxes):
+        for j, (b, other, (px, py)) in enumerate(boxes):
+            if (
+                j > i
+                and min(box[2], other[2]) > max(box[0], other[0])
+                and min(box[3], other[3]) > max(box[1], other[1])
+            ):
+                found.append((a, b))
+            if (
+                j != i
+                and box[0] < px + marker
+                and px - marker < box[2]
+                and box[1] < py + marker
+                and py - marker < box[3]
+            ):
+                found.append((a, "•" + b))
+    return found
+
+
+@pytest.mark.parametrize("xy", [PCA, UMAP], ids=["pca", "umap"])
+def test_word_map_labels_keep_apart_on_a_projector_and_a_phone(xy: list[list[float]]) -> None:
+    groups = ["noun.person"] * 8 + ["noun.animal"] * 5 + ["noun.artifact"] * 5 + ["noun.location"] * 8 + ["x"] * 8
+    fig = build_word_map(WORDS, np.array(xy), groups, "PCA map of 34 words")
+    assert clashes(label_boxes(fig, PROJECTOR, 7.0)) == []
+    assert clashes(label_boxes(fig, PHONE, 6.0)) == []  # Source Sans at 12 px: 5 to 7.5 px a character
+    drawn = {t: (x, y) for trace in fig.data for t, x, y in zip(trace.text, trace.x, trace.y)}
+    assert drawn == {w: tuple(p) for w, p in zip(WORDS, xy)}  # the points stay where the projection put them
+
+
+def test_word_map_labels_of_words_on_one_spot_take_different_sides() -> None:
+    xy = np.array([[0.0, 0.0], [0.001, 0.0], [0.0, 0.001], [5.0, 5.0], [-5.0, 3.0]])
+    fig = build_word_map(["king", "queen", "princess", "far", "away"], xy, ["a", "a", "b", "b", "a"])
+    assert clashes(label_boxes(fig, PROJECTOR, 7.0), marker=0.0) == []
+
+
+def test_sense_legend_cuts_glosses_between_words_with_an_ellipsis(tiny_zoo: Path) -> None:
+    at = open_page("pages/senses.py")
+    assert not at.exception
+    maps = [m for m in (json.loads(c.proto.bytes) for c in at.get("bidi_component")) if m["kind"] == "map"]
+    assert maps
+    glosses = [g.split(";")[0] for g in load_senses()["bank"].glosses.values()]
+    for entry in maps[0]["senses"]:
+        number, text = entry.split(". ", 1)
+        gloss = glosses[int(number) - 1]
+        if text != gloss:  # shortened: a whole-word beginning of the gloss, and it says so
+            assert text.endswith("…") and gloss.startswith(text[:-1]), entry
+            assert gloss[len(text) - 1] == " ", entry  # the next character is a space: no word was cut
+            assert len(text) <= 61
+    assert any(entry.endswith("…") for entry in maps[0]["senses"])  # bank's money sense is longer than a legend line
+
+
+def test_probing_task_chips_wrap_and_table_headers_fit(tiny_zoo: Path) -> None:
+    at = open_page("pages/probing.py")
+    assert not at.exception
+    assert at.multiselect(key="tasks").proto.wrap and at.multiselect(key="models").proto.wrap
+    config = json.loads(at.dataframe[0].proto.columns)
+    names = list(at.dataframe[0].value.columns)  # each column's full name; its header is its label, if it has one
+    heads = {name: config.get(name, {}).get("label", name) for name in names}
+    assert len(heads) == 10
+    assert max(len(head) for head in heads.values()) <= 18, heads  # ten columns in 950 px
+    assert all(config[name]["help"] == name for name, head in heads.items() if head != name)  # the full name on hover
+
+
+def test_probing_panel_titles_fit_five_panels_on_a_phone() -> None:
+    tasks = ["Part of speech", "Named entities", "Dependency relation", "Word sense", "Subject number"]
+    labels = {"title": "Learned layer weights s (scalar mix) per task and model", "depth": "depth", "weight": "s"}
+    labels |= {"cog": "centre of gravity", "paper": "BERT-large", "score": "score", "control": "control"}
+    labels["majority"] = "majority class"
+    weights = build_probe_weights(tasks, {"m": [[0.5, 0.5]] * 5}, [0.5] * 5, labels)
+    curves = build_probe_curves(tasks, {"m": [[0.5, 0.7]] * 5}, {"m": [[0.4, 0.4]] * 5}, [0.3] * 5, labels)
+    for fig in (weights, curves):
+        panel_titles = [note.text for note in fig.layout.annotations[:5]]
+        assert [t.replace("<br>", " ") for t in panel_titles] == tasks
+        # five panels share 280 px on a phone: 56 px each, 10 characters at 12 px
+        assert max(len(line) for t in panel_titles for line in t.split("<br>")) <= 10, panel_titles
+        assert max(len(line) for line in fig.layout.title.text.split("<br>")) <= 40  # the title wraps on a phone
+        assert fig.layout.legend.yref == "container"  # below the depth axis's title, not over it
