@@ -12,7 +12,7 @@ from model_zoo.lessons.cloze import LessonCheck
 from model_zoo.registry import get_card, models_where
 from model_zoo.words import has_han
 
-from .i18n import md_escape, t
+from .i18n import Markdown, md_escape, t, t_plain
 from .url import key_from_url
 
 M = TypeVar("M")
@@ -100,6 +100,20 @@ def select_model(
     key_from_url(key, names, default)  # before the picker, which drops such a value without a word
     name = st.selectbox(label, names, index=names.index(default), key=key, bind="query-params")
     return with_fallback(name, get)
+
+
+def timed_label(label: str, measured: tuple[float, str] | None) -> str:
+    """A train-on-click button's label with the time its work took when measured (scripts/time_buttons.py):
+    a promise of time is a measurement, or is not made."""
+    if measured is None:
+        return label
+    seconds, machine = measured
+    took = (
+        t_plain("timing.seconds", n=f"{seconds:.0f}")
+        if seconds < 90
+        else t_plain("timing.minutes", n=f"{seconds / 60:.0f}")
+    )
+    return t("timing.label", label=Markdown(label), took=took, machine=machine)
 
 
 def with_bar(text: str, work: Callable[[Callable[[float], object]], T]) -> T | None:

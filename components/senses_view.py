@@ -14,27 +14,6 @@ from components.light_charts import COLORS, Own, build_layer_lines, build_sense_
 from model_zoo.lessons.sense_data import SenseModel, SenseSet
 from model_zoo.lessons.senses import MeasureLines, PlacedOwn
 
-GLOSS_CHARS = 60  # a legend entry's gloss at most; the hover card shows it whole
-_DANGLING = {"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "that", "the", "to", "with"}
-
-
-def short_gloss(gloss: str, limit: int = GLOSS_CHARS) -> str:
-    """A gloss's first clause (up to its first ';'), where longer than `limit` characters cut after its last
-    whole word that fits (not after a dangling "the" or "of") with an ellipsis: never inside a word."""
-    first = gloss.split(";")[0].strip()
-    if len(first) <= limit:
-        return first
-    words = first[: limit + 1].split(" ")[:-1] or [first[:limit]]  # the last piece may be a cut word
-    while len(words) > 1 and words[-1].lower() in _DANGLING:
-        words.pop()
-    return " ".join(words).rstrip(",:;(-") + "…"
-
-
-def sense_labels(sense_set: SenseSet) -> dict[str, str]:
-    """Sense key -> "1. sloping land (especially the slope beside a body of water)": the legend's names,
-    numbered in the order the senses are met, each gloss cut only at a word boundary (`short_gloss`)."""
-    return {k: f"{i + 1}. {short_gloss(sense_set.glosses[k])}" for i, k in enumerate(sense_set.sense_keys)}
-
 
 def map_labels() -> dict[str, str]:
     """The charts' buttons, in the learner's language."""
@@ -55,7 +34,7 @@ def render_sense_map(
 ) -> None:
     """`model`'s map of every use of the word at `layer`, xy (n, 2), coloured by sense; the learner's
     sentence `mine` as a star where `own` places it, its hover card the vote of its nearest uses."""
-    labels = sense_labels(sense_set)
+    labels = sense_set.labels
     star = None
     if own is not None:
         note = t_plain("senses.vote", sense=labels[own.sense], share=f"{own.share:.0%}")
@@ -87,7 +66,7 @@ def render_votes(sense_set: SenseSet, votes: dict[str, list[str]]) -> None:
     per model, each sense by its number in the legend; nothing without a vote."""
     if not votes:
         return
-    labels = sense_labels(sense_set)
+    labels = sense_set.labels
     table = {name: [labels[sense].split(".")[0] for sense in senses] for name, senses in votes.items()}
     st.subheader(t("senses.votes_title"))
     width = max(len(v) for v in table.values())

@@ -7,7 +7,7 @@ import serving
 from components import masked_lm_view as view
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
-from components.notices import render_error, render_script_note, select_model, when_asked
+from components.notices import render_error, render_script_note, select_model, timed_label, when_asked
 from components.training import render_masked_lm_training
 from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.registry import FILL_MASK, models_where
@@ -86,7 +86,7 @@ def why_mask_race() -> None:
     st.header(t("mlm.why_title"))
     st.write(t("mlm.why_intro"))
     race = when_asked(
-        t("mlm.why_train"),
+        timed_label(t("mlm.why_train"), serving.measured("why_mask")),
         "why_train",
         t_plain("mlm.why_training"),
         lambda progress: serving.masking_race(0, progress),

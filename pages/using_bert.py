@@ -11,7 +11,7 @@ from components import using_bert_view as view
 from components.charts import build_score_bars
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
-from components.notices import render_error, select_model, when_asked, with_bar
+from components.notices import render_error, select_model, timed_label, when_asked, with_bar
 from components.task_views import render_task_diagram
 from components.training import render_reader_training
 from components.url import keep_in_url, key_from_url, said_if_cut
@@ -91,7 +91,7 @@ def one_class_per_token(model: model_zoo.Encoder) -> None:
     if tag_model != model.name:
         st.caption(t("using.token_other_model", model=model.name, other=tag_model))
     tagging = when_asked(
-        t("using.token_train"),
+        timed_label(t("using.token_train"), serving.measured("tagger")),
         "train_tagger",
         t_plain("using.token_training", model=tag_model),
         lambda progress: (serving.ner_tagger(tag_model, progress), serving.tag_sentence(tag_model, ner_text)),
@@ -170,7 +170,7 @@ def question_answering(model: model_zoo.Encoder) -> None:
 def frozen_head(model: model_zoo.Encoder, reader: ModelCard, question: str, passage: str) -> None:
     st.write(t("using.qa_frozen_intro", model=model.name, train=TRAIN_QUESTIONS))
     frozen_qa = when_asked(
-        t("using.qa_frozen_train"),
+        timed_label(t("using.qa_frozen_train"), serving.measured("qa_frozen")),
         "train_qa_head",
         t_plain("using.qa_frozen_training", model=model.name),
         lambda bar: (serving.qa_head(model.name, bar), serving.answer_question(model.name, question, passage)),
@@ -212,7 +212,7 @@ def fine_tuning(model: model_zoo.Encoder, task: str, heads: dict[str, TrainedHea
     st.header(t("using.finetune_title"))
     st.write(t("using.finetune_intro", model=model.name, task=t_plain(f"using.task_{task}")))
     result = when_asked(
-        t("using.finetune"),
+        timed_label(t("using.finetune"), serving.measured("finetune")),
         "finetune",
         t_plain("using.finetuning", model=model.name),
         lambda progress: serving.fine_tuned(model.name, task, progress),

@@ -8,6 +8,7 @@ warm-up thread) is serving.runtime.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -567,6 +568,17 @@ def transfer_curve(
             return transfer.transfer_curve(racer(model_name), on_progress=on_progress)
 
     return _shared(("transfer curve", model_name), compute)
+
+
+@st.cache_data(show_spinner=False)
+def measured(job: str) -> tuple[float, str] | None:
+    """How long a train-on-click button's work took the first time on a server (seconds, machine), as
+    scripts/time_buttons.py measured it (assets/timings.json); None where it has not been measured."""
+    from model_zoo.lessons.lexicon import ASSETS
+
+    path = ASSETS / "timings.json"
+    record = json.loads(path.read_text(encoding="utf-8")).get(job) if path.exists() else None
+    return None if record is None else (float(record["seconds"]), str(record["machine"]))
 
 
 def racer(model_name: str) -> model_zoo.lessons.transfer.Racer:

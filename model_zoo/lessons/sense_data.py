@@ -47,8 +47,25 @@ class SenseSet:
 
     @property
     def labels(self) -> dict[str, str]:
-        """Sense key -> "1. sloping land (especially the slope beside...": a legend's short names, numbered."""
-        return {k: f"{i + 1}. {self.glosses[k].split(';')[0][:48]}" for i, k in enumerate(self.sense_keys)}
+        """Sense key -> "1. sloping land (especially the slope beside a body of water)": the legend's names,
+        numbered in the order the senses are met, each gloss cut only at a word boundary (`short_gloss`)."""
+        return {k: f"{i + 1}. {short_gloss(self.glosses[k])}" for i, k in enumerate(self.sense_keys)}
+
+
+GLOSS_CHARS = 60  # a legend entry's gloss at most; the hover card shows it whole
+_DANGLING = {"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "that", "the", "to", "with"}
+
+
+def short_gloss(gloss: str, limit: int = GLOSS_CHARS) -> str:
+    """A gloss's first clause (up to its first ';'), where longer than `limit` characters cut after its last
+    whole word that fits (not after a dangling "the" or "of") with an ellipsis: never inside a word."""
+    first = gloss.split(";")[0].strip()
+    if len(first) <= limit:
+        return first
+    words = first[: limit + 1].split(" ")[:-1] or [first[:limit]]  # the last piece may be a cut word
+    while len(words) > 1 and words[-1].lower() in _DANGLING:
+        words.pop()
+    return " ".join(words).rstrip(",:;(-") + "…"
 
 
 @cache

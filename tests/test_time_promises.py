@@ -1,0 +1,67 @@
+"""A promise of time is a measurement (issue 33): the buttons that train something quote how long their work
+took the first time on a server, as scripts/time_buttons.py measured it (assets/timings.json), or make no
+promise. Fast tier: the tiny zoo."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import open_page
+
+ROOT = Path(__file__).resolve().parent.parent
+LABELS = {
+    "mlm.why_train": "why_mask",
+    "using.token_train": "tagger",
+    "using.qa_frozen_train": "qa_frozen",
+    "using.finetune": "finetune",
+}
+
+
+def unescaped(markdown: str) -> str:
+    """A label as the browser shows it: CommonMark drops the backslash before any ASCII punctuation."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+def strings(lang: str) -> dict[str, str]:
+    table = tomllib.loads((ROOT / "assets" / "i18n" / f"{lang}.toml").read_text(encoding="utf-8"))
+    return {f"{section}.{key}": value for section, keys in table.items() for key, value in keys.items()}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_button_label_promises_a_time_of_its_own(lang: str) -> None:
+    said = strings(lang)
+    for key in LABELS:
+        assert not re.search(r"\d|second|minute|秒|分钟", said[key]), (key, said[key])
+
+
+def test_every_timed_button_has_a_shipped_measurement() -> None:
+    record = json.loads((ROOT / "assets" / "timings.json").read_text(encoding="utf-8"))
+    for job in LABELS.values():
+        assert record[job]["seconds"] > 0 and "CPU cores" in record[job]["machine"] and record[job]["date"]
+
+
+def test_the_button_quotes_the_measurement(tiny_zoo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import serving
+    from model_zoo.lessons import lexicon
+
+    (tmp_path / "timings.json").write_text(
+        json.dumps({"why_mask": {"seconds": 51.4, "machine": "2 CPU cores, x86_64", "date": "2026-11-26"}})
+    )
+    monkeypatch.setattr(lexicon, "ASSETS", tmp_path)
+    serving.measured.clear()
+    at = open_page("pages/masked_lm.py")
+    assert not at.exception
+    assert (
+        unescaped(at.button(key="why_train").label)
+        == "Train both (the first time on a server: 51 s on 2 CPU cores, x86_64, measured)"
+    )
+    (tmp_path / "timings.json").write_text("{}")  # not measured: no promise at all
+    serving.measured.clear()
+    at = open_page("pages/masked_lm.py")
+    assert at.button(key="why_train").label == "Train both"
+    serving.measured.clear()
