@@ -9,7 +9,7 @@ from components.attention_page_view import render_query_key, render_summary
 from components.attention_view import build_bertviz_html
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
-from components.notices import render_error, select_model
+from components.notices import render_error, render_script_note, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
 from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, said_if_cut
@@ -61,6 +61,7 @@ def read_tokens(model: model_zoo.Encoder, text: str, pair: str | None) -> model_
         render_error(err)
         st.stop()
     render_tokens(encoding.tokens, encoding.word_ids)
+    render_script_note(model.name, text if pair is None else f"{text} {pair}", ATTENTIONS)
     if encoding.truncated:
         total = serving.token_count(model.name, text, pair)
         st.warning(
@@ -77,7 +78,8 @@ def render_bertviz(model: model_zoo.Encoder, text: str, pair: str | None, view: 
         model.name, text, pair, "head" if view == "head" else "model", title, _build=build_bertviz_html
     )
     st.caption(t(f"attn.{view}_help"))
-    st.iframe(page, height="content")
+    # the head view is the lesson's main output (scripts/first_screen.py)
+    st.container(key="main_output" if view == "head" else None).iframe(page, height="content")
     st.download_button(
         t("attn.download_html"),
         page,

@@ -48,7 +48,8 @@ def read_pair(model: model_zoo.Encoder) -> tuple[str, str | None, model_zoo.Enco
 def tokens(model: model_zoo.Encoder, encoding: model_zoo.Encoding) -> None:
     """The tokens, their ids, segments and positions."""
     st.header(t("inputs.tokens_title", n=len(encoding.tokens)))
-    render_tokens(encoding.tokens, encoding.word_ids)
+    with st.container(key="main_output"):  # the lesson's main output (scripts/first_screen.py)
+        render_tokens(encoding.tokens, encoding.word_ids)
     if encoding.truncated:
         st.warning(t("inputs.truncated", n=len(encoding.tokens)), icon=":material/content_cut:")
     unk = model.tokenizer.unk_token

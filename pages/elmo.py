@@ -63,7 +63,7 @@ def next_words(model: model_zoo.ElmoModel) -> None:
         render_error(err)
         return
     words = text.split()
-    left, right = st.columns(2)
+    left, right = st.container(key="main_output").columns(2)  # the lesson's main output (scripts/first_screen.py)
     left.plotly_chart(
         build_score_bars(forward, t_plain("elmo.forward_title", text=" ".join(words[-4:]))), key="forward"
     )

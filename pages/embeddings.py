@@ -53,7 +53,10 @@ def vectors(model: model_zoo.StaticModel) -> None:
     report_missing(model, read.missing)
     if strip:
         vectors = model.vectors(strip)
-        st.plotly_chart(build_vector_strip(strip, vectors, t_plain("emb.strip_title", name=model.name)), key="strip")
+        with st.container(key="main_output"):  # the lesson's main output (scripts/first_screen.py)
+            st.plotly_chart(
+                build_vector_strip(strip, vectors, t_plain("emb.strip_title", name=model.name)), key="strip"
+            )
         st.caption(t("emb.strip_note"))
     else:
         st.info(t("emb.no_words"), icon=":material/info:")

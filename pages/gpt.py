@@ -90,7 +90,8 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
     kept = {"temperature": temperature, "top_k": top_k, "top_p": top_p, "gen_seed": seed, "max_tokens": tokens}
     for name, value in kept.items():
         keep_in_url(name, value)
-    go, stop = st.columns([1, 1])
+    out = st.container(key="main_output")  # the lesson's main output, with its buttons (scripts/first_screen.py)
+    go, stop = out.columns([1, 1])
     go.button(
         t("gpt.write"),
         key="write",
@@ -100,8 +101,8 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
         on_click=ask_to_write,
     )
     stop.button(t("gpt.stop"), key="stop", icon=":material/stop:", width="stretch")  # any click ends a run
-    shown = st.empty()
-    table = st.empty()
+    shown = out.empty()
+    table = out.empty()
     if st.session_state.pop("to_write", False):
         st.session_state.written = {"prompt": prompt, "steps": [], "done": False, "cut": False}
         written = st.session_state.written

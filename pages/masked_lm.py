@@ -53,7 +53,8 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
         predictions = [guesses[:top_k] for guesses in serving.fill_mask(model.name, text, serving.GUESSES)]
         if (limit := serving.over_limit(model.name, text)) is not None:  # tokenising only
             st.warning(t("mlm.truncated", n=limit), icon=":material/content_cut:")
-        view.render_mask_bars(predictions)
+        with st.container(key="main_output"):  # the lesson's main output (scripts/first_screen.py)
+            view.render_mask_bars(predictions)
         render_script_note(model.name, text, FILL_MASK)
         view.render_lesson_miss(serving.lesson_blank(model.name, text), model.name, text)
         st.caption(t("mlm.fill_note"))

@@ -45,7 +45,7 @@ def one_hot_matrix(vocabulary: list[str], shown: list[str]) -> None:
     cols[0].metric(t("onehot.vocab_size"), f"{n:,}")
     cols[1].metric(t("onehot.numbers_per_word"), f"{n:,}")
     cols[2].metric(t("onehot.nonzero"), "1")
-    st.plotly_chart(
+    st.container(key="main_output").plotly_chart(  # the lesson's main output (scripts/first_screen.py)
         build_matrix(
             lesson_vectors.one_hot(shown, shown),
             shown,

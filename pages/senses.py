@@ -147,7 +147,7 @@ def read_own_sentence(word: str, models: list[SenseModel]) -> tuple[str, OwnVect
 
 def maps(sense_set: SenseSet, models: list[SenseModel], view: MapView, mine: str, own_vectors: OwnVectors) -> None:
     """One map per model: every use of the word at the view's layer, coloured by sense; the learner's as a star."""
-    grid = st.columns(2)
+    grid = st.container(key="main_output").columns(2)  # the lesson's main output (scripts/first_screen.py)
     for i, m in enumerate(models):
         at, extra = view.layer_of(m), own_vectors.get(m.name)
         xy, own = lesson_senses.ready_map(m, view, sense_set, extra is not None), None

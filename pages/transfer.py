@@ -70,7 +70,7 @@ def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
 def draw_race(model: model_zoo.Encoder | model_zoo.ElmoModel, curve: TransferCurve) -> None:
     """The race's curves, the result in words and how each point was made."""
     names = {s: t_plain(f"transfer.line_{s}", model=model.name) for s in curve.accuracy}
-    st.plotly_chart(
+    st.container(key="main_output").plotly_chart(  # the lesson's main output (scripts/first_screen.py)
         build_lines(
             list(curve.sizes),
             {names[s]: curve.accuracy[s] for s in curve.accuracy},

@@ -64,7 +64,7 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
     keep_in_url("tf_word", tokens[i])  # a shared link reopens on the same word
     reached = lesson.reach(view, i)  # strongest: (layers, tokens)
     ticks = [f"{k}:{tok}" for k, tok in enumerate(tokens)]
-    st.plotly_chart(
+    st.container(key="main_output").plotly_chart(  # the lesson's main output (scripts/first_screen.py)
         build_matrix(
             reached.strongest,
             [t_plain("tf.layer", n=layer + 1) for layer in range(len(reached.strongest))],

@@ -71,7 +71,8 @@ def one_sentence(model: model_zoo.Encoder) -> tuple[str, dict[str, TrainedHead]]
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        view.render_verdict(guesses, pooling)
+        with st.container(key="main_output"):  # the lesson's main output (scripts/first_screen.py)
+            view.render_verdict(guesses, pooling)
     return task, heads
 
 
