@@ -32,10 +32,25 @@ _REQUIRE_CONFIG = re.compile(r"require\.config\(\{.*?\}\);", re.S)
 DECIMALS = 2  # attention weights in the page: the view draws them as line opacity; 2 decimals halve the page
 
 View = Literal["head", "model"]
-# Edits to bertviz's code: layers and heads numbered from 1 as on the rest of the page, and a
-# model view as wide as its frame (bertviz fixes it at 970 px). Each must apply exactly once.
+# bertviz draws the head view 335 px wide at 15 px text: scaled up with the frame's width, to 1.6 times
+# (536 px, 24 px text) on a projector, so the back row reads the tokens; a phone keeps bertviz's size.
+HEAD_SIZES = """    const TEXT_SIZE = 15;
+    const BOXWIDTH = 110;
+    const BOXHEIGHT = 22.5;
+    const MATRIX_WIDTH = 115;
+    const CHECKBOX_SIZE = 20;
+    const TEXT_TOP = 30;"""
+HEAD_SCALED = """    const SCALE = Math.max(1, Math.min(1.6, ((window.innerWidth || 351) - 16) / 335));
+    const TEXT_SIZE = 15 * SCALE;
+    const BOXWIDTH = 110 * SCALE;
+    const BOXHEIGHT = 22.5 * SCALE;
+    const MATRIX_WIDTH = 115 * SCALE;
+    const CHECKBOX_SIZE = 20 * SCALE;
+    const TEXT_TOP = 30 * SCALE;"""
+# Edits to bertviz's code: layers and heads numbered from 1 as on the rest of the page, a head view scaled
+# to its frame and a model view as wide as its frame (bertviz fixes it at 970 px). Each must apply exactly once.
 PATCHES: dict[str, tuple[tuple[str, str], ...]] = {
-    "head": ((".val(layer).text(layer));", ".val(layer).text(layer + 1));"),),
+    "head": ((".val(layer).text(layer));", ".val(layer).text(layer + 1));"), (HEAD_SIZES, HEAD_SCALED)),
     "model": (
         ("const DIV_WIDTH = 970;", "const DIV_WIDTH = Math.max(480, Math.min(970, (window.innerWidth || 970) - 16));"),
         (".text(config.heads[i])", ".text(config.heads[i] + 1)"),

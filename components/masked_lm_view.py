@@ -22,8 +22,9 @@ def use_example(example: str) -> None:
     st.session_state.text = example
 
 
-def render_examples(examples: Sequence[tuple[str, str]]) -> None:
-    """A button per example sentence (its source, the i18n key mlm.src_*, on hover), then every source."""
+def render_examples(examples: Sequence[tuple[str, str]], sources: bool = True) -> None:
+    """A button per example sentence (its source, the i18n key mlm.src_*, on hover), then every source
+    (unless `sources` is False: the page shows them elsewhere with render_sources)."""
     cols = st.columns(len(examples))
     for i, (col, (example, source)) in enumerate(zip(cols, examples)):
         col.button(
@@ -34,6 +35,12 @@ def render_examples(examples: Sequence[tuple[str, str]]) -> None:
             width="stretch",
             help=t_plain(f"mlm.src_{source}"),
         )
+    if sources:
+        render_sources(examples)
+
+
+def render_sources(examples: Sequence[tuple[str, str]]) -> None:
+    """Where each example sentence comes from, in one line."""
     st.caption(t("mlm.sources", **{f"s{i + 1}": t_plain(f"mlm.src_{src}") for i, (_, src) in enumerate(examples)}))
 
 

@@ -33,17 +33,17 @@ def use_example(a: str, b: str) -> None:
     st.session_state.text, st.session_state.text_b = a, b
 
 
-def pick_text() -> tuple[str, str | None]:
-    """The learner's text and second text (None when empty), an example one click away; the page stops
-    with a word of help while the text is empty."""
+def pick_text(box: st.delta_generator.DeltaGenerator) -> tuple[str, str | None]:
+    """The learner's text (in `box`) and second text (None when empty), an example one click away; the page
+    stops with a word of help while the text is empty."""
     st.session_state.setdefault("text", EXAMPLES[0][0])
     st.session_state.setdefault("text_b", "")
+    said_if_cut(text=5000, text_b=2000)
+    text = box.text_area(t("attn.text"), key="text", bind="query-params", max_chars=5000, height=80)
     cols = st.columns(len(EXAMPLES))
     for i, (col, (a, b)) in enumerate(zip(cols, EXAMPLES)):
         label = f"{a} | {b}" if b else a
         col.button(label, key=f"ex{i}", on_click=use_example, args=(a, b), width="stretch", help=label)
-    said_if_cut(text=5000, text_b=2000)
-    text = st.text_area(t("attn.text"), key="text", bind="query-params", max_chars=5000, height=80)
     text_b = st.text_input(
         t("attn.text_b"), key="text_b", bind="query-params", max_chars=2000, help=t("attn.text_b_help")
     )
@@ -77,9 +77,9 @@ def render_bertviz(model: model_zoo.Encoder, text: str, pair: str | None, view: 
     page = serving.attention_page(
         model.name, text, pair, "head" if view == "head" else "model", title, _build=build_bertviz_html
     )
-    st.caption(t(f"attn.{view}_help"))
-    # the head view is the lesson's main output (scripts/first_screen.py)
+    # the head view is the lesson's main output (scripts/first_screen.py); how to read it, under it
     st.container(key="main_output" if view == "head" else None).iframe(page, height="content")
+    st.caption(t(f"attn.{view}_help"))
     st.download_button(
         t("attn.download_html"),
         page,
@@ -200,11 +200,19 @@ def run() -> None:
     ensure_app_frame()
     st.title(t("lesson.attention.title"))
     st.write(t("attn.intro"))
-    model = select_model(t("attn.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
+    picker, more = st.columns(2, vertical_alignment="bottom")
+    with picker:
+        model = select_model(t("attn.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
     assert isinstance(model, model_zoo.Encoder)
-    text, pair = pick_text()
+    with more.expander(t("lesson.more")):
+        st.write(t("attn.intro_more"))
+    # The text, then at once the views (the head view first): on a projector and on a phone the first answer is on
+    # the first screen (issue 34); the examples, the second sentence and the tokens below them.
+    text_box, views_box = st.container(), st.container()
+    text, pair = pick_text(text_box)
     encoding = read_tokens(model, text, pair)
-    views(model, text, pair, encoding)
+    with views_box:
+        views(model, text, pair, encoding)
     check_yourself(model)
 
 

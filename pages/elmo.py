@@ -51,19 +51,22 @@ def next_words(model: model_zoo.ElmoModel) -> None:
     if not serving.availabilities()[lm_name].ready:
         st.info(t("elmo.no_softmax", name=model.name), icon=":material/info:")
         return
-    for col, example in zip(st.columns(len(LM_EXAMPLES)), LM_EXAMPLES):
-        col.button(example, key=f"lm_ex_{example}", on_click=use_lm_example, args=(example,), width="stretch")
     said_if_cut(lm_text=MAX_CHARS)
     text = st.text_input(
         t("elmo.lm_text"), key="lm_text", bind="query-params", max_chars=MAX_CHARS, help=t("elmo.lm_help")
     )
+    # The guesses at once under the text, the examples below them: the first answer is on the first screen (issue 34)
+    out = st.container(key="main_output")  # the lesson's main output (scripts/first_screen.py)
+    for col, example in zip(st.columns(len(LM_EXAMPLES)), LM_EXAMPLES):
+        col.button(example, key=f"lm_ex_{example}", on_click=use_lm_example, args=(example,), width="stretch")
     try:
         forward, backward, vocab = serving.elmo_next_words(lm_name, text, 10)
     except model_zoo.ModelZooError as err:
-        render_error(err)
+        with out:
+            render_error(err)
         return
     words = text.split()
-    left, right = st.container(key="main_output").columns(2)  # the lesson's main output (scripts/first_screen.py)
+    left, right = out.columns(2)
     left.plotly_chart(
         build_score_bars(forward, t_plain("elmo.forward_title", text=" ".join(words[-4:]))), key="forward"
     )
@@ -214,14 +217,20 @@ def run() -> None:
     ensure_app_frame()
     st.title(t("lesson.elmo.title"))
     st.write(t("elmo.intro"))
-    model = select_model(t("elmo.model"), ELMOS, serving.default_for("elmo"), serving.model_or_fallback)
+    picker, about = st.columns(2, vertical_alignment="bottom")
+    with picker:
+        model = select_model(t("elmo.model"), ELMOS, serving.default_for("elmo"), serving.model_or_fallback)
     assert isinstance(model, model_zoo.ElmoModel)
-    if serving.availabilities()[LM].ready:
-        render_elmo_training(model_zoo.get_card(LM))
+    if serving.availabilities()[LM].ready:  # how it was made and its scores: one click away, beside the picker
+        with about.expander(t("elmo.trained_title", model=LM), icon=":material/model_training:"):
+            render_elmo_training(model_zoo.get_card(LM))
+    with st.expander(t("lesson.more")):
+        st.write(t("elmo.intro_more"))
     st.header(t("elmo.lm_title"))
-    st.write(t("elmo.lm_intro"))
     st.session_state.setdefault("lm_text", LM_EXAMPLES[0])
     next_words(model)
+    st.write(t("elmo.lm_intro"))  # under the guesses: they are on the first screen (issue 34)
+    st.caption(t("elmo.lm_intro_more"))  # the lesson's example: after "hang", "out"
     st.header(t("elmo.layers_title"))
     st.write(t("elmo.layers_intro"))
     st.caption(t("story.downstream"))  # what "a task" means here, and on the Probing and Using BERT pages

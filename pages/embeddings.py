@@ -43,8 +43,8 @@ def report_missing(model: model_zoo.StaticModel, missing: list[str]) -> None:
 
 
 def vectors(model: model_zoo.StaticModel) -> None:
-    """Each word's vector as a strip of cells, and its nearest neighbours."""
-    st.write(t("emb.vectors_intro", dim=model.dim))
+    """Each word's vector as a strip of cells (how to read it under it: the strip is on the first screen), and
+    its nearest neighbours."""
     strip_text = st.text_input(
         t("emb.strip_words"), value="king queen man woman water", key="words", bind="query-params"
     )
@@ -60,6 +60,7 @@ def vectors(model: model_zoo.StaticModel) -> None:
         st.caption(t("emb.strip_note"))
     else:
         st.info(t("emb.no_words"), icon=":material/info:")
+    st.write(t("emb.vectors_intro", dim=model.dim))
     st.subheader(t("emb.neighbours_title"))
     word = st.text_input(t("emb.word"), value="stick", key="word", bind="query-params")
     try:

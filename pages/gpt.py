@@ -62,12 +62,26 @@ def ask_to_write() -> None:
 def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-page rerun (Stop) interrupts a run
     """1. Writing, one token at a time, with the candidates at each step."""
     st.header(t("gpt.write_title"))
-    st.write(t("gpt.write_intro"))
     st.session_state.setdefault("prompt", PROMPTS["prompt_unicorn"])
-    for col, key in zip(st.columns(len(PROMPTS)), PROMPTS):
-        col.button(t_plain(f"gpt.{key}"), key=key, on_click=use_prompt, args=(key,), width="stretch")
     said_if_cut(prompt=MAX_CHARS)
     prompt = st.text_area(t("gpt.prompt"), key="prompt", bind="query-params", max_chars=MAX_CHARS, height=110)
+    # Write and its text first, prompts and settings below (read before it writes): the first screen's answer (issue 34)
+    out = st.container(key="main_output")  # the lesson's main output, with its buttons (scripts/first_screen.py)
+    go, stop = out.columns([1, 1])
+    go.button(
+        t("gpt.write"),
+        key="write",
+        type="primary",
+        icon=":material/play_arrow:",
+        width="stretch",
+        on_click=ask_to_write,
+    )
+    stop.button(t("gpt.stop"), key="stop", icon=":material/stop:", width="stretch")  # any click ends a run
+    shown, table = out.empty(), out.empty()
+    st.write(t("gpt.write_intro"))  # under the button: the way to it is short on a phone's first screen
+    for col, key in zip(st.columns(len(PROMPTS)), PROMPTS):
+        col.button(t_plain(f"gpt.{key}"), key=key, on_click=use_prompt, args=(key,), width="stretch")
+    st.caption(t("gpt.write_intro_more"))  # the ways of choosing the next token
     c1, c2, c3, c4, c5 = st.columns([2, 1, 1, 1, 1])
     kinds = list(STRATEGIES)
     st.session_state.setdefault("strategy", key_from_url("strategy", kinds, "greedy", STRATEGY_ALIASES))
@@ -90,19 +104,6 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
     kept = {"temperature": temperature, "top_k": top_k, "top_p": top_p, "gen_seed": seed, "max_tokens": tokens}
     for name, value in kept.items():
         keep_in_url(name, value)
-    out = st.container(key="main_output")  # the lesson's main output, with its buttons (scripts/first_screen.py)
-    go, stop = out.columns([1, 1])
-    go.button(
-        t("gpt.write"),
-        key="write",
-        type="primary",
-        icon=":material/play_arrow:",
-        width="stretch",
-        on_click=ask_to_write,
-    )
-    stop.button(t("gpt.stop"), key="stop", icon=":material/stop:", width="stretch")  # any click ends a run
-    shown = out.empty()
-    table = out.empty()
     if st.session_state.pop("to_write", False):
         st.session_state.written = {"prompt": prompt, "steps": [], "done": False, "cut": False}
         written = st.session_state.written
@@ -117,7 +118,8 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
         except model_zoo.ModelZooError as err:
             render_error(err)
             return
-    render_written(st.session_state.get("written"), shown, table, model.name)
+    with out:
+        render_written(st.session_state.get("written"), shown, table, model.name)
 
 
 def only_left(model: model_zoo.CausalLM) -> None:
@@ -235,6 +237,7 @@ def run() -> None:
     st.write(t("gpt.intro"))
     model = select_model(t("gpt.model"), CAUSAL, serving.default_for("causal_lm"), serving.model_or_fallback)
     assert isinstance(model, model_zoo.CausalLM)
+    st.expander(t("lesson.more")).write(t("gpt.intro_more"))
     writing(model)
     only_left(model)
     left_against_both(model)

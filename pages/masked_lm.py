@@ -32,9 +32,12 @@ def mask_word() -> None:
 
 @st.fragment
 def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
-    view.render_examples(EXAMPLES)
+    """The learner's sentence, the guesses at once below it (the lesson's main output), then the examples and
+    the other controls: on a projector and on a phone the first answer is on the first screen (issue 34)."""
     said_if_cut(text=5000)
     text = st.text_area(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
+    out = st.container(key="main_output")  # the lesson's main output (scripts/first_screen.py)
+    view.render_examples(EXAMPLES, sources=False)  # their sources: under "More about this lesson"
     words = lesson.maskable_words(text)
     if words:
         pick, go = st.columns([3, 1], vertical_alignment="bottom")
@@ -47,13 +50,13 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
     masks = text.count(model.mask_token)
     try:
         if masks > MAX_MASKS:
-            st.info(t("mlm.too_many", n=masks, max=MAX_MASKS), icon=":material/info:")
+            out.info(t("mlm.too_many", n=masks, max=MAX_MASKS), icon=":material/info:")
             return
         # One model call a sentence, whatever top-k shows: the slider and the lesson check below share it
         predictions = [guesses[:top_k] for guesses in serving.fill_mask(model.name, text, serving.GUESSES)]
-        if (limit := serving.over_limit(model.name, text)) is not None:  # tokenising only
-            st.warning(t("mlm.truncated", n=limit), icon=":material/content_cut:")
-        with st.container(key="main_output"):  # the lesson's main output (scripts/first_screen.py)
+        with out:
+            if (limit := serving.over_limit(model.name, text)) is not None:  # tokenising only
+                st.warning(t("mlm.truncated", n=limit), icon=":material/content_cut:")
             view.render_mask_bars(predictions)
         render_script_note(model.name, text, FILL_MASK)
         view.render_lesson_miss(serving.lesson_blank(model.name, text), model.name, text)
@@ -152,17 +155,23 @@ def run() -> None:
     ensure_app_frame()
     st.title(t("lesson.masked_lm.title"))
     st.write(t("mlm.intro"))
-    model = select_model(t("mlm.model"), MASKED_LMS, serving.default_for("masked_lm"), serving.model_or_fallback)
+    picker, about = st.columns(2, vertical_alignment="bottom")
+    with picker:
+        model = select_model(t("mlm.model"), MASKED_LMS, serving.default_for("masked_lm"), serving.model_or_fallback)
     assert isinstance(model, model_zoo.MaskedLM)
     card = model_zoo.get_card(model.name)
-    if card.trained:
-        render_masked_lm_training(card)
+    if card.trained:  # how it was made and its scores: one click away, beside the picker
+        with about.expander(t("mlm.trained_title", model=model.name), icon=":material/model_training:"):
+            render_masked_lm_training(card)
+    with st.expander(t("lesson.more")):
+        st.write(t("mlm.intro_more"))
+        st.caption(t("mlm.cloze"))  # where filling in blanks comes from
+        view.render_sources(EXAMPLES)
     # 1. Fill in the blanks: a fragment, so that typing a sentence, picking a word or moving top-k reruns this
     # section only, not the label, the learning curve, the recipe and NSP above and below.
     st.header(t("mlm.fill_title"))
     st.session_state.setdefault("text", EXAMPLES[0][0])
     fill_in_the_blanks(model)
-    st.caption(t("mlm.cloze"))  # where filling in blanks comes from (outside the fragment: it never changes)
     clean = recipe(model)
     why_mask_race()
     rollout(model, clean)

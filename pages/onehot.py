@@ -41,10 +41,6 @@ def one_hot_matrix(vocabulary: list[str], shown: list[str]) -> None:
     """1. The one-hot matrix, and what it costs at 30,000 or 3 million words."""
     st.header(t("onehot.matrix_title"))
     n = len(vocabulary)
-    cols = st.columns(3)
-    cols[0].metric(t("onehot.vocab_size"), f"{n:,}")
-    cols[1].metric(t("onehot.numbers_per_word"), f"{n:,}")
-    cols[2].metric(t("onehot.nonzero"), "1")
     st.container(key="main_output").plotly_chart(  # the lesson's main output (scripts/first_screen.py)
         build_matrix(
             lesson_vectors.one_hot(shown, shown),
@@ -57,6 +53,10 @@ def one_hot_matrix(vocabulary: list[str], shown: list[str]) -> None:
         ),
         key="onehot_matrix",
     )
+    cols = st.columns(3)  # under the matrix: on a phone the three stack, and the matrix keeps the first screen
+    cols[0].metric(t("onehot.vocab_size"), f"{n:,}")
+    cols[1].metric(t("onehot.numbers_per_word"), f"{n:,}")
+    cols[2].metric(t("onehot.nonzero"), "1")
     st.caption(
         t(
             "onehot.scale",

@@ -137,6 +137,7 @@ def run() -> None:
     st.title(t("lesson.probing.title"))
     st.write(t("probing.intro"))
     with st.expander(t("probing.how_title")):
+        st.write(t("probing.intro_more"))
         st.write(t("probing.how"))
         st.latex(r"\mathrm{vector}_k = \gamma \sum_{j=0}^{L} s_j\, h_{k,j}, \qquad s = \mathrm{softmax}(w)")
         st.write(t("probing.how_more"))

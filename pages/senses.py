@@ -75,12 +75,13 @@ def shown_models(chosen: list[str], sense_set: SenseSet) -> list[SenseModel]:
     return models
 
 
-def choose_view(models: list[SenseModel]) -> MapView:
+def choose_view(models: list[SenseModel], layer_box: st.delta_generator.DeltaGenerator) -> MapView:
+    """The layer (its slider in `layer_box`, above the maps), the projection and UMAP's settings."""
     deepest = max(m.depth for m in models)
     layer = 0
     if deepest > 0:
         layer = number_from_url("layer", 0, deepest, deepest // 2)  # each a link's value, else its default
-        layer = st.slider(t("senses.layer"), 0, deepest, layer, key="layer", help=t("senses.layer_help"))
+        layer = layer_box.slider(t("senses.layer"), 0, deepest, layer, key="layer", help=t("senses.layer_help"))
     methods = ["pca", "umap"]
     method = key_from_url("method", methods, "pca", {m: m for m in methods})  # in any case, as UMAP was kept
     method = st.radio(
@@ -148,6 +149,7 @@ def read_own_sentence(word: str, models: list[SenseModel]) -> tuple[str, OwnVect
 def maps(sense_set: SenseSet, models: list[SenseModel], view: MapView, mine: str, own_vectors: OwnVectors) -> None:
     """One map per model: every use of the word at the view's layer, coloured by sense; the learner's as a star."""
     grid = st.container(key="main_output").columns(2)  # the lesson's main output (scripts/first_screen.py)
+    st.caption(t("senses.intro_how"))  # hover, tap, hide a sense, zoom
     for i, m in enumerate(models):
         at, extra = view.layer_of(m), own_vectors.get(m.name)
         xy, own = lesson_senses.ready_map(m, view, sense_set, extra is not None), None
@@ -202,10 +204,12 @@ def run() -> None:
     word = c1.selectbox(t("senses.word"), WORDS, key="word", bind="query-params")
     chosen = c2.multiselect(t("senses.models"), MODELS, key="models", wrap=True)
     keep_in_url("models", chosen)
+    with st.expander(t("lesson.more")):
+        st.write(t("senses.intro_more"))
     sense_set = SETS[word]
-    senses_view.render_data_note(word, sense_set, len(SETS), lesson_senses.total_uses())
     models = shown_models(chosen, sense_set)
     explore(word, sense_set, models)
+    senses_view.render_data_note(word, sense_set, len(SETS), lesson_senses.total_uses())  # under the maps
     measures(sense_set, models)
     chinese_corner()
 
@@ -214,9 +218,12 @@ def run() -> None:
 def explore(word: str, sense_set: SenseSet, models: list[SenseModel]) -> None:
     """The maps, their controls, the learner's sentence and the votes: a fragment, so moving the
     layer slider or typing a sentence reruns this alone, not the title, data and measures."""
-    view = choose_view(models)
+    # The layer slider and the maps first, the other controls and the learner's sentence below: on the first screen
+    layer_box, maps_box = st.container(), st.container()
+    view = choose_view(models, layer_box)
     mine, own_vectors = read_own_sentence(word, models)
-    maps(sense_set, models, view, mine, own_vectors)
+    with maps_box:
+        maps(sense_set, models, view, mine, own_vectors)
     votes(sense_set, models, own_vectors)
 
 

@@ -44,6 +44,7 @@ def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
     curve = live if live is not None else known.curve if known is not None else None
     if curve is None:
         st.info(t("transfer.not_run", model=model.name), icon=":material/info:")
+        st.write(t("transfer.race_intro"))
     else:
         draw_race(model, curve)
         if live is None and measured is not None:
@@ -82,6 +83,7 @@ def draw_race(model: model_zoo.Encoder | model_zoo.ElmoModel, curve: TransferCur
         ),
         key="transfer_chart",
     )
+    st.write(t("transfer.race_intro"))  # what the race is, under its curve: the curve is on the first screen
     few, full = curve.sizes[0], curve.sizes[-1]
     st.markdown(
         t(
@@ -138,12 +140,14 @@ def run() -> None:
     ensure_app_frame()
     st.title(t("lesson.transfer.title"))
     st.write(t("transfer.intro"))
-    st.write(t("transfer.imagenet"))
-
-    st.header(t("transfer.race_title"))
-    st.write(t("transfer.race_intro"))
-    model = select_model(t("transfer.model"), MODELS, DEFAULT, serving.model_or_fallback)
+    picker, more = st.columns(2, vertical_alignment="bottom")
+    with picker:
+        model = select_model(t("transfer.model"), MODELS, DEFAULT, serving.model_or_fallback)
     assert isinstance(model, model_zoo.Encoder | model_zoo.ElmoModel)
+    with more.expander(t("lesson.more")):
+        st.write(t("transfer.intro_more"))
+        st.write(t("transfer.imagenet"))
+    st.header(t("transfer.race_title"))
     race(model)
     next_stop()
     check_yourself(model)

@@ -34,9 +34,6 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
     """How far one token's attention reaches, layer by layer, on the learner's sentence; its encoding."""
     st.session_state.setdefault("tf_text", EXAMPLES[0][0])
     st.session_state.setdefault("tf_word", st.query_params.get("tf_word", EXAMPLES[0][1]))  # a shared link's word
-    cols = st.columns(len(EXAMPLES))
-    for k, (col, (example, word)) in enumerate(zip(cols, EXAMPLES)):
-        col.button(f"{word} · {example}", key=f"tf_ex{k}", on_click=use_example, args=(example, word), width="stretch")
     said_if_cut(tf_text=2000)
     text = st.text_input(t("tf.text"), key="tf_text", bind="query-params", max_chars=2000)
     try:
@@ -90,6 +87,12 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
             distance=distance,
         )
         st.markdown(note)
+    st.write(t("tf.reach_intro"))  # what the chart shows, under it: the way to it is short on a phone
+    st.caption(t("tf.reach_intro_more"))  # why an LSTM cannot do the same
+    # The examples under the chart: on a projector and on a phone the chart is on the first screen (issue 34).
+    cols = st.columns(len(EXAMPLES))
+    for k, (col, (example, word)) in enumerate(zip(cols, EXAMPLES)):
+        col.button(f"{word} · {example}", key=f"tf_ex{k}", on_click=use_example, args=(example, word), width="stretch")
     return view
 
 
@@ -143,10 +146,13 @@ def run() -> None:
     ensure_app_frame()
     st.title(t("lesson.transformer.title"))
     st.write(t("tf.intro"))
-    st.header(t("tf.reach_title"))
-    st.write(t("tf.reach_intro"))
-    model = select_model(t("tf.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
+    picker, more = st.columns(2, vertical_alignment="bottom")
+    with picker:
+        model = select_model(t("tf.model"), MODELS, serving.default_for("attention"), serving.model_or_fallback)
     assert isinstance(model, model_zoo.Encoder)
+    with more.expander(t("lesson.more")):
+        st.write(t("tf.intro_more"))
+    st.header(t("tf.reach_title"))
     view = reach(model)
     in_parallel(model, view)
     assert view.attentions is not None

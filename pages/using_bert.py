@@ -44,14 +44,16 @@ def trained(model: model_zoo.Encoder, task: str, pooling: str) -> TrainedHead:
 def one_sentence(model: model_zoo.Encoder) -> tuple[str, dict[str, TrainedHead]]:
     """1. One sentence -> one class; the task picked and its heads (one per pooling)."""
     st.header(t("using.sentence_title"))
-    st.markdown(t("using.sentence_diagram"))
     st.session_state.setdefault("task", key_from_url("task", list(SETS), SETS[0]))
     st.session_state.setdefault("pooling", key_from_url("pooling", list(POOLINGS), POOLINGS[0]))
-    left, right = st.columns(2)
-    task = left.radio(
+    task = st.radio(
         t("using.task"), SETS, format_func=lambda k: t_plain(f"using.task_{k}"), key="task", horizontal=True
     )
-    pooling = right.radio(
+    example, key = t_plain(f"using.example_{task}"), f"sentence_{task}"  # each task's sentence under its own name
+    said_if_cut(**{key: MAX_CHARS})
+    sentence = st.text_input(t("using.your_sentence"), example, key=key, bind="query-params", max_chars=MAX_CHARS)
+    out = st.container(key="main_output")  # the lesson's main output (scripts/first_screen.py), the pooling below it
+    pooling = st.radio(
         t("using.pooling"),
         POOLINGS,
         format_func=lambda k: t_plain(f"using.pooling_{k}"),
@@ -61,18 +63,15 @@ def one_sentence(model: model_zoo.Encoder) -> tuple[str, dict[str, TrainedHead]]
     keep_in_url("task", task)
     keep_in_url("pooling", pooling)
     heads = {p: trained(model, task, p) for p in POOLINGS}
-    view.render_heads(heads, model.name, pooling)
-    example, key = t_plain(f"using.example_{task}"), f"sentence_{task}"  # each task's sentence under its own name
-    said_if_cut(**{key: MAX_CHARS})
-    sentence = st.text_input(t("using.your_sentence"), example, key=key, bind="query-params", max_chars=MAX_CHARS)
-    try:
-        view.render_sentence_diagram(pooling, serving.hidden_states(model.name, sentence))
+    try:  # the verdict first, then how it was reached and each head's scores: the first screen's answer (issue 34)
         guesses = serving.classify(model.name, task, pooling, sentence)
+        with out:
+            view.render_verdict(guesses, pooling)
+        view.render_sentence_diagram(pooling, serving.hidden_states(model.name, sentence))
     except model_zoo.ModelZooError as err:
         render_error(err)
-    else:
-        with st.container(key="main_output"):  # the lesson's main output (scripts/first_screen.py)
-            view.render_verdict(guesses, pooling)
+    st.markdown(t("using.sentence_diagram"))
+    view.render_heads(heads, model.name, pooling)
     return task, heads
 
 
@@ -237,6 +236,7 @@ def run() -> None:
     st.write(t("using.intro"))
     model = select_model(t("using.model"), ENCODERS, serving.default_for("task_encoder"), serving.model_or_fallback)
     assert isinstance(model, model_zoo.Encoder)  # every BERT-family model is one
+    st.expander(t("lesson.more")).write(t("using.intro_more"))
     task, heads = one_sentence(model)
     one_class_per_token(model)
     two_sentences(model)

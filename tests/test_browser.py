@@ -16,6 +16,7 @@ from urllib.parse import quote, urlparse
 import pytest
 
 from components.road import ready_lessons
+from scripts.first_screen import settle
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
@@ -123,18 +124,7 @@ class Page:
 
     def settle(self, timeout: float = 180) -> None:
         """Wait until the script has finished running: a title drawn, no running indicator."""
-        self.page.wait_for_selector("h1", timeout=timeout * 1000)
-        deadline, quiet_since = time.time() + timeout, None
-        status = self.page.locator('[data-testid="stStatusWidget"]')
-        while time.time() < deadline:
-            if status.count() == 0 or not status.first.is_visible():
-                quiet_since = quiet_since or time.time()
-                if time.time() - quiet_since > 1.5:
-                    return
-            else:
-                quiet_since = None
-            time.sleep(0.25)
-        raise TimeoutError("the app kept running")
+        settle(self.page, timeout)
 
     def chart(self, title: str, timeout: float = 60_000, kind: str = ".stPlotlyChart"):
         """The plotly chart (or other `kind` of chart) showing `title`, once it is drawn."""
@@ -296,7 +286,7 @@ def test_probing_draws_layer_weights_and_curves_for_elmo_and_minilm(server: str,
     weights = tab.chart("Learned layer weights s")
     assert weights.first.locator("g.point").count() >= 5 * (3 + 7)  # a bar per layer, task and model
     tab.page.get_by_text("centre of gravity from lowest to highest").first.wait_for(timeout=30_000)
-    curves = tab.chart("Test score of a probe on each layer alone")
+    curves = tab.chart("Test score of a probe on each layer")  # wrapped: "layer" ends a line of the title
     assert curves.locator("path.js-line").count() >= 5 * 2 * 2  # task and control lines per model
     tab.settle()
     assert tab.exceptions() == 0 and tab.blocked == []

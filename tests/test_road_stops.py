@@ -104,10 +104,10 @@ def test_transfer_page_trains_on_a_click(monkeypatch: pytest.MonkeyPatch) -> Non
     at = open_page("pages/transfer.py")
     assert not at.exception and trained == []  # nothing trains until asked: the shipped run is drawn at once
     shipped = {d["name"]: d["y"] for d in chart(at, "transfer_chart")["data"]}
-    assert len(shipped["minilm-l6, pre-trained, then fine-tuned"]) == 5 and "shipped with the app" in all_text(at)
+    assert len(shipped["elmo-mini, pre-trained, then fine-tuned"]) == 5 and "shipped with the app" in all_text(at)
     at.button(key="transfer_train").click().run()
     assert not at.exception
     lines = {d["name"]: d["y"] for d in chart(at, "transfer_chart")["data"]}
-    assert set(lines) >= {"minilm-l6, pre-trained, then fine-tuned", "the same network from random weights, fine-tuned"}
+    assert set(lines) >= {"elmo-mini, pre-trained, then fine-tuned", "the same network from random weights, fine-tuned"}
     assert all(len(v) == 2 for v in lines.values())  # two sizes; the chance line from the first to the last
     assert "labelled sentences the pre-trained model scores" in all_text(at)

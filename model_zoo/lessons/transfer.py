@@ -67,7 +67,6 @@ class Recipe:
     lr_pretrained: float  # the network's, from pre-trained weights
     lr_random: float  # the network's, from random weights
     lr_head: float  # the new linear layer's
-    epochs: int
 
 
 # The encoder's rates are BERT's usual fine-tuning ones. elmo-mini's were chosen on development draws of
@@ -77,8 +76,8 @@ class Recipe:
 # best, 0.62; 10 or 25 epochs, or the new layer at 3e-3 or 1e-2 over the biLM at 3e-5 to 3e-4, no better);
 # from random weights 0.50-0.60, the commoner class's share (0.60) at best. One sentence is 2.5 points there.
 RECIPES = {
-    "encoder": Recipe("encoder", 5e-5, 1e-4, 5e-5, EPOCHS),
-    "elmo": Recipe("elmo", 1e-3, 1e-3, 1e-3, EPOCHS),
+    "encoder": Recipe("encoder", 5e-5, 1e-4, 5e-5),
+    "elmo": Recipe("elmo", 1e-3, 1e-3, 1e-3),
 }
 
 
@@ -202,7 +201,7 @@ def transfer_curve(
     labels = [x.label for x in data.train]
     sizes = tuple(min(n, len(labels)) for n in (sizes or SIZES))
     recipe = recipe_of(model)
-    epochs = epochs or recipe.epochs
+    epochs = epochs or EPOCHS
     scratch = untrained_twin(model, seed)
     x_test_of = [x.text for x in data.test]
     work = sum(sizes) * 2
