@@ -6,6 +6,7 @@ Plotly reads a subset of HTML in every text it draws (titles, tick labels, point
 from __future__ import annotations
 
 import html
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -315,17 +316,6 @@ PANEL_TITLE_SIZE = 12  # px: five panels' titles side by side on a phone
 TITLE_CHARS = 40  # a probing chart's title wraps after this many characters: it fits a phone's width
 
 
-def wrap_text(text: str, chars: int) -> list[str]:
-    """`text` in lines of at most `chars` characters, broken only at spaces (a longer word keeps its line)."""
-    lines: list[str] = []
-    for word in text.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= chars:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines
-
-
 def panel_title(name: str) -> list[str]:
     """A panel's title in one line, or two where it has several words and more than 8 characters: broken at
     the space nearest its middle, so that five titles side by side keep apart on a phone."""
@@ -342,7 +332,8 @@ def _probe_panels(tasks: list[str], title: str, rows: list[str] | None = None) -
     from plotly.subplots import make_subplots
 
     n = len(rows) if rows else 1
-    heading = wrap_text(title, TITLE_CHARS)
+    # lines of at most TITLE_CHARS characters, broken only at spaces (a longer word keeps its line)
+    heading = textwrap.wrap(title, TITLE_CHARS, break_long_words=False, break_on_hyphens=False)
     fig = make_subplots(
         rows=n,
         cols=len(tasks),
