@@ -497,6 +497,12 @@ def main() -> int:
         f"then a layer change, slider to map redrawn in the browser: {wc['layer_change_in_browser_ms']:.0f} ms "
         "(median of 6) [< 300 ms]"
     )
+    results["transfer_cold"] = tc = cold_start("/transfer", '.st-key-main_output .light-chart[data-drawn="lines"]')
+    print(
+        f"transfer learning on a fresh make run: the race's curves (the shipped run) drawn "
+        f"{tc['opened_to_drawn_s']:.1f} s after opening the page [< 3 s] (server answering after "
+        f"{tc['server_answers_s']:.1f} s)"
+    )
     results["word_senses"] = ws = word_senses()
     print(
         f"word senses, bank in {ws['sentences']} sentences, minilm-l6: encode the set {ws['encode_set_s']:.2f} s "

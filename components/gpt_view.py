@@ -3,17 +3,33 @@ first-token heads, the blank read from the left and from both sides, a sentence'
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import streamlit as st
 
 from components.charts import build_matrix, build_score_bars
 from components.i18n import t, t_plain
+from components.quiz import Question, Solved, render_predict, render_quiz
+from components.records import render_record
 from components.tokens import readable
 from model_zoo.contextual import Encoding
 from model_zoo.lessons.architecture import Size
 from model_zoo.lessons.attention import attention_to_later_tokens, layer_mean
 from model_zoo.lessons.generation import Factors, FirstTokenSink, Rescored, Step, left_first, whole_first
+
+PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away
+    "prompt_unicorn": "In a shocking finding, scientist discovered a herd of unicorns living in a remote, "
+    "previously unexplored valley, in the Andes Mountains. Even more surprising to the researchers was the "
+    "fact that the unicorns spoke perfect English.",
+    "prompt_tldr": "The city council met on Tuesday to discuss the new bus routes. After three hours of "
+    "debate, members agreed to add two lines to the north of the city and to lower fares for students.\nTL;DR:",
+    "prompt_qa": "In meteorology, precipitation is any product of the condensation of atmospheric water vapor that "
+    "falls under gravity. The main forms of precipitation include drizzle, rain, sleet, snow, graupel and hail.\n"
+    "Q: What causes precipitation to fall?\nA:",  # the lecture's reading comprehension: passage, "Q:", question, "A:"
+    "prompt_translate": "sea otter = loutre de mer\npeppermint = menthe poivrée\nplush giraffe = girafe "
+    "peluche\ncheese =",
+}
 
 
 def seen(tokens: list[str]) -> list[str]:
@@ -169,3 +185,142 @@ def render_sizes(sizes: list[Size]) -> None:
         width="stretch",
     )
     st.caption(t("gpt.sizes_caption"))
+
+
+def render_sizes_and_formats(sizes: list[Size]) -> None:
+    """5. Sizes; 6. GPT-1's inputs for tasks next to BERT's; what GPT-2 achieved."""
+    st.header(t("gpt.sizes_title"))
+    render_sizes(sizes)
+    st.caption(t("gpt.release"))  # GPT-2's staged release
+
+    # 6. GPT-1's inputs for tasks, next to BERT's ----------------------------------------------------------
+    st.header(t("gpt.formats_title"))
+    st.markdown(t("gpt.formats"))
+    st.caption(t("gpt.formats_caption"))
+
+    st.header(t("records.gpt_title"))
+    st.write(t("records.gpt_intro"))
+    render_record("coqa")
+
+
+# -- predict, then see (issue 34) -----------------------------------------------------------------------
+HANG = "After work we like to hang"  # The Illustrated BERT's next-word example
+HANG_WORDS = ("around", "on", "out", "up")  # plausible next words; the model's own first is added to them
+MASK_TEXT = "The cat sat on the mat because it was tired."  # the causal mask's sentence, and its last word changed
+MASK_CHANGED = "The cat sat on the mat because it was hungry."
+SHORT, LONGER = "The cat sat on the mat.", "The cat sat on the mat and purred."  # a sentence, and the same one longer
+UNCHANGED = 1e-4  # a change no larger than this is rounding
+
+
+def token_word(token: str) -> str:
+    """A next token as an option is written: without its space (a token that is only a space, quoted)."""
+    return token.strip() or repr(token)
+
+
+def render_guess_next(model_name: str, guesses: list[tuple[str, float]]) -> None:
+    """Predict, then see: which token the model puts first after HANG (`guesses`: its next tokens, best
+    first, computed but not shown). The options are HANG_WORDS and the model's own first, in alphabetical
+    order; the bars come after the pick."""
+    first = token_word(guesses[0][0])
+    top = ", ".join(f"{token_word(w)} {p:.0%}" for w, p in guesses[:3])
+    options = tuple(sorted({*HANG_WORDS, first}, key=str.lower))
+    question = Question(
+        "gpt_next",
+        options,
+        lambda: Solved(first, {"model": model_name, "top": top}),
+        about={"text": HANG, "model": model_name},
+    )
+    if render_predict(question, model_name) is not None:
+        bars = [(readable(w), p) for w, p in guesses]
+        st.plotly_chart(build_score_bars(bars, t_plain("gpt.next_chart", name=model_name, text=HANG)), key="next_bars")
+
+
+def render_guess_prefix(model_name: str, encoder_name: str, change: Callable[[str], list[float]]) -> None:
+    """Predict, then see: does only the last word of MASK_TEXT changing move the model's vectors of "cat"
+    (`change(model)`: the largest change of one of its numbers at each layer)? Then both models' changes."""
+    found: dict[str, float] = {}
+
+    def solve() -> Solved:
+        found.update({name: max(change(name)) for name in (model_name, encoder_name)})
+        facts = {"model": model_name, "change": f"{found[model_name]:.3f}", "encoder": encoder_name}
+        return Solved(
+            "same" if found[model_name] <= UNCHANGED else "changed", facts | {"both": f"{found[encoder_name]:.3f}"}
+        )
+
+    about = {"text": MASK_TEXT, "changed": MASK_CHANGED, "model": model_name}
+    question = Question("gpt_prefix", ("same", "changed"), solve, translated=True, about=about)
+    if render_predict(question, model_name) is not None:
+        column = t_plain("gpt.col_change")
+        st.dataframe(
+            [{t_plain("gpt.col_model"): name, column: round(value, 4)} for name, value in found.items()],
+            hide_index=True,
+        )
+
+
+def render_guess_product(model_name: str, factors: Callable[[str], Factors]) -> None:
+    """Predict, then see: which of SHORT and LONGER the model gives the higher probability (`factors`: a
+    sentence's next-token factors)? Then both sentences' factors."""
+    found: dict[str, Factors] = {}
+
+    def solve() -> Solved:
+        found.update({text: factors(text) for text in (SHORT, LONGER)})
+        short, longer = found[SHORT], found[LONGER]
+        facts = {
+            "model": model_name,
+            "short": SHORT,
+            "longer": LONGER,
+            "na": len(short.tokens),
+            "nb": len(longer.tokens),
+        }
+        facts |= {"pa": f"{short.probability:.1e}", "pb": f"{longer.probability:.1e}"}
+        return Solved(SHORT if short.total >= longer.total else LONGER, facts)
+
+    question = Question("gpt_product", tuple(sorted((SHORT, LONGER))), solve, about={"model": model_name})
+    if render_predict(question, model_name) is not None:
+        for column, (text, found_factors) in zip(st.columns(2), found.items()):
+            bars = [
+                (f"{i + 1}. {tok}", p)
+                for i, (tok, p) in enumerate(zip(found_factors.tokens, found_factors.probabilities))
+            ]
+            column.plotly_chart(
+                build_score_bars(bars, text), key="product_short" if text == SHORT else "product_longer"
+            )
+
+
+# -- check yourself ---------------------------------------------------------------------------------------
+class LaterTokens(Protocol):
+    """What the model's attention gives the tokens after the one attending (serving.lesson_attention)."""
+
+    @property
+    def largest(self) -> float: ...  # the largest weight any head gives a later token
+
+    @property
+    def only_left(self) -> bool: ...  # no more than rounding: a causal mask
+
+
+def render_check(
+    model_name: str, masked_name: str, blank: Callable[[], tuple[str, str, LaterTokens]], sizes: list[Size]
+) -> None:
+    """The lesson's questions: why GPT cannot use "deposit" (`blank`: its first guess from the left, the masked
+    LM's first, and the attention it gives later tokens) and GPT-2 XL's size, from `sizes` (counted from configs)."""
+
+    def solve_blank() -> Solved:
+        left, bert, later = blank()
+        return Solved(
+            "after" if later.only_left else "vocab",
+            {"model": model_name, "left": left, "bert": bert, "masked": masked_name, "zero": f"{later.largest:.0e}"},
+        )
+
+    named = {s.name.split(" (")[0]: s for s in sizes}
+    xl = named["GPT-2 XL"]
+
+    def solve_xl() -> Solved:
+        return Solved(xl.short, {"params": f"{xl.parameters:,}", "layers": xl.layers, "hidden": xl.hidden})
+
+    render_quiz(
+        (
+            Question("gpt_blank", ("after", "vocab", "small"), solve_blank, translated=True),
+            # the options are counts of the same kind, so the live answer is always one of them
+            Question("gpt_xl", tuple(named[n].short for n in ("GPT-2 small", "GPT-2 XL", "GPT-3 175B")), solve_xl),
+        )
+    )

@@ -270,7 +270,9 @@ function layerLines(root, data) {
   const [lo, hi] = data.y_range || extent(data.series.flatMap((s) => s.values), 0.06);
   const sx = (x) => pad.left + (layers ? x / layers : 0.5) * (chart.width - pad.left - pad.right);
   const sy = (y) => pad.top + (1 - (y - lo) / (hi - lo)) * (height - pad.top - pad.bottom);
-  const fmt = (v) => (Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(3));
+  const fmt = (v) => (data.percent ? `${(100 * v).toFixed(0)}%` : Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(3));
+  const tick = (v) => (data.percent ? `${Math.round(100 * v)}%` : String(v));
+  const xName = (x) => (data.x_labels ? data.x_labels[x] : String(x)); // e.g. sizes that double
 
   chart.draw = () => {
     svg.setAttribute("width", chart.width);
@@ -278,10 +280,10 @@ function layerLines(root, data) {
     const axes = el("svg:g", { class: "axes" });
     for (const v of ticks(lo, hi, 5)) {
       axes.append(el("svg:line", { x1: pad.left, x2: right, y1: sy(v), y2: sy(v), class: "grid" }));
-      axes.append(el("svg:text", { x: pad.left - 6, y: sy(v) + 4, "text-anchor": "end" }, String(v)));
+      axes.append(el("svg:text", { x: pad.left - 6, y: sy(v) + 4, "text-anchor": "end" }, tick(v)));
     }
     for (const v of ticks(0, layers, Math.min(layers, 12)).filter(Number.isInteger)) {
-      axes.append(el("svg:text", { x: sx(v), y: height - pad.bottom + 16, "text-anchor": "middle" }, String(v)));
+      axes.append(el("svg:text", { x: sx(v), y: height - pad.bottom + 16, "text-anchor": "middle" }, xName(v)));
     }
     axes.append(el("svg:text", { x: (pad.left + right) / 2, y: height - 4, "text-anchor": "middle" }, data.x_title));
     const side = el("svg:text", { x: 12, y: height / 2, "text-anchor": "middle", transform: `rotate(-90 12 ${height / 2})` });
@@ -318,7 +320,7 @@ function layerLines(root, data) {
     if (!rows.length) return chart.hide();
     Object.entries({ x1: sx(x), x2: sx(x), y1: pad.top, y2: height - pad.bottom }).forEach(([k, v]) => guide.setAttribute(k, v));
     svg.append(guide);
-    chart.show([el("div", { class: "head-row" }, `${data.x_title} ${x}`), ...rows], sx(x), e.clientY - box.top);
+    chart.show([el("div", { class: "head-row" }, data.x_labels ? `${xName(x)} · ${data.x_title}` : `${data.x_title} ${x}`), ...rows], sx(x), e.clientY - box.top);
   });
   svg.addEventListener("pointerleave", () => {
     guide.remove();

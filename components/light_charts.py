@@ -26,6 +26,8 @@ import streamlit as st
 
 from model_zoo.words import find_word
 
+from .i18n import t_plain
+
 HERE = Path(__file__).resolve().parent
 # plotly's default colours, as on the app's other charts
 COLORS = ("#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52")
@@ -90,7 +92,7 @@ def build_sense_map(
 
 
 def build_layer_lines(
-    series: dict[str, np.ndarray],
+    series: dict[str, np.ndarray] | dict[str, list[float]],
     title: str = "",
     y_title: str = "",
     dashed: tuple[str, ...] = (),
@@ -98,9 +100,12 @@ def build_layer_lines(
     labels: dict[str, str] | None = None,
     colors: dict[str, str] | None = None,
     y_range: tuple[float, float] | None = None,
+    x_labels: Sequence[str] | None = None,
+    percent: bool = False,
 ) -> dict[str, Any]:
     """One line per named series over layers (x = layer index); names in `dashed` drawn dashed.
-    `y_range` fixes the y axis (else it spans the values).
+    `y_range` fixes the y axis (else it spans the values). `x_labels` names each x (evenly spaced: sizes
+    that double read as a log axis); `percent` writes the values (shares) as percentages.
     `colors` fixes some series' colours (a model keeps its colour from chart to chart).
     A dashed series named "<series> · ..." takes that series' colour (a model's baseline
     beside the model); any other takes the first colour not yet used."""
@@ -128,7 +133,14 @@ def build_layer_lines(
         "x_title": x_title,
         "y_title": y_title,
         "y_range": list(y_range) if y_range else None,
+        "x_labels": list(x_labels) if x_labels is not None else None,
+        "percent": percent,
     }
+
+
+def chart_labels() -> dict[str, str]:
+    """The charts' buttons, in the learner's language."""
+    return {"reset": t_plain("senses.map_reset"), "png": t_plain("senses.map_png")}
 
 
 @cache

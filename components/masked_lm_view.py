@@ -11,7 +11,7 @@ import streamlit as st
 from components.charts import build_lines, build_matrix, build_score_bars
 from components.i18n import md_escape, t, t_plain
 from components.notices import render_lesson_miss as render_miss
-from components.quiz import Question, Solved, render_quiz
+from components.quiz import Question, Solved, render_predict, render_quiz
 from components.tokens import readable
 from model_zoo.lessons import cloze
 from model_zoo.lessons.masking import PairLoss, RecipeDemo
@@ -44,13 +44,49 @@ def render_sources(examples: Sequence[tuple[str, str]]) -> None:
     st.caption(t("mlm.sources", **{f"s{i + 1}": t_plain(f"mlm.src_{src}") for i, (_, src) in enumerate(examples)}))
 
 
-def render_mask_bars(predictions: list[list[tuple[str, float]]]) -> None:
+def render_mask_bars(predictions: list[list[tuple[str, float]]], key: str = "mask") -> None:
     """A chart of the guesses (word, probability) for each [MASK], three to a row."""
     columns = st.columns(min(len(predictions), 3))
     for i, preds in enumerate(predictions):
         columns[i % len(columns)].plotly_chart(
-            build_score_bars(preds, t_plain("mlm.mask_title", i=i + 1)), key=f"mask{i}"
+            build_score_bars(preds, t_plain("mlm.mask_title", i=i + 1)), key=f"{key}{i}"
         )
+
+
+def listed(guesses: Sequence[tuple[str, float]], n: int = 3) -> str:
+    """The first `n` guesses as the explanations quote them: "bank 76%, store 9%, office 1%"."""
+    return ", ".join(f"{w.strip()} {p:.0%}" for w, p in guesses[:n])
+
+
+def render_guess_blank(model_name: str, sentence: str, guesses: list[tuple[str, float]], words: Sequence[str]) -> None:
+    """Predict, then see: which word the model puts first in `sentence`'s blank. The options are `words` and
+    the model's own first guess, in alphabetical order (the order says nothing); the bars come after the pick."""
+    first = cloze.top_word(guesses)
+    top = listed(guesses)
+    question = Question(
+        "mlm_cup",
+        tuple(sorted({*words, first}, key=str.lower)),
+        lambda: Solved(first, {"model": model_name, "top": top}),
+        about={"sentence": sentence, "model": model_name},
+    )
+    if render_predict(question, model_name) is not None:
+        render_mask_bars([guesses], key="cup")
+
+
+def render_guess_context(
+    model_name: str, sentence: str, before: list[tuple[str, float]], after: list[tuple[str, float]]
+) -> None:
+    """Predict, then see: does the blank's first guess change when only the words after it change?"""
+    first, then = cloze.top_word(before), cloze.top_word(after)
+    question = Question(
+        "mlm_context",
+        ("same", "other"),
+        lambda: Solved("same" if first == then else "other", {"before": listed(before), "after": listed(after)}),
+        translated=True,
+        about={"sentence": sentence, "model": model_name, "first": first},
+    )
+    if render_predict(question, model_name) is not None:
+        render_mask_bars([after], key="context")
 
 
 def render_lesson_miss(check: cloze.LessonCheck | None, model_name: str, text: str) -> None:
@@ -175,9 +211,7 @@ def render_check(model_name: str, paris: Callable[[], Sequence[tuple[str, float]
 
     def solve_paris() -> Solved:
         top = paris()
-        return Solved(
-            cloze.top_word(top), {"model": model_name, "top": ", ".join(f"{w.strip()} {p:.0%}" for w, p in top)}
-        )
+        return Solved(cloze.top_word(top), {"model": model_name, "top": listed(top, len(top))})
 
     def solve_copy() -> Solved:
         ran = race()

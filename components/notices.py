@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import streamlit as st
@@ -61,13 +61,20 @@ def render_lesson_miss(
     st.caption(t("notice.lesson_miss", model=model, first=check.first, answer=answer, where=where, other=then))
 
 
-def render_script_note(model_name: str, text: str, capability: str) -> None:
-    """One line where Chinese text meets a model that learned English only: what its output is worth,
-    and which models of the zoo read Chinese (prefetched or not)."""
-    if not has_han(text) or get_card(model_name).language != "en":
+def render_script_note(models: str | Sequence[str], text: str, capability: str, family: str | None = None) -> None:
+    """One line where Chinese text meets models that learned English only (`models`: the section's, one name or
+    several): what their output is worth, and which models of the zoo (of `family`, where given) read Chinese and
+    can do `capability`, prefetched or not, or that none can."""
+    names = [models] if isinstance(models, str) else models
+    english = [name for name in dict.fromkeys(names) if get_card(name).language == "en"]
+    if not has_han(text) or not english:
         return
-    readers = models_where(capability=capability, reads="zh")
-    st.caption(t("notice.english_only", model=model_name, models=", ".join(readers) or "—"))
+    readers = models_where(capability=capability, family=family, reads="zh")
+    if readers:
+        st.caption(t("notice.english_only", model=", ".join(english), models=", ".join(readers)))
+        return
+    job = t_plain(f"cap.{capability}")
+    st.caption(t("notice.english_only_none", model=", ".join(english), job=f"{family}: {job}" if family else job))
 
 
 def render_error(err: ModelZooError) -> None:

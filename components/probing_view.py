@@ -1,6 +1,7 @@
 """What the Probing lesson draws of probing results: the scalar-mix weights, accuracy by layer, the table of
-numbers beside the paper's, BERT's feature-extraction table, each with what it shows in words, and the
-lesson's questions."""
+numbers beside the paper's, BERT's feature-extraction table, each with what it shows in words, the
+predict-first moments before the last two charts (how well layer 0 tells word senses apart, which features
+make the best tagger), and the lesson's questions."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import streamlit as st
 
 from components.charts import build_probe_curves, build_probe_weights
 from components.i18n import t, t_plain
-from components.quiz import Question, Solved, render_quiz
+from components.quiz import Question, Solved, render_predict, render_quiz
 from model_zoo.lessons import probing
 from model_zoo.lessons.probing import PAPER_BERT_LARGE, PAPER_FEATURE_F1, PAPER_LAYERS, ModelResults, TaskResult
 
@@ -55,10 +56,37 @@ def render_weights(results: Results, tasks: list[str]) -> None:
     st.markdown("\n".join(f"- {line}" for line in lines))
 
 
+def _pct(x: float) -> str:
+    return f"{x:.0%}"
+
+
+def render_guess_sense(name: str, sense: TaskResult) -> bool:
+    """Predict, then see: how well `name`'s word-sense probe does on layer 0 (the embeddings, before any
+    word has read another): near the majority guess, halfway to its best layer, or near its best layer (the
+    nearest of the three). True once revealed: the curves come after the guess."""
+    zero, majority, best = sense.by_layer[0], sense.majority, sense.best_layer
+    top = sense.by_layer[best]
+    anchors = {"chance": majority, "half": (majority + top) / 2, "top": top}
+    answer = min(anchors, key=lambda k: abs(zero - anchors[k]))
+    facts = {"zero": _pct(zero), "majority": _pct(majority), "one": _pct(sense.by_layer[1]), "best": best}
+    question = Question(
+        "probe_sense",
+        tuple(anchors),
+        lambda: Solved(answer, facts | {"top": _pct(top)}),
+        translated=True,
+        about={"model": name},
+    )
+    return render_predict(question, name) is not None
+
+
 def render_curves(results: Results, tasks: list[str]) -> None:
-    """2. Accuracy by layer, against the control task."""
+    """2. Accuracy by layer, against the control task: when word senses are among the tasks, after the
+    learner has guessed how well the first model's layer 0 tells them apart."""
     st.header(t("probing.curves_title"))
     if not results:
+        return
+    name = next(iter(results))
+    if "sense" in tasks and not render_guess_sense(name, results[name]["sense"]):
         return
     scores = {m: [r[task].by_layer for task in tasks] for m, r in results.items()}
     control = {m: [r[task].control_by_layer for task in tasks] for m, r in results.items()}
@@ -132,12 +160,30 @@ def render_numbers(results: Results, tasks: list[str]) -> None:
         st.caption(t("probing.table_caption"))
 
 
+def render_guess_features(name: str, table: dict[str, float]) -> bool:
+    """Predict, then see: which of BERT's feature choices gives `name`'s best tagger. True once revealed."""
+    ours, theirs = probing.best_features(table)
+    facts = {"f1": f"{100 * table[ours]:.1f}", "last": f"{100 * table['last']:.1f}"}
+    facts |= {"embeddings": f"{100 * table['embeddings']:.1f}", "theirs": t_plain(f"probing.choice_{theirs}")}
+    question = Question(
+        "probe_features",
+        tuple(table),  # every choice, in the table's order
+        lambda: Solved(ours, facts | {"paper": PAPER_FEATURE_F1[theirs]}),
+        shown=lambda choice: t_plain(f"probing.choice_{choice}"),
+        about={"model": name},
+    )
+    return render_predict(question, name) is not None
+
+
 def render_feature_table(features: dict[str, dict[str, float]]) -> None:
-    """4. BERT's feature-extraction table: `features` is model -> {choice: F1} for the BERT models picked."""
+    """4. BERT's feature-extraction table: `features` is model -> {choice: F1} for the BERT models picked;
+    drawn after the learner has guessed which choice wins for the first of them."""
     st.header(t("probing.features_title"))
     st.write(t("probing.features_intro"))
     if not features:
         st.info(t("probing.features_pick"), icon=":material/info:")
+        return
+    if not render_guess_features(*next(iter(features.items()))):
         return
     rows = []
     for choice, paper_f1 in PAPER_FEATURE_F1.items():

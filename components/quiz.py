@@ -1,4 +1,10 @@
-"""Check yourself: two or three questions at the end of each lesson, answered by using the page.
+"""Questions answered by the live model: the check-yourself questions at the end of each lesson, and the
+predict-then-see moments inside it (issue 34). Both are one structure: a question, the learner's answer, the
+model's answer computed live, and the explanation filled from the model's numbers.
+
+A predict moment asks before the model's output is drawn: nothing of the answer (not the model's output, not
+which option it picks) is computed or sent to the browser until the learner has picked; then the guess stands
+beside the model's answer, and the page may draw the output the moment was about.
 
 A question's answer is never stored: `solve` asks the live model (through the page's serving calls) when
 the learner checks an answer or the teacher shows them all, and the explanation is filled with the figures
@@ -35,6 +41,7 @@ class Question:
     solve: Callable[[], Solved]  # runs the model; raises ModelZooError when it cannot
     translated: bool = False  # options are i18n keys quiz.<key>.opt_<option>, not data (words, numbers)
     shown: Callable[[str], str] | None = None  # how an option is written on the page it asks about
+    about: dict[str, Any] = field(default_factory=dict)  # fills the question's {placeholders} (its sentence)
 
     def label(self, option: str) -> str:
         if self.shown is not None:
@@ -52,6 +59,22 @@ def _solved(question: Question) -> Solved | None:
         return None
 
 
+def _options(question: Question, key: str) -> str | None:
+    return st.radio(
+        t("quiz.your_answer"),
+        question.options,
+        index=None,
+        format_func=question.label,
+        key=key,
+        horizontal=True,
+        label_visibility="collapsed",
+    )
+
+
+def _why(question: Question, solved: Solved, answer: str) -> None:
+    st.caption(t(f"quiz.{question.key}.why", answer=answer, **solved.facts))
+
+
 def render_quiz(questions: Sequence[Question]) -> None:
     """The lesson's questions: pick an answer and check it against the model, or show every answer
     (a teacher on a projector). Nothing runs until one of the two is asked for."""
@@ -60,16 +83,8 @@ def render_quiz(questions: Sequence[Question]) -> None:
     reveal = st.toggle(t("quiz.reveal"), key="quiz_reveal")
     for number, question in enumerate(questions, 1):
         with st.container(border=True):
-            st.markdown(f"**{number}.** {t(f'quiz.{question.key}.q')}")
-            choice = st.radio(
-                t("quiz.your_answer"),
-                question.options,
-                index=None,
-                format_func=question.label,
-                key=f"quiz_{question.key}",
-                horizontal=True,
-                label_visibility="collapsed",
-            )
+            st.markdown(f"**{number}.** {t(f'quiz.{question.key}.q', **question.about)}")
+            choice = _options(question, f"quiz_{question.key}")
             if choice is None and not reveal:
                 continue
             solved = _solved(question)
@@ -82,4 +97,30 @@ def render_quiz(questions: Sequence[Question]) -> None:
                 st.warning(t("quiz.wrong", answer=answer), icon=":material/info:")
             else:
                 st.markdown(t("quiz.answer", answer=answer))
-            st.caption(t(f"quiz.{question.key}.why", answer=answer, **solved.facts))
+            _why(question, solved, answer)
+
+
+def render_predict(question: Question, model: str) -> Solved | None:
+    """A predict-then-see moment: the question, the learner's pick, and only then the model's answer beside
+    it and one line on what it means. Returns the model's answer once revealed (the page then draws the
+    output the moment was about), None while the learner has not guessed."""
+    with st.container(border=True, key=f"predict_{question.key}_box"):
+        st.markdown(f"**{t('predict.lead')}** {t(f'quiz.{question.key}.q', **question.about)}")
+        choice = _options(question, f"predict_{question.key}")
+        if choice is None:
+            st.caption(t("predict.waiting", model=model))
+            return None
+        solved = _solved(question)
+        if solved is None:
+            return None
+        with st.container(key=f"predict_{question.key}_reveal"):
+            answer = question.label(solved.answer)
+            yours, theirs = st.columns(2)
+            yours.metric(t("predict.yours"), question.label(choice))
+            theirs.metric(t("predict.model", model=model), answer)
+            if choice == solved.answer:
+                st.success(t("predict.same"), icon=":material/check_circle:")
+            else:
+                st.info(t("predict.differs", model=model), icon=":material/lightbulb:")
+            _why(question, solved, answer)
+        return solved

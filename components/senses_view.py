@@ -3,6 +3,8 @@ layer, the per-layer measures and the Chinese corner's similarity matrix."""
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -10,14 +12,13 @@ import streamlit as st
 
 from components.charts import build_similarity_heatmap
 from components.i18n import t, t_plain
-from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, render_light_chart
-from model_zoo.lessons.sense_data import SenseModel, SenseSet
-from model_zoo.lessons.senses import MeasureLines, PlacedOwn
-
-
-def map_labels() -> dict[str, str]:
-    """The charts' buttons, in the learner's language."""
-    return {"reset": t("senses.map_reset"), "png": t("senses.map_png")}
+from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, chart_labels, render_light_chart
+from components.notices import render_script_note
+from components.quiz import Question, Solved, render_predict, render_quiz
+from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
+from model_zoo.lessons.sense_data import UMAP_DEFAULTS, MapView, SenseModel, SenseSet
+from model_zoo.lessons.senses import LayerMeasures, MeasureLines, PlacedOwn
+from model_zoo.registry import HIDDEN_STATES
 
 
 def render_data_note(word: str, sense_set: SenseSet, words: int, total: int) -> None:
@@ -27,6 +28,34 @@ def render_data_note(word: str, sense_set: SenseSet, words: int, total: int) -> 
     st.caption(
         t("senses.data_note", n=len(sense_set.sentences), senses=len(sense_set.sense_keys), words=words, total=total)
     )
+
+
+def choose_view(models: list[SenseModel], layer_box: st.delta_generator.DeltaGenerator) -> MapView:
+    """The layer (its slider in `layer_box`, above the maps), the projection and UMAP's settings."""
+    deepest = max(m.depth for m in models)
+    layer = 0
+    if deepest > 0:
+        layer = number_from_url("layer", 0, deepest, deepest // 2)  # each a link's value, else its default
+        layer = layer_box.slider(t("senses.layer"), 0, deepest, layer, key="layer", help=t("senses.layer_help"))
+    methods = ["pca", "umap"]
+    method = key_from_url("method", methods, "pca", {m: m for m in methods})  # in any case, as UMAP was kept
+    method = st.radio(
+        t("senses.method"), methods, methods.index(method), format_func=str.upper, horizontal=True, key="method"
+    )
+    with st.expander(t("senses.advanced")):
+        a1, a2, a3 = st.columns(3)
+        neighbours = number_from_url("neighbours", 2, 50, UMAP_DEFAULTS.n_neighbors)
+        neighbours = a1.slider(t("senses.neighbours"), 2, 50, neighbours, key="neighbours")
+        min_dist = number_from_url("min_dist", 0.0, 0.99, UMAP_DEFAULTS.min_dist)
+        min_dist = a2.slider(t("senses.min_dist"), 0.0, 0.99, min_dist, key="min_dist")
+        seed = number_from_url("seed", 0, 9999, UMAP_DEFAULTS.seed)
+        seed = int(a3.number_input(t("senses.seed"), 0, 9999, seed, key="seed"))
+        st.caption(t("senses.umap_note"))
+    view = MapView(layer, deepest, method, neighbours, min_dist, seed)
+    keep_in_url("method", method)
+    for name, value in {"layer": layer, "neighbours": neighbours, "min_dist": min_dist, "seed": seed}.items():
+        keep_in_url(name, value)
+    return view
 
 
 def render_sense_map(
@@ -54,7 +83,7 @@ def render_sense_map(
         title,
         star,
         t("senses.yours"),
-        map_labels(),
+        chart_labels(),
     )
     render_light_chart(chart, key=f"map_{model.name}")
     if model.static:
@@ -66,9 +95,14 @@ def render_votes(sense_set: SenseSet, votes: dict[str, list[str]]) -> None:
     per model, each sense by its number in the legend; nothing without a vote."""
     if not votes:
         return
+    st.subheader(t("senses.votes_title"))
+    votes_table(sense_set, votes)
+
+
+def votes_table(sense_set: SenseSet, votes: dict[str, list[str]]) -> None:
+    """The votes (model -> a sense key per layer) as a table, a row per model and a column per layer."""
     labels = sense_set.labels
     table = {name: [labels[sense].split(".")[0] for sense in senses] for name, senses in votes.items()}
-    st.subheader(t("senses.votes_title"))
     width = max(len(v) for v in table.values())
     st.dataframe(
         {
@@ -97,7 +131,7 @@ def render_measures(lines: MeasureLines) -> None:
     ) -> None:
         with column:
             axis = t("senses.layer_axis")
-            chart = build_layer_lines(series, title, y_title, dashed, axis, map_labels(), colors, y_range)
+            chart = build_layer_lines(series, title, y_title, dashed, axis, chart_labels(), colors, y_range)
             render_light_chart(chart, key=key)
 
     m1, m2, m3 = st.columns(3)
@@ -123,4 +157,119 @@ def render_chinese_map(word: str, sentences: tuple[tuple[str, str], ...], simila
     st.plotly_chart(
         build_similarity_heatmap(names, similarity, t_plain("senses.zh_map", word=word, model=model), number=False),
         key="zh",
+    )
+
+
+BLOOD_BANK = "The hospital has its own blood bank."  # the lecture notes' fifth bank: a third sense or not?
+
+
+def read_mine(word: str, contextual: list[str]) -> str:
+    """The learner's own sentence with `word` (for "bank", the lecture's blood bank one click away), and one
+    line where its Chinese meets the `contextual` models chosen that learned English only."""
+    if word == "bank":
+        st.button(
+            t("senses.blood_bank"),
+            key="blood_bank",
+            icon=":material/bloodtype:",
+            on_click=lambda: st.session_state.update(mine=BLOOD_BANK),
+        )
+        st.caption(t("senses.blood_bank_note"))
+    said_if_cut(mine=2000)
+    mine = st.text_input(
+        t("senses.mine"),
+        key="mine",
+        bind="query-params",
+        max_chars=2000,
+        placeholder=t_plain("senses.mine_placeholder", word=word),
+    )
+    render_script_note(contextual, mine, HIDDEN_STATES)
+    return mine
+
+
+# -- predict, then see (issue 34) -----------------------------------------------------------------------
+def deepest(models: Sequence[SenseModel]) -> str:
+    """The contextual model with the most layers among those shown (the first such), the one the page's
+    predict-first moments ask; minilm-l6 where only static models are shown."""
+    contextual = [m for m in models if not m.static]
+    return max(contextual, key=lambda m: m.depth).name if contextual else "minilm-l6"
+
+
+def render_guess_pair(
+    word: str, model_name: str, uses: tuple[str, str, str], cosines: Callable[[], tuple[list[float], list[float]]]
+) -> None:
+    """Predict, then see: at the model's top layer, is `word` in A nearer its use in B (A's sense) or in C
+    (another sense)? After the pick, both cosines at every layer."""
+    found: list[tuple[list[float], list[float]]] = []
+
+    def solve() -> Solved:
+        found.append(cosines())
+        same, other = found[-1]
+        top = len(same) - 1
+        facts = {"top": top, "ab": f"{same[top]:.3f}", "ac": f"{other[top]:.3f}"}
+        return Solved(
+            "same" if same[top] > other[top] else "other", facts | {"ab0": f"{same[0]:.3f}", "ac0": f"{other[0]:.3f}"}
+        )
+
+    a, b, c = uses
+    question = Question(
+        "senses_pair",
+        ("same", "other"),
+        solve,
+        translated=True,
+        about={"word": word, "model": model_name, "a": a, "b": b, "c": c},
+    )
+    if render_predict(question, model_name) is not None:
+        same, other = found[-1]
+        series = {t_plain("senses.pair_same"): same, t_plain("senses.pair_other"): other}
+        title = t_plain("senses.pair_chart", word=word, model=model_name)
+        chart = build_layer_lines(series, title, "cos", (), t("senses.layer_axis"), chart_labels())
+        render_light_chart(chart, key="pair_lines")
+
+
+def render_guess_vote(
+    sense_set: SenseSet, model_name: str, sentence: str, votes: Callable[[], list[tuple[str, float]]]
+) -> None:
+    """Predict, then see: which sense the nearest uses give `sentence`'s word at the model's top layer (every
+    sense of the set is an option, by its legend label cut short). After the pick, the vote at every layer."""
+    labels = {
+        key: textwrap.shorten(label.split(" (")[0], 30, placeholder="…") for key, label in sense_set.labels.items()
+    }
+    found: list[list[tuple[str, float]]] = []
+
+    def solve() -> Solved:
+        found.append(votes())
+        (first, share0), (last, share) = found[-1][0], found[-1][-1]
+        facts = {"top": len(found[-1]) - 1, "share": f"{share:.0%}", "first": labels[first], "share0": f"{share0:.0%}"}
+        return Solved(last, facts | {"n": len(sense_set.sense_keys)})
+
+    question = Question(
+        "senses_vote",
+        tuple(sense_set.sense_keys),
+        solve,
+        shown=lambda key: labels[key],
+        about={"sentence": sentence, "word": sense_set.word, "model": model_name},
+    )
+    if render_predict(question, model_name) is not None:
+        votes_table(sense_set, {model_name: [key for key, _ in found[-1]]})
+
+
+# -- check yourself ---------------------------------------------------------------------------------------
+def render_check(measures: Callable[[], LayerMeasures], glove_points: Callable[[], int], uses: int) -> None:
+    """The lesson's questions: minilm-l6's best layer for bank's senses (`measures`), and how many points GloVe
+    gives bank over its `uses` sentences (`glove_points`)."""
+
+    def solve_layer() -> Solved:
+        found = measures()
+        best = found.best_layer
+        facts = {"acc": f"{found.accuracy[best]:.0%}", "acc0": f"{found.accuracy[0]:.0%}"}
+        return Solved(str(best), facts | {"chance": f"{found.chance:.0%}"})
+
+    def solve_glove() -> Solved:
+        return Solved(str(glove_points()), {"n": uses})
+
+    render_quiz(
+        (
+            Question("senses_layer", tuple(str(k) for k in range(7)), solve_layer),
+            Question("senses_glove", ("1", "2", "3"), solve_glove),
+        )
     )

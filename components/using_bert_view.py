@@ -4,18 +4,22 @@ against fine-tuned, and the lesson's questions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
 from components.charts import build_score_bars
 from components.i18n import md_escape, t, t_plain
-from components.quiz import Question, Solved, render_quiz
+from components.notices import render_script_note, timed_label, when_asked
+from components.quiz import Question, Solved, render_predict, render_quiz
 from components.records import render_record
 from components.task_views import render_answer, render_task_diagram
+from components.tokens import readable
+from components.url import keep_in_url, key_from_url, said_if_cut
 from model_zoo.contextual import Encoding, Guess
 from model_zoo.lessons import tasks
-from model_zoo.trained import ReaderScores
+from model_zoo.registry import HIDDEN_STATES, ModelCard
+from model_zoo.trained import ReaderScores, reader_test
 
 
 # -- callbacks: they read and write the session's widgets only ----------------------------------------
@@ -34,6 +38,55 @@ def ask() -> None:
     if st.session_state.qa_try:
         st.session_state.question = st.session_state.qa_try
     st.session_state.qa_try = None
+
+
+# -- the inputs -----------------------------------------------------------------------------------------
+def pick(label: str, options: Sequence[str], key: str, names: str) -> str:
+    """A row of `options` (each shown as the string <names>_<option>) under `label`, kept in ?key=: a link's
+    choice where it names one, else the first."""
+    st.session_state.setdefault(key, key_from_url(key, list(options), options[0]))
+    choice = st.radio(label, options, format_func=lambda k: t_plain(f"{names}_{k}"), key=key, horizontal=True)
+    keep_in_url(key, choice)
+    return choice
+
+
+def read_pair(model_name: str, max_chars: int) -> tuple[str, str]:
+    """The premise and the hypothesis side by side, a button that swaps them, and one line where their
+    Chinese meets a model that learned English only."""
+    st.session_state.setdefault("premise", "A woman in a red coat is walking her dog along the beach at sunset.")
+    st.session_state.setdefault("hypothesis", "Someone is outside with an animal.")
+    said_if_cut(premise=max_chars, hypothesis=max_chars)
+    a, b = st.columns(2)
+    premise = a.text_input(t("using.premise"), key="premise", bind="query-params", max_chars=max_chars)
+    hypothesis = b.text_input(t("using.hypothesis"), key="hypothesis", bind="query-params", max_chars=max_chars)
+    st.button(t("using.swap"), key="swap", on_click=swap, icon=":material/swap_horiz:")
+    render_script_note(model_name, f"{premise} {hypothesis}", HIDDEN_STATES)
+    return premise, hypothesis
+
+
+def read_passage(
+    passages: dict[str, list[tasks.Question]], default: str, max_passage: int, max_chars: int
+) -> tuple[str, str]:
+    """The passage picker (a preset, or the learner's own text), the passage and the question, and questions
+    to try one click away; the passage and the question."""
+    st.session_state.setdefault("qa_passage", key_from_url("qa_passage", list(passages), default))
+    preset = st.selectbox(
+        t("using.qa_passage_pick"),
+        list(passages),
+        format_func=lambda k: f"{passages[k][0].passage[:70]}…",
+        key="qa_passage",
+        on_change=pick_passage,
+        args=(passages,),
+    )
+    keep_in_url("qa_passage", preset)
+    st.session_state.setdefault("passage", passages[preset][0].passage)
+    st.session_state.setdefault("question", passages[preset][0].question)
+    said_if_cut(passage=max_passage, question=max_chars)
+    passage = st.text_area(t("using.qa_passage"), key="passage", bind="query-params", max_chars=max_passage, height=150)
+    question = st.text_input(t("using.qa_question"), key="question", bind="query-params", max_chars=max_chars)
+    tries = [q.question for q in passages[preset]] + [t_plain("using.qa_unanswerable")]
+    st.pills(t("using.qa_try"), tries, key="qa_try", on_change=ask)
+    return passage, question
 
 
 # -- the results ----------------------------------------------------------------------------------------
@@ -114,6 +167,27 @@ def render_reading(got: tasks.Answer, reader: str, missed: str | None) -> None:
     st.caption(t("using.qa_curves_caption", max=tasks.MAX_ANSWER_TOKENS))
 
 
+def render_frozen_head(
+    model_name: str,
+    questions: tuple[int, int],
+    reader: ModelCard,
+    measured: tuple[float, str] | None,
+    work: Callable[[Callable[[float], object]], tuple[tasks.QAHead, tasks.Answer]],
+) -> None:
+    """The QA head on frozen vectors, trained on a click (`work`: the head and its answer to the learner's
+    question; `measured`: how long that took on a server), beside the fine-tuned `reader`. `questions`: how
+    many the head trains and is tested on."""
+    st.write(t("using.qa_frozen_intro", model=model_name, train=questions[0]))
+    frozen_qa = when_asked(
+        timed_label(t("using.qa_frozen_train"), measured),
+        "train_qa_head",
+        t_plain("using.qa_frozen_training", model=model_name),
+        work,
+    )
+    if frozen_qa:
+        render_frozen_reading(*frozen_qa, model_name, questions[1], reader.name, reader_test(reader))
+
+
 def render_frozen_reading(
     head: tasks.QAHead, frozen: tasks.Answer, model_name: str, tested: int, reader: str, trained: ReaderScores | None
 ) -> None:
@@ -189,3 +263,73 @@ def render_check(
             Question("using_zh", ("yes", "no"), solve_chinese, translated=True),
         )
     )
+
+
+# -- predict, then see (issue 34) -----------------------------------------------------------------------
+GUESS_SENTENCES = {  # a sentence per task whose words alone point the other way
+    "sentiment": "The movie was not bad at all.",
+    "spam": "Free pizza in the kitchen after the meeting today.",
+}
+UNANSWERABLE = "Who won the football World Cup in 1998?"  # the question the lesson asks of any passage
+
+
+def render_guess_sentence(
+    model_name: str, task: str, pooling: str, classes: Sequence[str], classify: Callable[[str], list[Guess]]
+) -> None:
+    """Predict, then see: the class the `task` head (on `pooling`) gives the task's guess sentence; `classify`
+    runs the head on a sentence (already trained: the page trains its task's heads before this). Then its bars."""
+    sentence, label = GUESS_SENTENCES[task], t_plain(f"using.pooling_{pooling}")
+    found: list[list[Guess]] = []
+
+    def solve() -> Solved:
+        found.append(classify(sentence))
+        return Solved(found[-1][0][0], {"sentence": sentence, "p": f"{found[-1][0][1]:.0%}", "model": model_name})
+
+    about = {"task": t_plain(f"using.task_{task}"), "sentence": sentence, "pooling": label}
+    question = Question("using_sentence", tuple(sorted(classes)), solve, about=about)
+    if render_predict(question, model_name) is not None:
+        title = t_plain("using.probabilities", pooling=label)
+        st.plotly_chart(build_score_bars(found[-1], title), key="guess_sentence_bars")
+
+
+def render_guess_swap(
+    model_name: str,
+    premise: str,
+    hypothesis: str,
+    pairs: tasks.TrainedHead,
+    classify: Callable[[str, str], list[Guess]],
+) -> None:
+    """Predict, then see: the class the pair head gives the learner's pair read the other way round
+    (`classify(a, b)` runs the head on a pair); then that pair's bars."""
+    found: list[list[Guess]] = []
+
+    def solve() -> Solved:
+        found.append(classify(hypothesis, premise))
+        (answer, p), (orig, p0) = found[-1][0], classify(premise, hypothesis)[0]
+        facts = {"p": f"{p:.0%}", "orig": orig, "p0": f"{p0:.0%}", "model": model_name}
+        return Solved(answer, facts | {"changed": pairs.swaps_changed, "swaps": pairs.swaps})
+
+    about = {"a": hypothesis, "b": premise}
+    question = Question("using_swap", tuple(sorted(pairs.head.classes)), solve, about=about)
+    if render_predict(question, model_name) is not None:
+        st.plotly_chart(build_score_bars(found[-1], t_plain("using.pair_probabilities")), key="swap_guess_bars")
+
+
+def render_guess_qa(reader: str, read: Callable[[str], tasks.Answer]) -> None:
+    """Predict, then see: does the reader mark a span of the learner's passage for a question it does not
+    answer (`read(question)` runs the reader on the passage), or say there is none? Then its curves."""
+    found: list[tasks.Answer] = []
+
+    def solve() -> Solved:
+        found.append(read(UNANSWERABLE))
+        got = found[-1]
+        shown = f"“{got.text}”" if got.span is not None else t_plain("using.qa_miss_none")
+        start, end = (readable(got.tokens[i]) for i in (got.best_start, got.best_end))
+        facts = {"model": reader, "got": shown, "start": start, "end": end}
+        return Solved("none" if got.span is None else "span", facts)
+
+    question = Question(
+        "using_qa", ("span", "none"), solve, translated=True, about={"question": UNANSWERABLE, "model": reader}
+    )
+    if render_predict(question, reader) is not None:
+        render_answer(found[-1], reader, "guess_qa_curves")

@@ -5,12 +5,13 @@ import streamlit as st
 
 import model_zoo
 import serving
+from components import attention_page_view as moments
 from components.attention_page_view import render_query_key, render_summary
 from components.attention_view import build_bertviz_html
 from components.frame import ensure_app_frame
+from components.guide import GuidedPath, Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import render_error, render_script_note, select_model
-from components.quiz import Question, Solved, render_quiz
 from components.tokens import readable, render_tokens
 from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.registry import ATTENTIONS, models_where
@@ -27,15 +28,27 @@ EXAMPLES = (  # (sentence, second sentence or "")
 )
 ANIMAL = EXAMPLES[0][0]
 SOURCES = ("yours", "examples")
+# Predict first (a Winograd pair: one word moves a reader's "it" from the trophy to the suitcase)
+TROPHY = tuple(f"The trophy didn't fit in the suitcase because it was too {w}." for w in ("big", "small"))
+NOUNS = ("trophy", "suitcase")
+STEPS = (
+    Step("look", ("views",)),
+    Step("link", ("guess_switch",)),
+    Step("qk", ("views",)),
+    Step("habits", ("guess_sink",)),  # before the maps, which show the answer head by head
+    Step("maps", ("views",)),
+    Step("check", ("check",)),
+)
+TABS = {"look": "tab_head", "qk": "tab_qk", "maps": "tab_summary"}  # the tab a step opens on
 
 
 def use_example(a: str, b: str) -> None:
     st.session_state.text, st.session_state.text_b = a, b
 
 
-def pick_text(box: st.delta_generator.DeltaGenerator) -> tuple[str, str | None]:
-    """The learner's text (in `box`) and second text (None when empty), an example one click away; the page
-    stops with a word of help while the text is empty."""
+def pick_text(box: st.delta_generator.DeltaGenerator) -> tuple[str, str | None] | None:
+    """The learner's text (in `box`) and second text (None when empty), an example one click away; None, with
+    a word of help, while the text is empty."""
     st.session_state.setdefault("text", EXAMPLES[0][0])
     st.session_state.setdefault("text_b", "")
     said_if_cut(text=5000, text_b=2000)
@@ -49,17 +62,17 @@ def pick_text(box: st.delta_generator.DeltaGenerator) -> tuple[str, str | None]:
     )
     if not text.strip():
         st.info(t("attn.empty"), icon=":material/info:")
-        st.stop()
+        return None
     return text, text_b if text_b.strip() else None
 
 
-def read_tokens(model: model_zoo.Encoder, text: str, pair: str | None) -> model_zoo.Encoding:
-    """The text's tokens (and attentions), drawn; the page stops with the reason if the model cannot read it."""
+def read_tokens(model: model_zoo.Encoder, text: str, pair: str | None) -> model_zoo.Encoding | None:
+    """The text's tokens (and attentions), drawn; None, with the reason, if the model cannot read it."""
     try:
         encoding = serving.attention_view(model.name, text, pair)
     except model_zoo.ModelZooError as err:
         render_error(err)
-        st.stop()
+        return None
     render_tokens(encoding.tokens, encoding.word_ids)
     render_script_note(model.name, text if pair is None else f"{text} {pair}", ATTENTIONS)
     if encoding.truncated:
@@ -165,35 +178,42 @@ def views(model: model_zoo.Encoder, text: str, pair: str | None, encoding: model
             head_summary(model, text, pair)
 
 
-def heads_options(model: model_zoo.Encoder) -> tuple[str, ...]:
-    """The one-layer BERT-base count (12), MiniLM-L6's (72) and BERT-base's (144), and this model's own
-    from its config (no forward pass), so that its live answer is always among them."""
-    own = model.config.num_hidden_layers * model.config.num_attention_heads
-    return tuple(str(n) for n in sorted({12, 72, 144, own}))
-
-
 def check_yourself(model: model_zoo.Encoder) -> None:
-    def solve_it() -> Solved:
-        found = lesson.most_attended(model.name, ANIMAL, "it")
-        if found is None:
-            raise model_zoo.WordNotInText("it", ANIMAL, 0)
-        token, share = found
-        return Solved(token, {"model": model.name, "share": f"{share:.0%}"})
-
-    def solve_heads() -> Solved:
-        layers, heads = lesson.heads_grid(model.name, ANIMAL)
-        return Solved(str(layers * heads), {"model": model.name, "layers": layers, "heads": heads})
-
-    # The sentence's own ends are options too: a head that parks its attention on [CLS] or [SEP] (or the
-    # full stop) is an answer a model gives, and the live answer is always one a learner can pick.
-    tokens = lesson.spelled_tokens(model.name, ANIMAL)  # as most_attended spells them
-    it_options = tuple(dict.fromkeys(("animal", "street", "it", tokens[0], *tokens[-2:])))
-    render_quiz(
-        (
-            Question("attn_it", it_options, solve_it),
-            Question("attn_heads", heads_options(model), solve_heads),
-        )
+    moments.render_check(
+        model.name,
+        model.config.num_hidden_layers * model.config.num_attention_heads,
+        (ANIMAL, lesson.spelled_tokens(model.name, ANIMAL)),  # as most_attended spells them
+        lambda: lesson.most_attended(model.name, ANIMAL, "it"),
+        lambda: lesson.heads_grid(model.name, ANIMAL),
     )
+
+
+def predict_first(model: model_zoo.Encoder, path: GuidedPath) -> None:
+    """The learner guesses before the model answers: whether one word that changes what "it" means moves the
+    model's strongest link from "it", and where most attention goes over every head."""
+    heads = model.config.num_hidden_layers * model.config.num_attention_heads
+    causal = model.kind == "causal_lm"
+
+    def links(sentence: str) -> tuple[lesson.WordLink, ...]:
+        return lesson.word_links(model.name, sentence, "it", NOUNS)
+
+    try:
+        if path.shows("guess_switch"):
+            moments.render_guess_switch(model.name, (TROPHY[0], TROPHY[1]), NOUNS[1], links, causal)
+        if path.shows("guess_sink"):
+            texts = tuple((a, b) if b else a for a, b in EXAMPLES)
+            habits = lambda: lesson.head_habits(model.name, texts)  # noqa: E731
+            moments.render_guess_sink(model.name, heads, len(texts), causal, habits)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+
+
+def open_steps_tab(path: GuidedPath) -> None:
+    """A step that is about one of the views opens on its tab, once, when the learner arrives at it."""
+    step = None if path.at is None else path.steps[path.at].key
+    if st.session_state.get("attn_step") != step and step in TABS:
+        st.session_state["view"] = t_plain(f"attn.{TABS[step]}")
+    st.session_state["attn_step"] = step
 
 
 def run() -> None:
@@ -206,14 +226,21 @@ def run() -> None:
     assert isinstance(model, model_zoo.Encoder)
     with more.expander(t("lesson.more")):
         st.write(t("attn.intro_more"))
-    # The text, then at once the views (the head view first): on a projector and on a phone the first answer is on
-    # the first screen (issue 34); the examples, the second sentence and the tokens below them.
-    text_box, views_box = st.container(), st.container()
-    text, pair = pick_text(text_box)
-    encoding = read_tokens(model, text, pair)
-    with views_box:
-        views(model, text, pair, encoding)
-    check_yourself(model)
+    path = begin_path("attention", STEPS)
+    open_steps_tab(path)
+    if path.shows("views"):
+        # The text, then at once the views (the head view first): on a projector and on a phone the first answer
+        # is on the first screen (issue 34); the examples, the second sentence and the tokens below them.
+        text_box, views_box = st.container(), st.container()
+        picked = pick_text(text_box)
+        encoding = None if picked is None else read_tokens(model, *picked)
+        if picked is not None and encoding is not None:
+            with views_box:
+                views(model, *picked, encoding)
+    predict_first(model, path)
+    if path.shows("check"):
+        check_yourself(model)
+    path.end()
 
 
 run()

@@ -5,8 +5,10 @@ import streamlit as st
 
 import model_zoo
 import serving
+from components import bert_inputs_view as view
 from components.charts import build_vector_strip
 from components.frame import ensure_app_frame
+from components.guide import Step, begin_path
 from components.i18n import t
 from components.notices import render_error, render_script_note, select_model
 from components.quiz import Question, Solved, render_quiz
@@ -16,6 +18,13 @@ from model_zoo.registry import HIDDEN_STATES, models_where
 MAX_ROWS = 24  # token rows an embedding strip can show legibly
 ENCODERS = models_where(family="BERT", without=("qa",))
 DOG = "My dog loves word embeddings."
+STEPS = (
+    Step("tokens", ("pair", "tokens")),
+    Step("sum", ("pair", "sum")),
+    Step("order", ("pair", "order")),
+    Step("sizes", ("sizes",)),
+    Step("check", ("check",)),
+)
 
 
 def read_pair(model: model_zoo.Encoder) -> tuple[str, str | None, model_zoo.Encoding]:
@@ -76,6 +85,8 @@ def tokens(model: model_zoo.Encoder, encoding: model_zoo.Encoding) -> None:
         hide_index=True,
         width="stretch",
     )
+    word = view.PIECES_WORD
+    view.render_guess_pieces(model.name, word, serving.lesson_word_pieces(model.name, word), len(model.tokenizer))
 
 
 def embeddings_summed(model: model_zoo.Encoder, text_a: str, text_b: str | None, encoding: model_zoo.Encoding) -> None:
@@ -105,6 +116,8 @@ def word_order(model: model_zoo.Encoder, text_a: str) -> None:
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
+        if not view.render_guess_order(model.name, text_a, moves):  # the table once the learner has guessed
+            return
         st.dataframe(
             pd.DataFrame(
                 {  # the cosine (the section's point) before the long token column, so that it never leaves the screen
@@ -179,14 +192,26 @@ def run() -> None:
     ensure_app_frame()
     st.title(t("lesson.bert_inputs.title"))
     st.write(t("inputs.intro"))
-    model = select_model(t("inputs.model"), ENCODERS, ENCODERS[0], serving.model_or_fallback)
+    picker, more = st.columns(2, vertical_alignment="bottom")
+    with picker:
+        model = select_model(t("inputs.model"), ENCODERS, ENCODERS[0], serving.model_or_fallback)
     assert isinstance(model, model_zoo.Encoder)
-    text_a, text_b, encoding = read_pair(model)
-    tokens(model, encoding)
-    embeddings_summed(model, text_a, text_b, encoding)
-    word_order(model, text_a)
-    sizes()
-    check_yourself(model)
+    with more.expander(t("lesson.more")):
+        st.write(t("inputs.intro_more"))
+    path = begin_path("bert_inputs", STEPS)
+    if path.shows("pair"):  # the sentences, read by the tokens, the sum and the reorderings
+        text_a, text_b, encoding = read_pair(model)
+        if path.shows("tokens"):
+            tokens(model, encoding)
+        if path.shows("sum"):
+            embeddings_summed(model, text_a, text_b, encoding)
+        if path.shows("order"):
+            word_order(model, text_a)
+    if path.shows("sizes"):
+        sizes()
+    if path.shows("check"):
+        check_yourself(model)
+    path.end()
 
 
 run()

@@ -7,14 +7,15 @@ import streamlit as st
 
 import model_zoo
 import serving
-from components.charts import build_layer_cosines, build_score_bars, build_vector_strip
+from components import elmo_view as view
+from components.charts import build_layer_cosines, build_score_bars
 from components.frame import ensure_app_frame
+from components.guide import Step, begin_path
 from components.i18n import t, t_plain
-from components.notices import render_error, render_lesson_miss, render_unavailable, select_model
-from components.quiz import Question, Solved, render_quiz
+from components.notices import render_error, render_lesson_miss, render_script_note, render_unavailable, select_model
 from components.training import render_elmo_training
 from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, said_if_cut
-from model_zoo.registry import NEXT_WORDS, ROLES, models_where
+from model_zoo.registry import HIDDEN_STATES, NEXT_WORDS, ROLES, VECTORS, models_where
 from serving import lesson_vectors
 
 LM = models_where(family="ELMo", capability=NEXT_WORDS)[0]  # the one with its softmax (AllenNLP released none)
@@ -35,10 +36,13 @@ PRESETS = {  # weights before the softmax: token, LSTM-1, LSTM-2
 }
 LAYER_KEYS = ("layer_token", "layer_lstm1", "layer_lstm2")
 RIVER, MONEY = "He sat on the bank of the river.", "He deposited his money at the bank."
-
-
-def use_lm_example(example: str) -> None:
-    st.session_state.lm_text = example
+BANKS = {"river": PAIRS[1][:2], "money": PAIRS[2][:2]}  # predict first: the same sense of "bank", two senses
+STEPS = (
+    Step("lm", ("lm", "guess_hang")),
+    Step("layers", ("layers",)),
+    Step("context", ("context",)),  # its predict-first moment included
+    Step("check", ("check",)),
+)
 
 
 @st.fragment
@@ -55,10 +59,11 @@ def next_words(model: model_zoo.ElmoModel) -> None:
     text = st.text_input(
         t("elmo.lm_text"), key="lm_text", bind="query-params", max_chars=MAX_CHARS, help=t("elmo.lm_help")
     )
+    render_script_note(lm_name, text, NEXT_WORDS, family="ELMo")  # Chinese: no biLM of the zoo reads it
     # The guesses at once under the text, the examples below them: the first answer is on the first screen (issue 34)
     out = st.container(key="main_output")  # the lesson's main output (scripts/first_screen.py)
     for col, example in zip(st.columns(len(LM_EXAMPLES)), LM_EXAMPLES):
-        col.button(example, key=f"lm_ex_{example}", on_click=use_lm_example, args=(example,), width="stretch")
+        col.button(example, key=f"lm_ex_{example}", on_click=view.use_lm_example, args=(example,), width="stretch")
     try:
         forward, backward, vocab = serving.elmo_next_words(lm_name, text, 10)
     except model_zoo.ModelZooError as err:
@@ -74,16 +79,11 @@ def next_words(model: model_zoo.ElmoModel) -> None:
         build_score_bars(backward, t_plain("elmo.backward_title", text=" ".join(words[:4]))), key="backward"
     )
     check = serving.lesson_next_word(lm_name, text)
-    smollm = ROLES[
-        "causal_lm"
-    ].offline  # the offline pack's GPT, trained on far more text: asked only where ELMo misses
+    # the offline pack's GPT, trained on far more text: asked only where ELMo misses
+    smollm = ROLES["causal_lm"].offline
     missed = check is not None and not check.shows and serving.availabilities()[smollm].ready
     render_lesson_miss(check, lm_name, "gpt2", serving.lesson_next_word(smollm, text) if missed else None, smollm)
     st.caption(t("elmo.lm_note", n=f"{vocab:,}"))
-
-
-def use_preset(weights: tuple[float, float, float]) -> None:
-    st.session_state.w0, st.session_state.w1, st.session_state.w2 = weights
 
 
 @st.fragment
@@ -91,6 +91,7 @@ def weighted_sum(model: model_zoo.ElmoModel) -> None:
     """2. Three vectors per word, and ELMo's weighted sum of them with weights a learner sets."""
     said_if_cut(sentence=MAX_CHARS)
     sentence = st.text_input(t("elmo.sentence"), key="sentence", bind="query-params", max_chars=MAX_CHARS)
+    render_script_note(model.name, sentence, HIDDEN_STATES, family="ELMo")
     try:
         encoding = serving.hidden_states(model.name, sentence)
     except model_zoo.ModelZooError as err:
@@ -115,7 +116,7 @@ def weighted_sum(model: model_zoo.ElmoModel) -> None:
     keep_in_url("word", tokens[at])
     st.write(t("elmo.presets"))
     for col, (key, weights) in zip(st.columns(len(PRESETS)), PRESETS.items()):
-        col.button(t_plain(f"elmo.{key}"), key=key, on_click=use_preset, args=(weights,), width="stretch")
+        col.button(t_plain(f"elmo.{key}"), key=key, on_click=view.use_preset, args=(weights,), width="stretch")
     st.caption(t("elmo.preset_note"))
     st.page_link("pages/probing.py", label=t_plain("elmo.to_probing"), icon=":material/stacked_bar_chart:")
     cols = st.columns(4)
@@ -127,39 +128,19 @@ def weighted_sum(model: model_zoo.ElmoModel) -> None:
     for name, value in zip(("w0", "w1", "w2", "gamma"), (*raw, gamma)):
         keep_in_url(name, value)
     mixed = lesson_vectors.mixed_word(model.name, sentence, at, tuple(raw), gamma, STRIP_DIMS)  # 3 layers, and the mix
-    mix, s = mixed.mix, mixed.mix.weights
-    names = [t_plain(f"elmo.{k}") for k in LAYER_KEYS] + [t_plain("elmo.mix")]
-    st.plotly_chart(
-        build_vector_strip(
-            names, mixed.rows, t_plain("elmo.strip_title", word=tokens[at], n=mixed.shown, dim=mixed.dim)
-        ),
-        key="strip",
-    )
-    st.caption(
-        t(
-            "elmo.weights_now",
-            s0=f"{s[0]:.2f}",
-            s1=f"{s[1]:.2f}",
-            s2=f"{s[2]:.2f}",
-            gamma=f"{gamma:.1f}",
-            norm=f"{mix.norm:.1f}",
-        )
-    )
-
-
-def use_pair(a: str, b: str, word: str) -> None:
-    st.session_state.a, st.session_state.b, st.session_state.pair_word = a, b, word
+    view.render_strip(mixed, [t_plain(f"elmo.{k}") for k in LAYER_KEYS], tokens[at], gamma)
 
 
 @st.fragment
 def context_matters(model: model_zoo.ElmoModel) -> None:
     """3. Context matters: one word in two sentences, layer by layer, against its one GloVe vector."""
     for i, (col, (a, b, word)) in enumerate(zip(st.columns(len(PAIRS)), PAIRS)):
-        col.button(f"{word}: {a} / {b}", key=f"pair{i}", on_click=use_pair, args=(a, b, word), width="stretch")
+        col.button(f"{word}: {a} / {b}", key=f"pair{i}", on_click=view.use_pair, args=(a, b, word), width="stretch")
     left, right = st.columns(2)
     said_if_cut(a=MAX_CHARS, b=MAX_CHARS)
     a = left.text_input(t("elmo.sentence_a"), key="a", bind="query-params", max_chars=MAX_CHARS)
     b = right.text_input(t("elmo.sentence_b"), key="b", bind="query-params", max_chars=MAX_CHARS)
+    render_script_note(model.name, f"{a} {b}", HIDDEN_STATES, family="ELMo")
     shared = lesson_vectors.shared_words(a, b)
     if not shared:
         st.info(t("elmo.pick_word"), icon=":material/info:")
@@ -183,8 +164,9 @@ def context_matters(model: model_zoo.ElmoModel) -> None:
     bars = {t_plain(f"elmo.{k}"): float(c) for k, c in zip(LAYER_KEYS, cosines.layers)}
     if unavailable is not None:
         render_unavailable(unavailable)
-    elif word.lower() in glove:
+    elif word.lower() in glove:  # GloVe reads the shared word too (its 400k words hold some Chinese ones)
         bars = {t_plain("elmo.cos_glove"): 1.0, **bars}
+        render_script_note(glove.name, word, VECTORS)
     else:
         st.caption(t("elmo.cos_glove_missing", word=word))
     st.plotly_chart(build_layer_cosines(bars, t_plain("elmo.cos_title", word=word)), key="cosines")
@@ -192,25 +174,24 @@ def context_matters(model: model_zoo.ElmoModel) -> None:
     st.caption(t("elmo.not_context_free", word=word, cos=f"{cosines.lowest_lstm:.2f}"))
 
 
-def check_yourself(model: model_zoo.ElmoModel) -> None:
-    def solve_bank() -> Solved:
-        cos = lesson_vectors.context_cosines(model.name, RIVER, MONEY, "bank").top
-        return Solved(
-            "same" if cos > lesson_vectors.ONE_VECTOR else "different", {"model": model.name, "cos": f"{cos:.3f}"}
-        )
+def guess_hang() -> None:
+    """Predict, then see: the word elmo-mini's forward LM puts first after "...like to hang" (whatever it is)."""
+    text = LM_EXAMPLES[1]
+    try:
+        forward, _, vocab = serving.elmo_next_words(LM, text, 10)
+        view.render_guess_hang(LM, text, forward, vocab, lambda: serving.lesson_next_ranks(LM, text, view.NAMED))
+    except model_zoo.ModelZooError as err:
+        render_error(err)
 
-    def solve_hang() -> Solved:
-        forward, _, _ = serving.elmo_next_words(LM, LM_EXAMPLES[1], 5)
-        word, p = forward[0]
-        return Solved(word.strip(), {"model": LM, "p": f"{p:.0%}"})
 
-    render_quiz(
-        (
-            Question("elmo_bank", ("same", "different"), solve_bank, translated=True),
-            # The lesson's words, and the live model's own first guess where it is none of them (elmo-mini's is ".")
-            Question("elmo_hang", tuple(dict.fromkeys(("out", "camera", "around", solve_hang().answer))), solve_hang),
-        )
-    )
+def guess_pairs(model: model_zoo.ElmoModel) -> None:
+    """Predict, then see: does "bank" keep closer vectors in two river sentences than in a river and a money one?"""
+    try:
+        cosines = lesson_vectors.context_cosines
+        layers = [t_plain(f"elmo.{k}") for k in LAYER_KEYS]
+        view.render_guess_pairs(model.name, BANKS, lambda a, b: cosines(model.name, a, b, "bank").layers, layers)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
 
 
 def run() -> None:
@@ -226,24 +207,36 @@ def run() -> None:
             render_elmo_training(model_zoo.get_card(LM))
     with st.expander(t("lesson.more")):
         st.write(t("elmo.intro_more"))
-    st.header(t("elmo.lm_title"))
-    st.session_state.setdefault("lm_text", LM_EXAMPLES[0])
-    next_words(model)
-    st.write(t("elmo.lm_intro"))  # under the guesses: they are on the first screen (issue 34)
-    st.caption(t("elmo.lm_intro_more"))  # the lesson's example: after "hang", "out"
-    st.header(t("elmo.layers_title"))
-    st.write(t("elmo.layers_intro"))
-    st.caption(t("story.downstream"))  # what "a task" means here, and on the Probing and Using BERT pages
-    st.session_state.setdefault("sentence", PAIRS[0][0])
-    for name, value in zip(("w0", "w1", "w2"), PRESETS["preset_equal"]):
-        st.session_state.setdefault(name, number_from_url(name, -4.0, 4.0, value))  # a link's weights, else equal
-    st.session_state.setdefault("gamma", number_from_url("gamma", 0.1, 3.0, 1.0))
-    weighted_sum(model)
-    st.header(t("elmo.context_title"))
-    st.session_state.setdefault("a", PAIRS[0][0])
-    st.session_state.setdefault("b", PAIRS[0][1])
-    context_matters(model)
-    check_yourself(model)
+    path = begin_path("elmo", STEPS)
+    if path.shows("lm"):
+        st.header(t("elmo.lm_title"))
+        st.session_state.setdefault("lm_text", LM_EXAMPLES[0])
+        next_words(model)
+        st.write(t("elmo.lm_intro"))  # under the guesses: they are on the first screen (issue 34)
+        st.caption(t("elmo.lm_intro_more"))  # the lesson's example: after "hang", "out"
+    if path.shows("guess_hang") and serving.availabilities()[LM].ready:
+        guess_hang()
+    if path.shows("layers"):
+        st.header(t("elmo.layers_title"))
+        st.write(t("elmo.layers_intro"))
+        st.caption(t("story.downstream"))  # what "a task" means here, and on the Probing and Using BERT pages
+        st.session_state.setdefault("sentence", PAIRS[0][0])
+        for name, value in zip(("w0", "w1", "w2"), PRESETS["preset_equal"]):
+            st.session_state.setdefault(name, number_from_url(name, -4.0, 4.0, value))  # a link's weights, else equal
+        st.session_state.setdefault("gamma", number_from_url("gamma", 0.1, 3.0, 1.0))
+        weighted_sum(model)
+    if path.shows("context"):
+        st.header(t("elmo.context_title"))
+        guess_pairs(model)  # before the pairs below, whose "bank" buttons draw the answer
+        st.session_state.setdefault("a", PAIRS[0][0])
+        st.session_state.setdefault("b", PAIRS[0][1])
+        context_matters(model)
+    if path.shows("check"):
+        bank = lesson_vectors.context_cosines  # "bank" in the river and the money sentence; "stick" in PAIRS[0]
+        view.render_check(
+            model.name, lambda: bank(model.name, RIVER, MONEY, "bank").top, lambda: bank(model.name, *PAIRS[0]).layers
+        )
+    path.end()
 
 
 run()

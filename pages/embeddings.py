@@ -4,11 +4,12 @@ import streamlit as st
 
 import model_zoo
 import serving
+from components import embeddings_view as view
 from components.charts import build_score_bars, build_vector_strip, build_word_map
 from components.frame import ensure_app_frame
+from components.guide import Step, begin_path
 from components.i18n import md_escape, t, t_plain
 from components.notices import render_error, with_fallback
-from components.quiz import Question, Solved, render_quiz
 from components.road import PLAYGROUND
 from components.url import keep_in_url, key_from_url, number_from_url
 from components.word2vec_view import render_word2vec_summary
@@ -34,6 +35,8 @@ STICK = (  # "Let's stick to" is the Illustrated BERT's example; the others are 
 )
 STATIC_MODELS = models_where(capability=VECTORS)
 PROJECTIONS = ["pca", "umap"]
+SECTIONS = ("vectors", "analogy", "map", "train", "polysemy")  # the tabs (emb.tab.<section>), in order
+STEPS = (*(Step(section, (section,)) for section in SECTIONS), Step("check", ("check",)))
 
 
 def report_missing(model: model_zoo.StaticModel, missing: list[str]) -> None:
@@ -66,6 +69,7 @@ def vectors(model: model_zoo.StaticModel) -> None:
     try:
         pairs = serving.neighbours(model.name, word, 10)
         st.plotly_chart(build_score_bars(pairs, t_plain("emb.neighbours_of", word=word), percent=False), key="nn")
+        view.render_guess_nearest(model.name, view.NEAREST, serving.neighbours(model.name, view.NEAREST, 10))
     except model_zoo.ModelZooError as err:
         render_error(err)
 
@@ -185,7 +189,12 @@ def train_word2vec(model: model_zoo.StaticModel) -> None:
 
 
 def polysemy(model: model_zoo.StaticModel) -> None:
-    """The polysemy problem: every use of "bank" or "stick" gets one identical vector."""
+    """The polysemy problem: every use of "bank" or "stick" gets one identical vector, drawn once the learner
+    has guessed whether the river bank and the money bank share one."""
+    if "bank" in model:
+        cosine = float(lesson_vectors.repeated_word(model.name, "bank", len(BANK)).cosines[2])
+        if not view.render_guess_one_vector(model.name, "bank", BANK[0], BANK[2], cosine):
+            return
     st.write(t("emb.polysemy_intro"))
     for target, sentences in (("bank", BANK), ("stick", STICK)):
         st.subheader(t("emb.polysemy_word", word=target))
@@ -210,20 +219,7 @@ def polysemy(model: model_zoo.StaticModel) -> None:
 
 
 def check_yourself(model: model_zoo.StaticModel) -> None:
-    def solve_analogy() -> Solved:
-        best, score = serving.analogy(model.name, "man", "king", "woman", 1)[0]
-        return Solved(best, {"model": model.name, "cos": f"{score:.3f}"})
-
-    def solve_dog() -> Solved:
-        cat, car = model.similarity("dog", "cat"), model.similarity("dog", "car")
-        return Solved("cat" if cat > car else "car", {"model": model.name, "cat": f"{cat:.2f}", "car": f"{car:.2f}"})
-
-    render_quiz(
-        (
-            Question("emb_analogy", ("queen", "princess", "prince", "woman"), solve_analogy),
-            Question("emb_dog", ("cat", "car"), solve_dog),
-        )
-    )
+    view.render_check(model.name, lambda: serving.analogy(model.name, "man", "king", "woman", 1)[0], model.similarity)
 
 
 def run() -> None:
@@ -233,13 +229,19 @@ def run() -> None:
     key_from_url("model", STATIC_MODELS, STATIC_MODELS[0])  # before the picker, which drops another without a word
     name = st.selectbox(t("emb.model"), STATIC_MODELS, key="model", bind="query-params", help=t("emb.model_help"))
     model = with_fallback(name, serving.static_model)
-    tabs = st.tabs(
-        [t("emb.tab.vectors"), t("emb.tab.analogy"), t("emb.tab.map"), t("emb.tab.train"), t("emb.tab.polysemy")]
-    )
-    for tab, section in zip(tabs, (vectors, analogies, word_map, train_word2vec, polysemy)):
-        with tab:
-            section(model)
-    check_yourself(model)
+    path = begin_path("embeddings", STEPS)
+    drawn = dict(zip(SECTIONS, (vectors, analogies, word_map, train_word2vec, polysemy)))
+    if path.at is None:  # the whole page: a tab per section
+        for tab, section in zip(st.tabs([t(f"emb.tab.{s}") for s in SECTIONS]), SECTIONS):
+            with tab:
+                drawn[section](model)
+    else:  # a step of the guided path: its section under its tab's name
+        for section in (s for s in SECTIONS if path.shows(s)):
+            st.header(t(f"emb.tab.{section}"))
+            drawn[section](model)
+    if path.shows("check"):
+        check_yourself(model)
+    path.end()
 
 
 run()

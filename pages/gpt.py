@@ -8,23 +8,14 @@ import streamlit as st
 
 import model_zoo
 import serving
+from components import gpt_view as view
 from components.attention_view import build_bertviz_html
 from components.frame import ensure_app_frame
-from components.gpt_view import (
-    render_blank,
-    render_factors,
-    render_masks,
-    render_sink,
-    render_sizes,
-    render_written,
-    step_row,
-)
+from components.guide import Step, begin_path
 from components.i18n import t, t_plain
-from components.notices import render_error, select_model
-from components.quiz import Question, Solved, render_quiz
-from components.records import render_record
+from components.notices import render_error, render_script_note, select_model
 from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
-from model_zoo.registry import models_where
+from model_zoo.registry import ATTENTIONS, NEXT_WORDS, models_where
 from model_zoo.types import Strategy
 from serving import lesson_attention as lesson
 from serving.lesson_attention import BLANK, MAX_NEW_TOKENS, STRATEGIES, STRATEGY_ALIASES
@@ -33,25 +24,20 @@ CAUSAL = models_where(kinds=("causal_lm",))
 MASKED = serving.default_for("masked_lm")  # BERT's answer for the same blank
 ENCODER = serving.default_for("attention")  # BERT's full attention
 MAX_CHARS = 2000
-PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away
-    "prompt_unicorn": "In a shocking finding, scientist discovered a herd of unicorns living in a remote, "
-    "previously unexplored valley, in the Andes Mountains. Even more surprising to the researchers was the "
-    "fact that the unicorns spoke perfect English.",
-    "prompt_tldr": "The city council met on Tuesday to discuss the new bus routes. After three hours of "
-    "debate, members agreed to add two lines to the north of the city and to lower fares for students.\nTL;DR:",
-    "prompt_qa": "In meteorology, precipitation is any product of the condensation of atmospheric water vapor that "
-    "falls under gravity. The main forms of precipitation include drizzle, rain, sleet, snow, graupel and hail.\n"
-    "Q: What causes precipitation to fall?\nA:",  # the lecture's reading comprehension: passage, "Q:", question, "A:"
-    "prompt_translate": "sea otter = loutre de mer\npeppermint = menthe poivrée\nplush giraffe = girafe "
-    "peluche\ncheese =",
-}
 BLANKS = ("The man went to the ___ to deposit his money.", "She sat on the ___ of the river and fished all day.")
-
 DEPOSIT = BLANKS[0]
+STEPS = (
+    Step("write", ("write", "guess_next")),
+    Step("mask", ("mask", "guess_prefix")),
+    Step("blank", ("blank",)),
+    Step("product", ("product", "guess_product")),
+    Step("sizes", ("sizes",)),
+    Step("check", ("check",)),
+)
 
 
 def use_prompt(key: str) -> None:
-    st.session_state.prompt = PROMPTS[key]
+    st.session_state.prompt = view.PROMPTS[key]
     st.session_state.pop("written", None)
 
 
@@ -62,9 +48,10 @@ def ask_to_write() -> None:
 def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-page rerun (Stop) interrupts a run
     """1. Writing, one token at a time, with the candidates at each step."""
     st.header(t("gpt.write_title"))
-    st.session_state.setdefault("prompt", PROMPTS["prompt_unicorn"])
+    st.session_state.setdefault("prompt", view.PROMPTS["prompt_unicorn"])
     said_if_cut(prompt=MAX_CHARS)
     prompt = st.text_area(t("gpt.prompt"), key="prompt", bind="query-params", max_chars=MAX_CHARS, height=110)
+    render_script_note(model.name, prompt, NEXT_WORDS, family="GPT")
     # Write and its text first, prompts and settings below (read before it writes): the first screen's answer (issue 34)
     out = st.container(key="main_output")  # the lesson's main output, with its buttons (scripts/first_screen.py)
     go, stop = out.columns([1, 1])
@@ -79,7 +66,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
     stop.button(t("gpt.stop"), key="stop", icon=":material/stop:", width="stretch")  # any click ends a run
     shown, table = out.empty(), out.empty()
     st.write(t("gpt.write_intro"))  # under the button: the way to it is short on a phone's first screen
-    for col, key in zip(st.columns(len(PROMPTS)), PROMPTS):
+    for col, key in zip(st.columns(len(view.PROMPTS)), view.PROMPTS):
         col.button(t_plain(f"gpt.{key}"), key=key, on_click=use_prompt, args=(key,), width="stretch")
     st.caption(t("gpt.write_intro_more"))  # the ways of choosing the next token
     c1, c2, c3, c4, c5 = st.columns([2, 1, 1, 1, 1])
@@ -109,7 +96,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
         written = st.session_state.written
         try:
             for step in serving.generate(model.name, prompt, strategy):
-                written["steps"].append(step_row(step, len(written["steps"]) + 1))
+                written["steps"].append(view.step_row(step, len(written["steps"]) + 1))
                 written["text"], written["cut"] = step.text, step.cut
                 written["ended"] = step.token if step.ended else ""
                 shown.code(step.text, language=None, wrap_lines=True)
@@ -119,7 +106,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
             render_error(err)
             return
     with out:
-        render_written(st.session_state.get("written"), shown, table, model.name)
+        view.render_written(st.session_state.get("written"), shown, table, model.name)
 
 
 def only_left(model: model_zoo.CausalLM) -> None:
@@ -129,15 +116,16 @@ def only_left(model: model_zoo.CausalLM) -> None:
     mask_text = st.text_input(
         t("gpt.mask_text"), value="The cat sat on the mat because it was tired.", key="mask_text", bind="query-params"
     )
+    render_script_note((model.name, ENCODER), mask_text, ATTENTIONS, family="GPT")  # the causal mask is GPT's
     try:
         causal = serving.attention_view(model.name, mask_text, None)
         full = serving.attention_view(ENCODER, mask_text, None)
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        render_masks(model.name, ENCODER, causal, full)
+        view.render_masks(model.name, ENCODER, causal, full)
         sink = lesson.first_token_sink(model.name, mask_text, len(causal.tokens))
-        render_sink(model.name, sink, causal.tokens[0])
+        view.render_sink(model.name, sink, causal.tokens[0])
         with st.expander(t("gpt.view_title")):
             page = serving.attention_page(
                 model.name, mask_text, None, "head", t_plain("gpt.view_title"), _build=build_bertviz_html
@@ -159,6 +147,7 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
         col.button(example, key=f"blank_{example[:12]}", on_click=use_blank, args=(example,), width="stretch")
     said_if_cut(blank_text=MAX_CHARS)
     blank_text = st.text_input(t("gpt.blank_text"), key="blank_text", bind="query-params", max_chars=MAX_CHARS)
+    render_script_note((model.name, MASKED), blank_text, NEXT_WORDS, family="GPT")
     try:
         if BLANK not in blank_text:
             raise model_zoo.NoMaskToken(BLANK)
@@ -167,7 +156,7 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        render_blank(model.name, MASKED, rows, masked_lm)
+        view.render_blank(model.name, MASKED, rows, masked_lm)
 
 
 def sentence_probability(model: model_zoo.CausalLM) -> None:
@@ -182,53 +171,40 @@ def sentence_probability(model: model_zoo.CausalLM) -> None:
         bind="query-params",
         max_chars=MAX_CHARS,
     )
+    render_script_note(model.name, product_text, NEXT_WORDS, family="GPT")
     try:
         factors = serving.sentence_factors(model.name, product_text)
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        render_factors(model.name, factors)
-
-
-def sizes_and_formats(model: model_zoo.CausalLM) -> None:
-    """5. Sizes; 6. GPT-1's inputs for tasks next to BERT's; what GPT-2 achieved."""
-    st.header(t("gpt.sizes_title"))
-    render_sizes(serving.gpt_sizes((model.name,)))
-    st.caption(t("gpt.release"))  # GPT-2's staged release
-
-    # 6. GPT-1's inputs for tasks, next to BERT's ----------------------------------------------------------
-    st.header(t("gpt.formats_title"))
-    st.markdown(t("gpt.formats"))
-    st.caption(t("gpt.formats_caption"))
-
-    st.header(t("records.gpt_title"))
-    st.write(t("records.gpt_intro"))
-    render_record("coqa")
+        view.render_factors(model.name, factors)
 
 
 def check_yourself(model: model_zoo.CausalLM) -> None:
-    def solve_blank() -> Solved:
-        left = lesson.left_first(model.name, DEPOSIT)
+    def blank() -> tuple[str, str, lesson.LaterTokens]:
         bert = serving.fill_mask(MASKED, DEPOSIT.replace(BLANK, "[MASK]", 1), 1)[0][0][0].strip()
-        later = lesson.later_tokens(model.name, DEPOSIT.replace(BLANK, "bank"))
-        return Solved(
-            "after" if later.only_left else "vocab",
-            {"model": model.name, "left": left, "bert": bert, "masked": MASKED, "zero": f"{later.largest:.0e}"},
+        return (
+            lesson.left_first(model.name, DEPOSIT),
+            bert,
+            lesson.later_tokens(model.name, DEPOSIT.replace(BLANK, "bank")),
         )
 
-    sizes = {s.name.split(" (")[0]: s for s in serving.gpt_sizes(())}  # counted from configs: no weights
-    xl = sizes["GPT-2 XL"]
+    view.render_check(model.name, MASKED, blank, serving.gpt_sizes(()))  # sizes counted from configs: no weights
 
-    def solve_xl() -> Solved:
-        return Solved(xl.short, {"params": f"{xl.parameters:,}", "layers": xl.layers, "hidden": xl.hidden})
 
-    render_quiz(
-        (
-            Question("gpt_blank", ("after", "vocab", "small"), solve_blank, translated=True),
-            # the options are counts of the same kind, so the live answer is always one of them
-            Question("gpt_xl", tuple(sizes[n].short for n in ("GPT-2 small", "GPT-2 XL", "GPT-3 175B")), solve_xl),
-        )
-    )
+def predict_first(model: model_zoo.CausalLM, section: str) -> None:
+    """The learner guesses before the model answers: the next token after "hang", whether a later word moves
+    an earlier one's vectors, and which of two sentences is the more probable."""
+    try:
+        if section == "guess_next":
+            view.render_guess_next(model.name, serving.next_words(model.name, view.HANG, 8))
+        elif section == "guess_prefix":
+            change = lambda name: lesson.later_word_change(name, view.MASK_TEXT, view.MASK_CHANGED, 1)  # noqa: E731
+            view.render_guess_prefix(model.name, ENCODER, change)  # "cat" is word 1
+        else:
+            view.render_guess_product(model.name, lambda text: serving.sentence_factors(model.name, text))
+    except model_zoo.ModelZooError as err:
+        render_error(err)
 
 
 def run() -> None:
@@ -238,12 +214,22 @@ def run() -> None:
     model = select_model(t("gpt.model"), CAUSAL, serving.default_for("causal_lm"), serving.model_or_fallback)
     assert isinstance(model, model_zoo.CausalLM)
     st.expander(t("lesson.more")).write(t("gpt.intro_more"))
-    writing(model)
-    only_left(model)
-    left_against_both(model)
-    sentence_probability(model)
-    sizes_and_formats(model)
-    check_yourself(model)
+    path = begin_path("gpt", STEPS)
+    sections = {
+        "write": writing,
+        "guess_next": lambda m: predict_first(m, "guess_next"),
+        "mask": only_left,
+        "guess_prefix": lambda m: predict_first(m, "guess_prefix"),
+        "blank": left_against_both,
+        "product": sentence_probability,
+        "guess_product": lambda m: predict_first(m, "guess_product"),
+        "sizes": lambda m: view.render_sizes_and_formats(serving.gpt_sizes((m.name,))),  # 5.-6. and GPT-2's record
+        "check": check_yourself,
+    }
+    for section, draw in sections.items():
+        if path.shows(section):
+            draw(model)
+    path.end()
 
 
 run()

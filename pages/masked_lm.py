@@ -6,6 +6,7 @@ import model_zoo
 import serving
 from components import masked_lm_view as view
 from components.frame import ensure_app_frame
+from components.guide import GuidedPath, Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import render_error, render_script_note, select_model, timed_label, when_asked
 from components.training import render_masked_lm_training
@@ -23,6 +24,17 @@ EXAMPLES = (  # each with where it comes from (the i18n key mlm.src_*), shown on
 )
 MASKED_LMS = models_where(capability=FILL_MASK)
 PARIS = "Paris is the capital of [MASK]."
+CUP = "She drank a cup of [MASK] with her breakfast."  # predict first: its options, and the model's own guess
+DRINKS = ("coffee", "juice", "milk", "tea")
+FISH = "The man went to the [MASK] to catch a fish."  # only the words after the blank differ from EXAMPLES[0]
+STEPS = (
+    Step("fill", ("fill", "guess_blank")),
+    Step("context", ("guess_context",)),
+    Step("recipe", ("recipe",)),
+    Step("why", ("why",)),
+    Step("nsp", ("nsp",)),
+    Step("check", ("check",)),
+)
 
 
 def mask_word() -> None:
@@ -61,6 +73,18 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
         render_script_note(model.name, text, FILL_MASK)
         view.render_lesson_miss(serving.lesson_blank(model.name, text), model.name, text)
         st.caption(t("mlm.fill_note"))
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+
+
+def predict_first(model: model_zoo.MaskedLM, path: GuidedPath) -> None:
+    """The learner guesses before the model answers: the word for a blank, and whether the right side matters."""
+    try:
+        if path.shows("guess_blank"):
+            view.render_guess_blank(model.name, CUP, serving.lesson_fill_mask(model.name, CUP, 5)[0], DRINKS)
+        if path.shows("guess_context"):
+            before, after = (serving.lesson_fill_mask(model.name, text, 5)[0] for text in (EXAMPLES[0][0], FISH))
+            view.render_guess_context(model.name, FISH, before, after)
     except model_zoo.ModelZooError as err:
         render_error(err)
 
@@ -167,16 +191,23 @@ def run() -> None:
         st.write(t("mlm.intro_more"))
         st.caption(t("mlm.cloze"))  # where filling in blanks comes from
         view.render_sources(EXAMPLES)
+    path = begin_path("masked_lm", STEPS)
     # 1. Fill in the blanks: a fragment, so that typing a sentence, picking a word or moving top-k reruns this
     # section only, not the label, the learning curve, the recipe and NSP above and below.
-    st.header(t("mlm.fill_title"))
-    st.session_state.setdefault("text", EXAMPLES[0][0])
-    fill_in_the_blanks(model)
-    clean = recipe(model)
-    why_mask_race()
-    rollout(model, clean)
-    next_sentence(model)
-    check_yourself(model)
+    if path.shows("fill"):
+        st.header(t("mlm.fill_title"))
+        st.session_state.setdefault("text", EXAMPLES[0][0])
+        fill_in_the_blanks(model)
+    predict_first(model, path)
+    if path.shows("recipe"):
+        rollout(model, recipe(model))
+    if path.shows("why"):
+        why_mask_race()
+    if path.shows("nsp"):
+        next_sentence(model)
+    if path.shows("check"):
+        check_yourself(model)
+    path.end()
 
 
 run()

@@ -1,19 +1,30 @@
 """Lesson 1: one-hot (1-of-N) vectors, why every pair of words is equally far apart, and word classes."""
 
+from typing import Any
+
 import streamlit as st
 
 import serving
+from components import onehot_view as view
 from components.charts import build_matrix, build_similarity_heatmap
 from components.frame import ensure_app_frame
+from components.guide import Step, begin_path
 from components.i18n import md_escape, t
-from components.notices import with_fallback
+from components.notices import render_script_note, with_fallback
 from components.quiz import Question, Solved, render_quiz
 from components.url import flag_from_url, said_if_cut
+from model_zoo.registry import VECTORS
 from serving import lesson_vectors
 
 MAX_WORDS = 40  # rows a heatmap can show legibly
 MAX_CHARS = 100_000
 STATIC = "glove-6b-50d"
+STEPS = (  # every step that reads the learner's words shows the box they type them in
+    Step("matrix", ("words", "matrix", "guess_puppy")),
+    Step("similarity", ("words", "guess_nearest", "similarity")),
+    Step("classes", ("words", "classes")),
+    Step("check", ("check",)),
+)
 
 
 def read_words() -> tuple[list[str], list[str]]:
@@ -67,14 +78,21 @@ def one_hot_matrix(vocabulary: list[str], shown: list[str]) -> None:
     )
 
 
+def glove_cosines(words: tuple[str, ...]) -> tuple[str, list[str], Any]:
+    """GloVe's name, the `words` it knows and their cosines: read only once the learner has guessed."""
+    glove, _ = serving.static_model(STATIC)
+    read = lesson_vectors.static_cosines(glove.name, words)
+    return glove.name, read.known, read.cosines
+
+
 def similarity(shown: list[str]) -> None:
     """2. Cosine similarity: every pair of one-hot vectors is 0; GloVe's are not."""
-    st.header(t("onehot.similarity_title"))
     flag_from_url("glove", False)  # before the toggle, which drops another value without a word
     use_glove = st.toggle(t("onehot.use_glove"), key="glove", bind="query-params")
     if use_glove:
         glove = with_fallback(STATIC, serving.static_model)
         read = lesson_vectors.static_cosines(glove.name, tuple(shown))
+        render_script_note(glove.name, " ".join(shown), VECTORS)  # the one-hot matrix above reads any script
         if read.missing:
             st.info(t("onehot.missing", words=", ".join(read.missing)), icon=":material/info:")
         labels = read.known
@@ -143,11 +161,21 @@ def run() -> None:
     ensure_app_frame()
     st.title(t("lesson.onehot.title"))
     st.write(t("onehot.intro"))
-    vocabulary, shown = read_words()
-    one_hot_matrix(vocabulary, shown)
-    similarity(shown)
-    classes(shown)
-    check_yourself()
+    path = begin_path("onehot", STEPS)
+    vocabulary, shown = read_words() if path.shows("words") else ([], [])
+    if path.shows("matrix"):
+        one_hot_matrix(vocabulary, shown)
+    if path.shows("guess_puppy"):
+        view.render_guess_puppy(vocabulary, lesson_vectors.one_hot_cosines)
+    if path.shows("similarity"):
+        st.header(t("onehot.similarity_title"))
+        view.render_guess_nearest(STATIC, shown, glove_cosines)  # before the toggle, which may draw the answer
+        similarity(shown)
+    if path.shows("classes"):
+        classes(shown)
+    if path.shows("check"):
+        check_yourself()
+    path.end()
 
 
 run()

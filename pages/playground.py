@@ -8,11 +8,11 @@ from components.charts import build_score_bars, build_similarity_heatmap
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.models_panel import STATUS_ICON
-from components.notices import render_error, with_fallback
+from components.notices import render_error, render_script_note, with_fallback
 from components.tokens import render_tokens
 from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.capabilities import can
-from model_zoo.registry import FILL_MASK, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
+from model_zoo.registry import FILL_MASK, HIDDEN_STATES, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
 from serving import lesson_vectors
 
 MAX_CHARS = 2000
@@ -103,6 +103,7 @@ def run() -> None:
         f"{STATUS_ICON[states[card.name].status]} "
         + t("playground.using", name=card.name, kind=t(f"kind.{card.kind}"), source=card.source)
     )
+    render_script_note(model.name, text, VECTORS if can(model, VECTORS) else HIDDEN_STATES)
     try:  # what the model can do (its card, and its object's contract) decides what is drawn
         if can(model, VECTORS):
             assert isinstance(model, model_zoo.StaticModel)

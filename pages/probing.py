@@ -9,6 +9,7 @@ import streamlit as st
 import model_zoo
 import serving
 from components.frame import ensure_app_frame
+from components.guide import Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import render_error, render_unavailable
 from components.probing_view import (
@@ -28,10 +29,17 @@ from serving.lesson_tasks import TASKS
 CONTEXTUAL = models_where(without=("static",))
 DEFAULT_MODELS = ["elmo-mini", "minilm-l6"]
 MAX_MODELS = 4
+STEPS = (
+    Step("weights", ("weights",)),
+    Step("layers", ("curves", "numbers")),  # the curves after a guess: how well layer 0 tells senses apart
+    Step("features", ("features",)),  # the table after a guess: which features make the best tagger
+    Step("retrain", ("weights", "retrain")),  # the chart that a retrained probe redraws, above its button
+    Step("check", ("check",)),
+)
 
 
 def pick() -> tuple[list[str], list[str]]:
-    """The models and tasks picked (kept in the URL); the page stops until one of each is."""
+    """The models and tasks picked (kept in the URL); while one of them is empty, a word of help."""
     st.session_state.setdefault(
         "models", keys_from_url("models", CONTEXTUAL, [m for m in DEFAULT_MODELS if m in CONTEXTUAL])
     )
@@ -43,7 +51,6 @@ def pick() -> tuple[list[str], list[str]]:
     keep_in_url("tasks", tasks)
     if not models or not tasks:
         st.info(t("probing.pick"), icon=":material/info:")
-        st.stop()
     tasks = [task for task in TASKS if task in tasks]  # the page's order, whatever order they were picked in
     return models, tasks
 
@@ -142,15 +149,27 @@ def run() -> None:
         st.latex(r"\mathrm{vector}_k = \gamma \sum_{j=0}^{L} s_j\, h_{k,j}, \qquad s = \mathrm{softmax}(w)")
         st.write(t("probing.how_more"))
         st.write(t("story.downstream"))
-    models, tasks = pick()
-    results = gather(models, tasks)
-    with st.container(key="main_output"):  # the lesson's main output (scripts/first_screen.py)
-        render_weights(results, tasks)
-    render_curves(results, tasks)
-    render_numbers(results, tasks)
-    feature_table(results)
-    retrain(models, tasks)
-    check_yourself()
+    path = begin_path("probing", STEPS)
+    # The weights (the lesson's main output, scripts/first_screen.py) come first, the models and tasks they are
+    # drawn for under them: on a phone the chart starts on the first screen (issue 34)
+    out = st.container(key="main_output") if path.shows("weights") else None
+    models, tasks = pick()  # every step's charts read the models and tasks picked here
+    if models and tasks:
+        results = gather(models, tasks)
+        if out is not None:
+            with out:
+                render_weights(results, tasks)
+        if path.shows("curves"):
+            render_curves(results, tasks)
+        if path.shows("numbers"):
+            render_numbers(results, tasks)
+        if path.shows("features"):
+            feature_table(results)
+        if path.shows("retrain"):
+            retrain(models, tasks)
+    if path.shows("check"):
+        check_yourself()
+    path.end()
 
 
 run()

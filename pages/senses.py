@@ -5,16 +5,16 @@ import streamlit as st
 import serving
 from components import senses_view
 from components.frame import ensure_app_frame
-from components.i18n import t, t_plain
+from components.guide import GuidedPath, Step, begin_path
+from components.i18n import t
 from components.notices import render_error, render_unavailable
-from components.quiz import Question, Solved, render_quiz
-from components.url import keep_in_url, key_from_url, keys_from_url, number_from_url, said_if_cut
+from components.url import keep_in_url, key_from_url, keys_from_url
 from model_zoo import registry
 from model_zoo.errors import ModelUnavailable, ModelZooError
 from model_zoo.registry import HIDDEN_STATES, VECTORS
 from model_zoo.types import MapView, OwnVectors, SenseModel, SenseSet, SenseVectors
 from serving import lesson_senses
-from serving.lesson_senses import CHINESE, UMAP_DEFAULTS
+from serving.lesson_senses import CHINESE
 
 # This page draws its default view from figures precomputed with the real model over the
 # shipped set (serving.lesson_senses), before any model library is imported; `serving` (whose model
@@ -27,6 +27,13 @@ CARDS = {c.name: c for c in registry.list_models()}
 MODELS = [n for n, c in CARDS.items() if {VECTORS, HIDDEN_STATES} & set(c.capabilities)]
 DEFAULT_MODELS = ["glove-6b-50d", "elmo-mini", "minilm-l6"]
 CHINESE_MODELS = ("bert-base-chinese", "bert-base-multilingual-cased")
+STEPS = (  # the maps and the learner's sentence share one fragment: it is in both of the first two steps
+    Step("maps", ("explore", "guess_pair")),
+    Step("yours", ("explore", "guess_vote")),
+    Step("measures", ("measures",)),
+    Step("chinese", ("chinese",)),
+    Step("check", ("check",)),
+)
 
 
 def encoded(name: str, sense_set: SenseSet) -> SenseVectors:
@@ -75,55 +82,9 @@ def shown_models(chosen: list[str], sense_set: SenseSet) -> list[SenseModel]:
     return models
 
 
-def choose_view(models: list[SenseModel], layer_box: st.delta_generator.DeltaGenerator) -> MapView:
-    """The layer (its slider in `layer_box`, above the maps), the projection and UMAP's settings."""
-    deepest = max(m.depth for m in models)
-    layer = 0
-    if deepest > 0:
-        layer = number_from_url("layer", 0, deepest, deepest // 2)  # each a link's value, else its default
-        layer = layer_box.slider(t("senses.layer"), 0, deepest, layer, key="layer", help=t("senses.layer_help"))
-    methods = ["pca", "umap"]
-    method = key_from_url("method", methods, "pca", {m: m for m in methods})  # in any case, as UMAP was kept
-    method = st.radio(
-        t("senses.method"), methods, methods.index(method), format_func=str.upper, horizontal=True, key="method"
-    )
-    with st.expander(t("senses.advanced")):
-        a1, a2, a3 = st.columns(3)
-        neighbours = number_from_url("neighbours", 2, 50, UMAP_DEFAULTS.n_neighbors)
-        neighbours = a1.slider(t("senses.neighbours"), 2, 50, neighbours, key="neighbours")
-        min_dist = number_from_url("min_dist", 0.0, 0.99, UMAP_DEFAULTS.min_dist)
-        min_dist = a2.slider(t("senses.min_dist"), 0.0, 0.99, min_dist, key="min_dist")
-        seed = number_from_url("seed", 0, 9999, UMAP_DEFAULTS.seed)
-        seed = int(a3.number_input(t("senses.seed"), 0, 9999, seed, key="seed"))
-        st.caption(t("senses.umap_note"))
-    view = MapView(layer, deepest, method, neighbours, min_dist, seed)
-    keep_in_url("method", method)
-    for name, value in {"layer": layer, "neighbours": neighbours, "min_dist": min_dist, "seed": seed}.items():
-        keep_in_url(name, value)
-    return view
-
-
-BLOOD_BANK = "The hospital has its own blood bank."  # the lecture notes' fifth bank: a third sense or not?
-
-
 def read_own_sentence(word: str, models: list[SenseModel]) -> tuple[str, OwnVectors]:
     """The learner's sentence and, where it uses the word, its vector at every layer of each contextual model."""
-    if word == "bank":
-        st.button(
-            t("senses.blood_bank"),
-            key="blood_bank",
-            icon=":material/bloodtype:",
-            on_click=lambda: st.session_state.update(mine=BLOOD_BANK),
-        )
-        st.caption(t("senses.blood_bank_note"))
-    said_if_cut(mine=2000)
-    mine = st.text_input(
-        t("senses.mine"),
-        key="mine",
-        bind="query-params",
-        max_chars=2000,
-        placeholder=t_plain("senses.mine_placeholder", word=word),
-    )
+    mine = senses_view.read_mine(word, [m.name for m in models if not m.static])
     own_vectors: OwnVectors = {}
     if not mine.strip():
         return mine, own_vectors
@@ -206,12 +167,35 @@ def run() -> None:
     keep_in_url("models", chosen)
     with st.expander(t("lesson.more")):
         st.write(t("senses.intro_more"))
+    path = begin_path("senses", STEPS)
     sense_set = SETS[word]
     models = shown_models(chosen, sense_set)
-    explore(word, sense_set, models)
-    senses_view.render_data_note(word, sense_set, len(SETS), lesson_senses.total_uses())  # under the maps
-    measures(sense_set, models)
-    chinese_corner()
+    if path.shows("explore"):
+        explore(word, sense_set, models)
+        senses_view.render_data_note(word, sense_set, len(SETS), lesson_senses.total_uses())  # under the maps
+    predict_first(word, models, path)
+    if path.shows("measures"):
+        measures(sense_set, models)
+    if path.shows("chinese"):
+        chinese_corner()
+    if path.shows("check"):
+        senses_view.render_check(
+            lambda: serving.sense_measures("minilm-l6", "bank"),
+            lambda: lesson_senses.static_points("glove-6b-50d", "bank"),  # the vector it gives in each sentence
+            len(SETS["bank"].sentences),
+        )
+    path.end()
+
+
+def predict_first(word: str, models: list[SenseModel], path: GuidedPath) -> None:
+    """The learner guesses before the model answers: which use of the word is nearer at the top layer, and
+    which sense the nearest uses give the lecture's blood bank (both asked of the deepest model shown)."""
+    name = senses_view.deepest(models)
+    if path.shows("guess_pair") and (uses := lesson_senses.pair_uses(word)) is not None:
+        senses_view.render_guess_pair(word, name, uses, lambda: lesson_senses.pair_cosines(name, word))
+    if path.shows("guess_vote"):
+        blood = senses_view.BLOOD_BANK
+        senses_view.render_guess_vote(SETS["bank"], name, blood, lambda: lesson_senses.vote_shares(name, blood, "bank"))
 
 
 @st.fragment
@@ -220,31 +204,11 @@ def explore(word: str, sense_set: SenseSet, models: list[SenseModel]) -> None:
     layer slider or typing a sentence reruns this alone, not the title, data and measures."""
     # The layer slider and the maps first, the other controls and the learner's sentence below: on the first screen
     layer_box, maps_box = st.container(), st.container()
-    view = choose_view(models, layer_box)
+    view = senses_view.choose_view(models, layer_box)
     mine, own_vectors = read_own_sentence(word, models)
     with maps_box:
         maps(sense_set, models, view, mine, own_vectors)
     votes(sense_set, models, own_vectors)
 
 
-# Check yourself -------------------------------------------------------------------------------------
-def solve_layer() -> Solved:
-    measures = serving.sense_measures("minilm-l6", "bank")
-    best = measures.best_layer
-    facts = {"acc": f"{measures.accuracy[best]:.0%}", "acc0": f"{measures.accuracy[0]:.0%}"}
-    return Solved(str(best), facts | {"chance": f"{measures.chance:.0%}"})
-
-
-def solve_glove() -> Solved:
-    points = lesson_senses.static_points("glove-6b-50d", "bank")  # the vector it gives in each sentence
-    return Solved(str(points), {"n": len(SETS["bank"].sentences)})
-
-
-QUIZ = (
-    Question("senses_layer", tuple(str(k) for k in range(7)), solve_layer),
-    Question("senses_glove", ("1", "2", "3"), solve_glove),
-)
-
-
 run()
-render_quiz(QUIZ)

@@ -6,18 +6,20 @@ import streamlit as st
 
 import model_zoo
 import serving
-from components.charts import build_lines
+from components import transfer_view as view
 from components.frame import ensure_app_frame
+from components.guide import Step, begin_path
 from components.i18n import t, t_plain
-from components.notices import select_model, when_asked
+from components.notices import render_error, select_model, when_asked
 from components.quiz import Question, Solved, render_quiz
 from model_zoo.registry import get_card, models_where
-from model_zoo.types import KnownCurve, TransferCurve
+from model_zoo.types import KnownCurve
 
 # Networks a copy of which can be fine-tuned whole here: an ELMo biLM (elmo-mini, pre-trained here on plain
 # text only: ULMFiT's own kind of model), or a BERT-like encoder (MiniLM as released, BERT once prefetched).
 MODELS = models_where(family="ELMo") + models_where(family="BERT", kinds=("encoder", "masked_lm"))
 DEFAULT = "elmo-mini"
+STEPS = (Step("race", ("race",)), Step("words", ("words",)), Step("next", ("next",)), Step("check", ("check",)))
 
 
 def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
@@ -28,6 +30,7 @@ def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
     except model_zoo.NotRunYet:
         known = None
     measured = known.shipped if known is not None else None
+    drawn = st.container()  # the race, above its button: the curve is on the first screen, the button after it
     live = when_asked(
         t("transfer.train"),
         "transfer_train",
@@ -46,7 +49,10 @@ def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
         st.info(t("transfer.not_run", model=model.name), icon=":material/info:")
         st.write(t("transfer.race_intro"))
     else:
-        draw_race(model, curve)
+        with drawn:
+            view.render_race(
+                model.name, curve, serving.transfer_recipe(model.name), lambda: serving.transfer_known(model.name).curve
+            )
         if live is None and measured is not None:
             st.caption(
                 t(
@@ -68,45 +74,14 @@ def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
                 st.caption(t("transfer.confound", model=model.name, how=how, clean=clean[0]))
 
 
-def draw_race(model: model_zoo.Encoder | model_zoo.ElmoModel, curve: TransferCurve) -> None:
-    """The race's curves, the result in words and how each point was made."""
-    names = {s: t_plain(f"transfer.line_{s}", model=model.name) for s in curve.accuracy}
-    st.container(key="main_output").plotly_chart(  # the lesson's main output (scripts/first_screen.py)
-        build_lines(
-            list(curve.sizes),
-            {names[s]: curve.accuracy[s] for s in curve.accuracy},
-            {t_plain("transfer.chance"): curve.chance},
-            t_plain("transfer.chart", n=curve.test_size),
-            t_plain("transfer.axis"),
-            percent=True,
-            log_x=True,
-        ),
-        key="transfer_chart",
-    )
-    st.write(t("transfer.race_intro"))  # what the race is, under its curve: the curve is on the first screen
-    few, full = curve.sizes[0], curve.sizes[-1]
-    st.markdown(
-        t(
-            "transfer.result",
-            few=few,
-            full=full,
-            pre_few=f"{curve.accuracy['pretrained'][0]:.0%}",
-            pre_full=f"{curve.accuracy['pretrained'][-1]:.0%}",
-            rand_few=f"{curve.accuracy['random'][0]:.0%}",
-            rand_full=f"{curve.accuracy['random'][-1]:.0%}",
-            seconds=f"{curve.seconds:.0f}",
-        )
-    )
-    recipe = serving.transfer_recipe(model.name)
-    st.caption(
-        t(
-            f"transfer.note_{recipe.kind}",
-            epochs=curve.epochs,
-            lr_pretrained=f"{recipe.lr_pretrained:g}",
-            lr_random=f"{recipe.lr_random:g}",
-            lr_head=f"{recipe.lr_head:g}",
-        )
-    )
+def words_seen(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
+    """Why few labels are enough for a pre-trained network: the held-out words each learner has met."""
+    try:
+        seen = serving.transfer_words_seen(model.name)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+    else:
+        view.render_guess_words(model.name, seen.sizes, seen.labelled, seen.vocabulary, seen.words, seen.test)
 
 
 def next_stop() -> None:
@@ -147,10 +122,17 @@ def run() -> None:
     with more.expander(t("lesson.more")):
         st.write(t("transfer.intro_more"))
         st.write(t("transfer.imagenet"))
-    st.header(t("transfer.race_title"))
-    race(model)
-    next_stop()
-    check_yourself(model)
+    path = begin_path("transfer", STEPS)
+    if path.shows("race"):
+        st.header(t("transfer.race_title"))
+        race(model)
+    if path.shows("words"):
+        words_seen(model)
+    if path.shows("next"):
+        next_stop()
+    if path.shows("check"):
+        check_yourself(model)
+    path.end()
 
 
 run()

@@ -2,15 +2,17 @@
 distance in one step, every position at once. Live: where one word looks, layer by layer."""
 
 import zlib
+from collections.abc import Callable
 
 import streamlit as st
 
 import model_zoo
 import serving
-from components.charts import build_matrix
+from components import transformer_view as view_
 from components.frame import ensure_app_frame
-from components.i18n import t, t_plain
-from components.notices import render_error, select_model
+from components.guide import Step, begin_path
+from components.i18n import t
+from components.notices import render_error, render_script_note, select_model
 from components.quiz import Question, Solved, render_quiz
 from components.url import keep_in_url, said_if_cut
 from model_zoo.registry import ATTENTIONS, models_where
@@ -24,27 +26,40 @@ EXAMPLES = (  # (sentence, the word whose attention is drawn), written for Conte
     ("The book that my sister gave me for my birthday last year was great.", "was"),
 )
 KEYS = EXAMPLES[0][0]
+STEPS = (  # the steps that read the learner's sentence show the box it is typed in
+    Step("reach", ("sentence", "reach")),
+    Step("far", ("guess_far",)),
+    Step("parallel", ("sentence", "parallel")),
+    Step("encdec", ("encdec",)),
+    Step("check", ("check",)),
+)
 
 
 def use_example(text: str, word: str) -> None:
     st.session_state.tf_text, st.session_state.tf_word = text, word
 
 
-def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
-    """How far one token's attention reaches, layer by layer, on the learner's sentence; its encoding."""
+def sentence(model: model_zoo.Encoder) -> model_zoo.Encoding:
+    """The learner's sentence, and its encoding with every head's attention."""
     st.session_state.setdefault("tf_text", EXAMPLES[0][0])
-    st.session_state.setdefault("tf_word", st.query_params.get("tf_word", EXAMPLES[0][1]))  # a shared link's word
     said_if_cut(tf_text=2000)
     text = st.text_input(t("tf.text"), key="tf_text", bind="query-params", max_chars=2000)
+    render_script_note(model.name, text, ATTENTIONS)
     try:
         view = serving.attention_view(model.name, text, None)
     except model_zoo.ModelZooError as err:
         render_error(err)
         st.stop()
-    assert view.attentions is not None  # attention_view always asks for them
-    tokens = view.tokens
     if view.truncated:  # attention_view reads the first VIEW_TOKENS tokens: every one is drawn
         st.caption(t("tf.cut", n=serving.VIEW_TOKENS))
+    return view
+
+
+def reach(model: model_zoo.Encoder, view: model_zoo.Encoding) -> None:
+    """How far one token's attention reaches, layer by layer, on the learner's sentence."""
+    st.session_state.setdefault("tf_word", st.query_params.get("tf_word", EXAMPLES[0][1]))  # a shared link's word
+    assert view.attentions is not None  # attention_view always asks for them
+    tokens = view.tokens
     wanted = str(st.session_state.get("tf_word", "")).lower()
     found = next((k for k, tok in enumerate(tokens) if tok == wanted), None)
     default = min(1, len(tokens) - 1) if found is None else found
@@ -55,25 +70,13 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
         list(range(len(tokens))),
         index=default,
         format_func=lambda k: f"{k}: {tokens[k]}",
-        key=f"tf_pick_{zlib.crc32(text.encode())}",  # a new sentence: pick afresh
+        key=f"tf_pick_{zlib.crc32(view.text.encode())}",  # a new sentence: pick afresh
     )
     st.session_state.tf_word = tokens[i]
     keep_in_url("tf_word", tokens[i])  # a shared link reopens on the same word
     reached = lesson.reach(view, i)  # strongest: (layers, tokens)
-    ticks = [f"{k}:{tok}" for k, tok in enumerate(tokens)]
-    st.container(key="main_output").plotly_chart(  # the lesson's main output (scripts/first_screen.py)
-        build_matrix(
-            reached.strongest,
-            [t_plain("tf.layer", n=layer + 1) for layer in range(len(reached.strongest))],
-            ticks,
-            t_plain("tf.reach_chart", word=tokens[i], model=model.name),
-            zmin=0.0,
-            zmax=1.0,
-            colorscale="Blues",
-            hover="%{y} · %{x}<br>%{z:.2f}",
-        ),
-        key="tf_reach",
-    )
+    with st.container(key="main_output"):  # the lesson's main output (scripts/first_screen.py)
+        view_.render_reach(reached.strongest, tokens, i, model.name, key="tf_reach")
     if reached.link is not None:
         layer, head, j, weight = reached.link
         distance = abs(j - i)
@@ -93,7 +96,11 @@ def reach(model: model_zoo.Encoder) -> model_zoo.Encoding:
     cols = st.columns(len(EXAMPLES))
     for k, (col, (example, word)) in enumerate(zip(cols, EXAMPLES)):
         col.button(f"{word} · {example}", key=f"tf_ex{k}", on_click=use_example, args=(example, word), width="stretch")
-    return view
+
+
+def encoder(model: model_zoo.Encoder) -> Callable[[str], model_zoo.Encoding]:
+    """A lesson sentence's encoding with attentions, cached per server (the predict-first moments read it)."""
+    return lambda text: serving.attention_view(model.name, text, None)
 
 
 LSTM_LAYERS = 2  # ELMo's, in each direction
@@ -106,7 +113,7 @@ def lstm_steps(tokens: int) -> int:
 
 
 def in_parallel(model: model_zoo.Encoder, view: model_zoo.Encoding) -> None:
-    """Steps in parallel: a Transformer's layers against an LSTM's steps, and where the road goes next."""
+    """Steps in parallel: a Transformer's layers against an LSTM's steps."""
     assert view.attentions is not None
     st.header(t("tf.parallel_title"))
     n_layers = view.attentions.shape[0]
@@ -114,14 +121,21 @@ def in_parallel(model: model_zoo.Encoder, view: model_zoo.Encoding) -> None:
     a.metric(t("tf.steps_transformer"), n_layers)
     b.metric(t("tf.steps_lstm"), lstm_steps(len(view.tokens)))
     st.write(t("tf.parallel_note", n=len(view.tokens), layers=n_layers, model=model.name))
+
+
+def encoder_decoder(model: model_zoo.Encoder) -> None:
+    """Encoder and decoder: first a guess at how much an encoder's token reads the words after it; where next."""
     st.header(t("tf.encdec_title"))
+    view_.render_guess_after(model.name, encoder(model))
     st.write(t("tf.encdec"))
     left, right = st.columns(2)
     left.page_link("pages/bert_inputs.py", label=t("tf.to_bert"), icon=":material/token:")
     right.page_link("pages/gpt.py", label=t("tf.to_gpt"), icon=":material/arrow_forward:")
 
 
-def check_yourself(model: model_zoo.Encoder, layers: int) -> None:
+def check_yourself(model: model_zoo.Encoder) -> None:
+    layers = serving.attention_view(model.name, KEYS, None).num_layers  # its answer reads the same sentence
+
     def solve_layer() -> Solved:
         link = lesson.strongest_link(model.name, KEYS, "are", "keys")
         if link is None:
@@ -152,11 +166,21 @@ def run() -> None:
     assert isinstance(model, model_zoo.Encoder)
     with more.expander(t("lesson.more")):
         st.write(t("tf.intro_more"))
-    st.header(t("tf.reach_title"))
-    view = reach(model)
-    in_parallel(model, view)
-    assert view.attentions is not None
-    check_yourself(model, view.attentions.shape[0])
+    path = begin_path("transformer", STEPS)
+    if path.shows("reach"):
+        st.header(t("tf.reach_title"))
+    view = sentence(model) if path.shows("sentence") else None
+    if view is not None and path.shows("reach"):
+        reach(model, view)
+    if path.shows("guess_far"):  # does "it" give more to a word 8 tokens back than to one 2 tokens back?
+        view_.render_guess_far(model.name, encoder(model))
+    if view is not None and path.shows("parallel"):
+        in_parallel(model, view)
+    if path.shows("encdec"):
+        encoder_decoder(model)
+    if path.shows("check"):
+        check_yourself(model)
+    path.end()
 
 
 run()

@@ -205,6 +205,13 @@ def fill_mask(model_name: str, text: str, top_k: int) -> list[list[tuple[str, fl
     return _fill_mask_batcher(model_name)((text, top_k))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def lesson_fill_mask(model_name: str, text: str, top_k: int) -> list[list[tuple[str, float]]]:
+    """fill_mask for a lesson's own sentence (a predict-first moment's): the same for every learner, so computed
+    once per server and model, not once per session and rerun."""
+    return fill_mask(model_name, text, top_k)
+
+
 @st.cache_resource(show_spinner=False)
 def _fill_mask_batcher(model_name: str) -> MicroBatcher[tuple[str, int], list[list[tuple[str, float]]]]:
     """Sentences sent together share one pass. The model is looked up at each batch, not kept: a model
@@ -242,6 +249,15 @@ def lesson_next_word(model_name: str, text: str) -> cloze.LessonCheck | None:
         elmo = loaded(model_name, model_zoo.ElmoModel)
         return cloze.check(answers, elmo.next_words(text, elmo.vocab_size))
     return cloze.check(answers, next_words(model_name, text, 15))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def lesson_next_ranks(model_name: str, text: str, words: tuple[str, ...]) -> dict[str, cloze.LessonCheck]:
+    """Where an ELMo's forward LM puts each of `words` after a lesson's own `text` (a predict-first moment's),
+    among its whole vocabulary: the same for every learner, so computed once per server and model."""
+    elmo = loaded(model_name, model_zoo.ElmoModel)
+    guesses = elmo.next_words(text, elmo.vocab_size)
+    return {word: cloze.check(frozenset({word}), guesses) for word in words}
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -313,6 +329,13 @@ def multi_piece_words(model_name: str, words: tuple[str, ...]) -> list[str]:
     """The words the model's tokenizer cuts into several pieces (em ##bed ##ding ##s)."""
     model = loaded(model_name, model_zoo.Encoder)
     return [w for w in words if len(model.pieces(w)) > 1]
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def lesson_word_pieces(model_name: str, word: str) -> list[str]:
+    """The pieces the model's tokenizer cuts a lesson's own word into (a predict-first moment's): the same for
+    every learner, so computed once per server and model."""
+    return loaded(model_name, model_zoo.Encoder).pieces(word)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -609,6 +632,43 @@ def transfer_known(model_name: str) -> model_zoo.lessons.transfer.KnownCurve:
     if shipped is None:
         raise model_zoo.NotRunYet(model_name, "transfer")
     return transfer.KnownCurve(shipped.curve, shipped)
+
+
+@dataclass(frozen=True)
+class WordsSeen:
+    """Which of the distinct words of the transfer race's held-out sentences each learner of the race has met."""
+
+    sizes: tuple[int, ...]  # labelled sentences drawn, as the race draws them
+    labelled: list[float]  # at each size, the share in those sentences: the one-hot classifier's only words
+    vocabulary: float | None  # the share that are whole words of the pre-trained network's vocabulary
+    words: int  # distinct words in the held-out sentences
+    test: int  # held-out sentences
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def transfer_words_seen(model_name: str) -> WordsSeen:
+    """The race's held-out words met by its one-hot classifier (the words of its labelled draw at each size,
+    the race's own draws) and by `model_name` (whole words of its vocabulary; None for an ELMo without
+    one). The lesson's fixed data: once per server and model; no training."""
+    from model_zoo.lessons import transfer
+    from model_zoo.lessons.tasks import load_sentences
+    from model_zoo.words import split_words
+
+    data = load_sentences("sentiment")
+    held = sorted({w for x in data.test for w in split_words(x.text)})
+    labels = [x.label for x in data.train]
+    sizes = tuple(min(n, len(labels)) for n in transfer.SIZES)
+    labelled = []
+    for _, indices in transfer.labelled_draws(labels, sizes):  # the race's own draws
+        seen = {w for i in indices for w in split_words(data.train[i].text)}
+        labelled.append(sum(w in seen for w in held) / len(held))
+    model = racer(model_name)
+    if isinstance(model, model_zoo.ElmoModel):
+        vocab = {w.lower() for w in model.vocab}
+        known = sum(w in vocab for w in held) / len(held) if vocab else None
+    else:
+        known = sum(len(model.pieces(w)) == 1 for w in held) / len(held)
+    return WordsSeen(sizes, labelled, known, len(held), len(data.test))
 
 
 def probing_features(model_name: str, on_progress: Callable[[float], object] | None = None) -> np.ndarray:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
 import serving
 from model_zoo.contextual import Encoding
+from model_zoo.errors import WordNotInText
 from model_zoo.lessons import attention, cloze, generation, lexicon, why_mask
 from model_zoo.lessons.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES, STRATEGY_ALIASES
 
@@ -27,10 +29,13 @@ __all__ = [
     "Link",
     "QueryStart",
     "Reach",
+    "WordLink",
     "example_sentences",
     "first_token_sink",
+    "head_habits",
     "heads_grid",
     "later_tokens",
+    "later_word_change",
     "left_first",
     "mask_first",
     "maskable_words",
@@ -40,6 +45,7 @@ __all__ = [
     "rollout",
     "spelled_tokens",
     "strongest_link",
+    "word_links",
 ]
 
 
@@ -83,6 +89,53 @@ def spelled_tokens(model_name: str, text: str) -> list[str]:
     """`text`'s tokens, special tokens included (the tokenizer only, no forward pass), spelled as
     most_attended spells its answer: a quiz's options and its live answer match."""
     return [attention.spelled(token) for token in serving.token_strings(model_name, text)]
+
+
+@dataclass(frozen=True)
+class WordLink:
+    """The head (of any layer) that ties one word most strongly to another: the Attention lesson's
+    predict-first moments about "it" and the nouns it may stand for."""
+
+    word: str  # the word tied to, lower case
+    layer: int  # from 0
+    head: int  # from 0
+    share: float  # that head's attention from the first word's first token to all of this word's tokens
+    tokens: tuple[str, ...]  # the text's tokens, spelled without a space mark
+    row: tuple[float, ...]  # that head's attention from the first word over every token
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def word_links(model_name: str, text: str, source: str, targets: tuple[str, ...]) -> tuple[WordLink, ...]:
+    """For each of `targets` (words of `text`, lower case), the head that gives it the most attention from
+    `source`'s first token. A lesson's own sentence: computed once per server and model, not once per
+    session (attention_view keeps only the last 16 texts of a class). Raises WordNotInText for a word that
+    is not one of `text`'s words."""
+    view = serving.attention_view(model_name, text, None)
+    assert view.attentions is not None  # attention_view always asks for them
+    words = [word.strip().lower() for word in view.words]
+
+    def tokens_of(word: str) -> list[int]:
+        if word not in words:
+            raise WordNotInText(word, text, 0)
+        return [i for i, w in enumerate(view.word_ids) if w == words.index(word)]
+
+    i = tokens_of(source)[0]
+    spelled = tuple(attention.spelled(token) for token in view.tokens)
+    links = []
+    for word in targets:
+        shares = view.attentions[:, :, i, tokens_of(word)].sum(-1)  # (layers, heads)
+        layer, head = (int(x) for x in np.unravel_index(shares.argmax(), shares.shape))
+        row = tuple(float(x) for x in view.attentions[layer, head, i])
+        links.append(WordLink(word, layer, head, float(shares[layer, head]), spelled, row))
+    return tuple(links)
+
+
+def head_habits(model_name: str, texts: tuple[str | tuple[str, str], ...]) -> dict[str, float]:
+    """Clark et al.'s measures (attention to the first token, to [SEP], to itself, to the previous and the
+    next token; entropy) averaged over every head of the model and over `texts` (serving.head_summary:
+    once per server)."""
+    summary = serving.head_summary(model_name, texts)
+    return {name: float(values.mean()) for name, values in summary.metrics.items()}
 
 
 # -- the Transformer -----------------------------------------------------------------------------
@@ -149,6 +202,14 @@ def later_tokens(model_name: str, text: str) -> LaterTokens:
     view = serving.attention_view(model_name, text, None)
     assert view.attentions is not None  # attention_view always asks for them
     return LaterTokens(attention.attention_to_later_tokens(view.attentions), attention.looks_only_left(view.attentions))
+
+
+def later_word_change(model_name: str, text: str, changed: str, word: int) -> list[float]:
+    """How far word number `word`'s first token moves when `text` becomes `changed` (only words after it
+    differ): the largest change of one of its numbers at each layer, embeddings first (hidden_states, cached)."""
+    before, after = serving.hidden_states(model_name, text), serving.hidden_states(model_name, changed)
+    i, j = before.word_ids.index(word), after.word_ids.index(word)
+    return np.abs(before.hidden_states[:, i] - after.hidden_states[:, j]).max(-1).tolist()
 
 
 # -- the Masked LM -------------------------------------------------------------------------------

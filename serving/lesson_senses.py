@@ -105,3 +105,34 @@ def static_points(model_name: str, word: str) -> int:
     if unavailable is not None:
         raise unavailable
     return senses.distinct_points([model.vector(word) for _ in sense_sets()[word].sentences])
+
+
+# -- predict, then see (issue 34) ---------------------------------------------------------------------
+def pair_uses(word: str) -> tuple[str, str, str] | None:
+    """Three uses of `word` from the shipped set: A and B the first two of its first sense, C the first of
+    another sense; None for a word with one sense."""
+    sense_set = sense_sets()[word]
+    if len(sense_set.sense_keys) < 2:
+        return None
+    first, other = sense_set.sense_keys[:2]
+    same = [s for s, k in zip(sense_set.sentences, sense_set.senses) if k == first]
+    return same[0], same[1], next(s for s, k in zip(sense_set.sentences, sense_set.senses) if k == other)
+
+
+def pair_cosines(model_name: str, word: str) -> tuple[list[float], list[float]]:
+    """The cosine of `word`'s vector in A with its vector in B, and in A with C (pair_uses), at every layer of
+    contextual model `model_name` (its vectors of the shipped set, encoded once per server and kept on disk)."""
+    uses = pair_uses(word)
+    assert uses is not None  # the page asks only for a word with two senses
+    sentences = sense_sets()[word].sentences
+    a, b, c = (serving.sense_vectors(model_name, word).vectors[sentences.index(s)] for s in uses)
+    return senses.cosine_rows(a, b).tolist(), senses.cosine_rows(a, c).tolist()
+
+
+def vote_shares(model_name: str, sentence: str, word: str) -> list[tuple[str, float]]:
+    """For `word` in `sentence`: the sense its 5 nearest uses in the shipped set vote for at every layer of
+    contextual model `model_name`, and that sense's share of the votes."""
+    own = serving.own_sentence_vector(model_name, sentence, word)  # cached per server
+    uses = serving.sense_vectors(model_name, word).vectors
+    keys = sense_sets()[word].senses
+    return [senses.vote(uses[:, layer], keys, own[layer]) for layer in range(min(len(own), uses.shape[1]))]

@@ -237,6 +237,19 @@ def all_text(at) -> str:  # noqa: ANN001
     return "\n".join(shown(str(p)) for p in parts)
 
 
+def light_charts(at) -> dict[str, dict]:  # noqa: ANN001
+    """The page's charts drawn by the app's own script (components/light_charts.py), by key, as the browser
+    gets them."""
+    import json
+
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.bytes) for c in at.get("bidi_component")}
+
+
+def light_lines(at, key: str) -> dict[str, list[float]]:  # noqa: ANN001
+    """A light line chart's series: name -> values."""
+    return {s["name"]: s["values"] for s in light_charts(at)[key]["series"]}
+
+
 def shown(markdown: str) -> str:
     """What a reader sees of `markdown`: "**glove\\-6b**" is "glove-6b"."""
     return rendered(markdown)[1]

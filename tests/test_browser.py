@@ -286,6 +286,7 @@ def test_probing_draws_layer_weights_and_curves_for_elmo_and_minilm(server: str,
     weights = tab.chart("Learned layer weights s")
     assert weights.first.locator("g.point").count() >= 5 * (3 + 7)  # a bar per layer, task and model
     tab.page.get_by_text("centre of gravity from lowest to highest").first.wait_for(timeout=30_000)
+    tab.page.get_by_text("near the majority guess").click()  # the curves come after a guess
     curves = tab.chart("Test score of a probe on each layer")  # wrapped: "layer" ends a line of the title
     assert curves.locator("path.js-line").count() >= 5 * 2 * 2  # task and control lines per model
     tab.settle()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import all_text, open_page
 
 
@@ -24,6 +26,68 @@ def test_chinese_on_an_english_only_model_gets_one_line_naming_the_models_that_r
     assert "learned from English text only" in said and "bert-base-chinese" in said
     at = open_page("pages/masked_lm.py", text="Paris is the capital of [MASK].")
     assert "learned from English text only" not in all_text(at)
+
+
+ZH = "我把钱存进了银行"
+ENGLISH_ONLY = "learned from English text only"
+NONE_READS = "no model of the zoo that reads Chinese does this"
+READERS = "Models of the zoo that read Chinese: bert-base-chinese, bert-base-multilingual-cased"
+
+
+@pytest.mark.parametrize(
+    ("page", "query", "said"),
+    [
+        ("pages/elmo.py", {"lm_text": ZH}, f"elmo-mini {ENGLISH_ONLY}"),
+        ("pages/elmo.py", {"lm_text": ZH}, f"{NONE_READS} (ELMo: next-word prediction)"),
+        ("pages/elmo.py", {"sentence": ZH}, f"{NONE_READS} (ELMo: contextual vectors per layer)"),
+        ("pages/elmo.py", {"a": ZH, "b": "我去了银行"}, f"{NONE_READS} (ELMo: contextual vectors per layer)"),
+        ("pages/transformer.py", {"tf_text": ZH}, f"minilm-l6 {ENGLISH_ONLY}"),
+        ("pages/transformer.py", {"tf_text": ZH}, READERS),
+        ("pages/playground.py", {"text": ZH}, READERS),
+        ("pages/playground.py", {"model": "glove-6b-50d", "text": ZH}, f"{NONE_READS} (word vectors, neighbours"),
+        ("pages/gpt.py", {"prompt": ZH}, f"smollm2-135m {ENGLISH_ONLY}"),
+        ("pages/gpt.py", {"prompt": ZH}, f"{NONE_READS} (GPT: next-word prediction)"),
+        ("pages/gpt.py", {"mask_text": ZH}, f"smollm2-135m, minilm-l6 {ENGLISH_ONLY}"),
+        ("pages/gpt.py", {"blank_text": "我把钱存进了___。"}, f"smollm2-135m, smollm2-135m-mlm {ENGLISH_ONLY}"),
+        ("pages/gpt.py", {"product_text": ZH}, f"{NONE_READS} (GPT: next-word prediction)"),
+        ("pages/onehot.py", {"text": ZH, "glove": "true"}, f"glove-6b-50d {ENGLISH_ONLY}"),
+        ("pages/onehot.py", {"text": ZH, "glove": "true"}, f"{NONE_READS} (word vectors, neighbours"),
+        ("pages/senses.py", {"mine": "我把钱存进了bank"}, f"elmo-mini, minilm-l6 {ENGLISH_ONLY}"),
+        ("pages/senses.py", {"mine": ZH}, READERS),
+        ("pages/using_bert.py", {"sentence_sentiment": ZH}, READERS),
+        ("pages/using_bert.py", {"ner_text": ZH}, READERS),
+        ("pages/using_bert.py", {"premise": ZH}, READERS),
+        ("pages/using_bert.py", {"question": "钱存在哪里？"}, f"{NONE_READS} (answer span in a passage)"),
+    ],
+)
+def test_chinese_meeting_an_english_only_model_gets_one_line_on_every_page(
+    tiny_zoo: Path, page: str, query: dict[str, str], said: str
+) -> None:
+    """Chinese in any input that an English-only model reads: one line saying so, naming the models of the zoo
+    that read Chinese and do that section's job, or saying that none does (ELMo, GPT, GloVe, a reader)."""
+    at = open_page(page, **query)
+    assert not at.exception
+    lines = [line for line in all_text(at).splitlines() if ENGLISH_ONLY in line]
+    assert len(lines) == 1, lines
+    assert said in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("page", "query"),
+    [
+        ("pages/elmo.py", {}),
+        ("pages/transformer.py", {}),
+        ("pages/playground.py", {}),
+        ("pages/gpt.py", {}),
+        ("pages/onehot.py", {"glove": "true"}),
+        ("pages/senses.py", {"mine": "I went to the bank."}),
+        ("pages/using_bert.py", {}),
+    ],
+)
+def test_english_text_gets_no_line_about_chinese(tiny_zoo: Path, page: str, query: dict[str, str]) -> None:
+    at = open_page(page, **query)
+    assert not at.exception
+    assert ENGLISH_ONLY not in all_text(at)
 
 
 def test_bert_inputs_say_why_chinese_falls_apart(tiny_zoo: Path) -> None:

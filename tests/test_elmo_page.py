@@ -166,14 +166,15 @@ def test_shipped_elmo_mini_beats_the_unigram_model() -> None:
 
 
 def test_the_hang_question_offers_the_live_models_answer() -> None:
-    """The lesson asks what ELMo's LM expects after "hang": whatever the running model says is an option."""
+    """The lesson asks, before it shows, what ELMo's LM expects after "hang": whatever the running model says
+    is an option, and picking it is judged the model's answer."""
     at = open_page("pages/elmo.py")
     first = model_zoo.load("elmo-mini").next_words("After work we like to hang", 1)[0][0]
-    radio = next(r for r in at.radio if r.key == "quiz_elmo_hang")
+    radio = next(r for r in at.radio if r.key == "predict_elmo_hang")
     assert first in radio.options and {"out", "camera"} <= set(radio.options)
     radio.set_value(first).run()
     assert not at.exception
-    assert [s.value for s in at.success] == ["Right: the model agrees."]
+    assert [s.value for s in at.success] == ["Same as the model."]
 
 
 def test_elmo_minis_lm_says_everyday_words_where_the_lesson_expects_them() -> None:

@@ -24,7 +24,7 @@ import json
 import os
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -82,7 +82,8 @@ RECIPES = {
 
 
 def recipe_of(model: Racer) -> Recipe:
-    return RECIPES["elmo" if isinstance(model, ElmoModel) else "encoder"]
+    """The recipe of a loaded network: recipe_for its family."""
+    return recipe_for("ELMo" if isinstance(model, ElmoModel) else None)
 
 
 def recipe_for(family: str | None) -> Recipe:
@@ -185,6 +186,13 @@ def draw(labels: Sequence[str], n: int, rng: np.random.Generator) -> list[int]:
     return first + [int(i) for i in rest]
 
 
+def labelled_draws(labels: Sequence[str], sizes: Sequence[int], seed: int = 0) -> Iterator[tuple[int, list[int]]]:
+    """The race's draws of training sentences, in its order: at each size, the indices it learns from."""
+    rng = np.random.default_rng(seed)
+    for n in sizes:
+        yield n, draw(labels, n, rng)
+
+
 def transfer_curve(
     model: Racer,
     sizes: Sequence[int] | None = None,
@@ -207,9 +215,8 @@ def transfer_curve(
     work = sum(sizes) * 2
     done = 0
     accuracy: dict[str, list[float]] = {s: [] for s in SOURCES}
-    rng = np.random.default_rng(seed)
-    for n in sizes:
-        picked = [data.train[i] for i in draw(labels, n, rng)]
+    for n, indices in labelled_draws(labels, sizes, seed):
+        picked = [data.train[i] for i in indices]
         subset = Split(picked, data.test)
         for source, encoder in (("pretrained", model), ("random", scratch)):
             lr = recipe.lr_pretrained if source == "pretrained" else recipe.lr_random

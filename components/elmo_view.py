@@ -1,0 +1,135 @@
+"""What the ELMo lesson draws: the weighted sum's strips, and what it asks (issue 34): before it shows, which word elmo-mini's forward LM puts first after
+"hang", and in which of two pairs of sentences "bank" keeps closer vectors; at the end, the lesson's
+check-yourself questions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import streamlit as st
+
+from components.charts import build_layer_cosines, build_score_bars, build_vector_strip
+from components.i18n import t, t_plain
+from components.quiz import Question, Solved, render_predict, render_quiz
+from model_zoo.lessons.cloze import LessonCheck
+from model_zoo.lessons.elmo_mix import ONE_VECTOR, WordMix
+
+HANG_WORDS = (".", "around", "camera", "out", "up")  # offered beside the LM's own first word
+NAMED = ("out", "camera")  # The Illustrated BERT: a good language model expects "out" rather than "camera"
+LAYERS = ("token", "lstm1", "lstm2")  # the quiz's options, ELMo's three layers, bottom first
+
+
+def use_lm_example(example: str) -> None:
+    st.session_state.lm_text = example
+
+
+def use_preset(weights: tuple[float, float, float]) -> None:
+    st.session_state.w0, st.session_state.w1, st.session_state.w2 = weights
+
+
+def use_pair(a: str, b: str, word: str) -> None:
+    st.session_state.a, st.session_state.b, st.session_state.pair_word = a, b, word
+
+
+def render_strip(mixed: WordMix, layer_names: list[str], word: str, gamma: float) -> None:
+    """One word's three layers and their weighted sum as strips of cells, and the weights now."""
+    st.plotly_chart(
+        build_vector_strip(
+            [*layer_names, t_plain("elmo.mix")],
+            mixed.rows,
+            t_plain("elmo.strip_title", word=word, n=mixed.shown, dim=mixed.dim),
+        ),
+        key="strip",
+    )
+    s0, s1, s2 = (f"{w:.2f}" for w in mixed.mix.weights)  # the softmax of the three weights
+    st.caption(t("elmo.weights_now", s0=s0, s1=s1, s2=s2, gamma=f"{gamma:.1f}", norm=f"{mixed.mix.norm:.1f}"))
+
+
+def listed(guesses: Sequence[tuple[str, float]], n: int = 5) -> str:
+    """The first `n` guesses as the explanations quote them: "“,” 11%, “a” 9%"."""
+    return ", ".join(f"“{w.strip()}” {p:.0%}" for w, p in guesses[:n])
+
+
+def _place(check: LessonCheck) -> str:
+    """Where a word stands among the LM's guesses: "number 5 (5.7%)"."""
+    if check.rank is None or check.p is None:
+        return t_plain("quiz.elmo_hang.absent")
+    return t_plain("quiz.elmo_hang.place", rank=f"{check.rank:,}", p=f"{check.p * 100:.2g}%")
+
+
+def render_guess_hang(
+    lm_name: str,
+    text: str,
+    guesses: Sequence[tuple[str, float]],
+    vocab: int,
+    ranks: Callable[[], Mapping[str, LessonCheck]],
+) -> None:
+    """Predict, then see: the word `lm_name`'s forward LM puts first after `text`. `guesses`: its best ones;
+    `ranks()`: where it puts "out" and "camera" among all `vocab` words. The options are HANG_WORDS and its
+    own first word, in alphabetical order; its bars are drawn only after the pick."""
+    first = guesses[0][0].strip()
+
+    def solve() -> Solved:
+        placed = ranks()
+        facts = {"model": lm_name, "top": listed(guesses), "vocab": f"{vocab:,}"}
+        return Solved(first, facts | {word: _place(placed[word]) for word in NAMED})
+
+    options = tuple(sorted({*HANG_WORDS, first}, key=str.lower))
+    question = Question("elmo_hang", options, solve, about={"model": lm_name, "text": text})
+    if render_predict(question, lm_name) is not None:
+        title = t_plain("elmo.forward_title", text=" ".join(text.split()[-4:]))
+        st.plotly_chart(build_score_bars(list(guesses), title), key="hang_forward")
+
+
+def render_guess_pairs(
+    model_name: str,
+    pairs: Mapping[str, tuple[str, str]],
+    cosines: Callable[[str, str], np.ndarray],
+    layer_names: Sequence[str],
+) -> None:
+    """Predict, then see: in which of two pairs of sentences ("river": the same sense of "bank", "money": two
+    senses) the top layer gives "bank" closer vectors. `cosines(a, b)`: "bank"'s cosine in a and b at each
+    layer, bottom first. After the pick: both pairs, layer by layer."""
+
+    def solve() -> Solved:
+        river, money = (float(cosines(*pairs[k])[-1]) for k in ("river", "money"))
+        token = float(cosines(*pairs["river"])[0])
+        answer = "tie" if abs(river - money) < 5e-4 else "river" if river > money else "money"
+        return Solved(
+            answer, {"model": model_name, "river": f"{river:.3f}", "money": f"{money:.3f}", "token": f"{token:.3f}"}
+        )
+
+    (a, b), (_, c) = pairs["river"], pairs["money"]
+    question = Question(
+        "elmo_pairs",
+        ("river", "money", "tie"),
+        solve,
+        translated=True,
+        about={"a": a, "b": b, "c": c, "model": model_name},
+    )
+    if render_predict(question, model_name) is not None:
+        for column, key in zip(st.columns(2), ("river", "money")):
+            bars = dict(zip(layer_names, (float(x) for x in cosines(*pairs[key]))))
+            column.plotly_chart(build_layer_cosines(bars, t_plain(f"quiz.elmo_pairs.opt_{key}")), key=f"pairs_{key}")
+
+
+def render_check(model_name: str, bank: Callable[[], float], stick: Callable[[], np.ndarray]) -> None:
+    """The lesson's questions: `bank()` is "bank"'s top-layer cosine in the river and the money sentence;
+    `stick()` the two "stick"s' cosine at each layer, bottom first (the first pair of the page's examples)."""
+
+    def solve_bank() -> Solved:
+        cos = bank()
+        return Solved("same" if cos > ONE_VECTOR else "different", {"model": model_name, "cos": f"{cos:.3f}"})
+
+    def solve_layer() -> Solved:
+        cos = [float(c) for c in stick()]
+        same = next((layer for layer, c in zip(LAYERS, cos) if c > ONE_VECTOR), "none")
+        return Solved(same, {"model": model_name} | {layer: f"{c:.3f}" for layer, c in zip(LAYERS, cos)})
+
+    render_quiz(
+        (
+            Question("elmo_bank", ("same", "different"), solve_bank, translated=True),
+            Question("elmo_layer", (*LAYERS, "none"), solve_layer, translated=True, about={"model": model_name}),
+        )
+    )

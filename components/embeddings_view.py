@@ -1,0 +1,74 @@
+"""What the Word embeddings lesson draws around its predict-first moments (issue 34): the word a static model
+puts nearest to "king", and whether "bank" keeps one vector across two sentences; and its check-yourself
+questions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from components.charts import build_score_bars
+from components.i18n import t_plain
+from components.quiz import Question, Solved, render_predict, render_quiz
+from model_zoo.lessons.elmo_mix import ONE_VECTOR
+
+NEAREST = "king"  # the word of the nearest-word moment
+NEAREST_OPTIONS = ("emperor", "prince", "queen", "throne")  # plausible guesses; the model's own answer joins them
+
+
+def listed(pairs: Sequence[tuple[str, float]], n: int = 5) -> str:
+    """The first `n` (word, cosine) pairs as the explanations quote them: "prince 0.824, queen 0.784"."""
+    return ", ".join(f"{word} {score:.3f}" for word, score in pairs[:n])
+
+
+def render_guess_nearest(model_name: str, word: str, neighbours: list[tuple[str, float]]) -> None:
+    """Predict, then see: which word the model puts nearest to `word`. The options are plausible candidates
+    and the model's own nearest word, in alphabetical order (the order says nothing); the bars come after."""
+    first = neighbours[0][0]
+    question = Question(
+        "emb_nearest",
+        tuple(sorted({*NEAREST_OPTIONS, first}, key=str.lower)),
+        lambda: Solved(first, {"model": model_name, "word": word, "top": listed(neighbours)}),
+        about={"word": word, "model": model_name},
+    )
+    if render_predict(question, model_name) is not None:
+        st.plotly_chart(
+            build_score_bars(neighbours, t_plain("emb.neighbours_of", word=word), percent=False), key="guess_nn"
+        )
+
+
+def render_guess_one_vector(model_name: str, word: str, a: str, b: str, cosine: float) -> bool:
+    """Predict, then see: does the static model give `word` the same vector in sentences `a` and `b`
+    (`cosine` is the cosine of its two vectors)? True once revealed: the page then draws every sentence's
+    vector."""
+    question = Question(
+        "emb_bank",
+        ("same", "different"),
+        lambda: Solved("same" if cosine > ONE_VECTOR else "different", {"model": model_name, "cos": f"{cosine:.3f}"}),
+        translated=True,
+        about={"word": word, "a": a, "b": b, "model": model_name},
+    )
+    return render_predict(question, model_name) is not None
+
+
+def render_check(
+    model_name: str, analogy: Callable[[], tuple[str, float]], similarity: Callable[[str, str], float]
+) -> None:
+    """The lesson's questions: king − man + woman (`analogy`: the model's best answer and its cosine), and
+    whether dog is closer to cat or to car (`similarity`: the model's cosine of two words)."""
+
+    def solve_analogy() -> Solved:
+        best, score = analogy()
+        return Solved(best, {"model": model_name, "cos": f"{score:.3f}"})
+
+    def solve_dog() -> Solved:
+        cat, car = similarity("dog", "cat"), similarity("dog", "car")
+        return Solved("cat" if cat > car else "car", {"model": model_name, "cat": f"{cat:.2f}", "car": f"{car:.2f}"})
+
+    render_quiz(
+        (
+            Question("emb_analogy", ("queen", "princess", "prince", "woman"), solve_analogy),
+            Question("emb_dog", ("cat", "car"), solve_dog),
+        )
+    )
