@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
 
-.PHONY: run serve nginx test test-fast coverage bench bench-load install install-dev browser lint clean
+.PHONY: run serve nginx postgresql test test-fast coverage bench bench-load install install-dev browser lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,21 +63,33 @@ nginx:
 		echo "nginx: not installed (make serve WORKERS>1 and its test need it)"; \
 	fi
 
+# PostgreSQL for the class store's tests (tests/test_classroom_store.py starts a server of its own in a
+# temporary folder, as the postgres user): Debian's postgresql where apt is usable.
+postgresql:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		echo "postgresql: $$(ls -d /usr/lib/postgresql/*/bin | tail -n 1)"; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >/dev/null; \
+		echo "postgresql: installed Debian postgresql"; \
+	else \
+		echo "postgresql: not installed (the class store's tests need it: apt-get install postgresql)"; \
+	fi
+
 # AllenNLP 2.10.1's wheel (not installed: it pins an old torch), for the test that checks ELMo
 # against AllenNLP's own biLM (tests/test_elmo_allennlp.py reads its modules from the wheel).
 ALLENNLP_WHEEL := $(VENV)/wheels/allennlp-2.10.1-py3-none-any.whl
 $(ALLENNLP_WHEEL): | $(BIN)/python
 	$(BIN)/pip download -q allennlp==2.10.1 --no-deps -d $(VENV)/wheels
 
-test: install-dev browser nginx lint $(ALLENNLP_WHEEL)
+test: install-dev browser nginx postgresql lint $(ALLENNLP_WHEEL)
 	ALLENNLP_WHEEL=$(ALLENNLP_WHEEL) $(BIN)/python -m pytest
 
 # The fast tier: tiny models and pure code, no real weights, no browser (about a minute).
-test-fast: install-dev
+test-fast: install-dev postgresql
 	$(BIN)/python -m pytest -m "not slow and not browser"
 
 # How much of each page the fast tier runs (the tiny zoo: tests/test_pages_fast.py and the rest).
-coverage: install-dev
+coverage: install-dev postgresql
 	$(BIN)/python -m coverage run --source=pages -m pytest -q -m "not slow and not browser"
 	$(BIN)/python -m coverage report
 

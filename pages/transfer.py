@@ -91,11 +91,16 @@ def next_stop() -> None:
 
 
 def check_yourself(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
-    def solve_few() -> Solved:  # from the curve on the page: a question never starts the minutes of training
+    # From the curve on the page: a question never starts the minutes of training
+    def solve_ahead() -> Solved:
         curve = serving.transfer_known(model.name).curve
-        pre, rand = curve.accuracy["pretrained"][0], curve.accuracy["random"][0]
-        facts = {"n": curve.sizes[0], "pre": f"{pre:.0%}", "rand": f"{rand:.0%}", "model": model.name}
-        return Solved("pretrained" if pre > rand else "random" if rand > pre else "tie", facts)
+        pre, rand = curve.accuracy["pretrained"], curve.accuracy["random"]
+        ahead = [i for i in range(len(pre)) if all(p > r for p, r in zip(pre[i:], rand[i:]))]
+        facts = {
+            "model": model.name,
+            "pairs": ", ".join(f"{n}: {p:.0%} / {r:.0%}" for n, p, r in zip(curve.sizes, pre, rand)),
+        }
+        return Solved(str(curve.sizes[ahead[0]]) if ahead else "never", facts)
 
     def solve_best() -> Solved:
         curve = serving.transfer_known(model.name).curve
@@ -103,9 +108,17 @@ def check_yourself(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
         facts = {s: f"{curve.accuracy[s][-1]:.0%}" for s in curve.accuracy} | {"n": curve.sizes[-1]}
         return Solved(best, facts)
 
+    try:
+        sizes = tuple(str(n) for n in serving.transfer_known(model.name).curve.sizes)
+    except model_zoo.NotRunYet:
+        sizes = ()  # no curve yet: the question says so when asked
+
+    def said(option: str) -> str:
+        return t_plain("quiz.transfer_ahead.opt_never") if option == "never" else option
+
     render_quiz(
         (
-            Question("transfer_few", ("pretrained", "random", "tie"), solve_few, translated=True),
+            Question("transfer_ahead", (*sizes, "never"), solve_ahead, shown=said),
             Question("transfer_best", ("pretrained", "random", "onehot"), solve_best, translated=True),
         )
     )

@@ -34,31 +34,43 @@ NONE_READS = "no model of the zoo that reads Chinese does this"
 READERS = "Models of the zoo that read Chinese: bert-base-chinese, bert-base-multilingual-cased"
 
 
+def first_per_page_fast(cases: list[tuple]) -> list:
+    """The first case of each page in the fast tier (every page covered there); the others in the slow tier."""
+    seen: set[str] = set()
+    out = []
+    for case in cases:
+        out.append(case if case[0] not in seen else pytest.param(*case, marks=pytest.mark.slow))
+        seen.add(case[0])
+    return out
+
+
 @pytest.mark.parametrize(
     ("page", "query", "said"),
-    [
-        ("pages/elmo.py", {"lm_text": ZH}, f"elmo-mini {ENGLISH_ONLY}"),
-        ("pages/elmo.py", {"lm_text": ZH}, f"{NONE_READS} (ELMo: next-word prediction)"),
-        ("pages/elmo.py", {"sentence": ZH}, f"{NONE_READS} (ELMo: contextual vectors per layer)"),
-        ("pages/elmo.py", {"a": ZH, "b": "我去了银行"}, f"{NONE_READS} (ELMo: contextual vectors per layer)"),
-        ("pages/transformer.py", {"tf_text": ZH}, f"minilm-l6 {ENGLISH_ONLY}"),
-        ("pages/transformer.py", {"tf_text": ZH}, READERS),
-        ("pages/playground.py", {"text": ZH}, READERS),
-        ("pages/playground.py", {"model": "glove-6b-50d", "text": ZH}, f"{NONE_READS} (word vectors, neighbours"),
-        ("pages/gpt.py", {"prompt": ZH}, f"smollm2-135m {ENGLISH_ONLY}"),
-        ("pages/gpt.py", {"prompt": ZH}, f"{NONE_READS} (GPT: next-word prediction)"),
-        ("pages/gpt.py", {"mask_text": ZH}, f"smollm2-135m, minilm-l6 {ENGLISH_ONLY}"),
-        ("pages/gpt.py", {"blank_text": "我把钱存进了___。"}, f"smollm2-135m, smollm2-135m-mlm {ENGLISH_ONLY}"),
-        ("pages/gpt.py", {"product_text": ZH}, f"{NONE_READS} (GPT: next-word prediction)"),
-        ("pages/onehot.py", {"text": ZH, "glove": "true"}, f"glove-6b-50d {ENGLISH_ONLY}"),
-        ("pages/onehot.py", {"text": ZH, "glove": "true"}, f"{NONE_READS} (word vectors, neighbours"),
-        ("pages/senses.py", {"mine": "我把钱存进了bank"}, f"elmo-mini, minilm-l6 {ENGLISH_ONLY}"),
-        ("pages/senses.py", {"mine": ZH}, READERS),
-        ("pages/using_bert.py", {"sentence_sentiment": ZH}, READERS),
-        ("pages/using_bert.py", {"ner_text": ZH}, READERS),
-        ("pages/using_bert.py", {"premise": ZH}, READERS),
-        ("pages/using_bert.py", {"question": "钱存在哪里？"}, f"{NONE_READS} (answer span in a passage)"),
-    ],
+    first_per_page_fast(
+        [
+            ("pages/elmo.py", {"lm_text": ZH}, f"elmo-mini {ENGLISH_ONLY}"),
+            ("pages/elmo.py", {"lm_text": ZH}, f"{NONE_READS} (ELMo: next-word prediction)"),
+            ("pages/elmo.py", {"sentence": ZH}, f"{NONE_READS} (ELMo: contextual vectors per layer)"),
+            ("pages/elmo.py", {"a": ZH, "b": "我去了银行"}, f"{NONE_READS} (ELMo: contextual vectors per layer)"),
+            ("pages/transformer.py", {"tf_text": ZH}, f"minilm-l6 {ENGLISH_ONLY}"),
+            ("pages/transformer.py", {"tf_text": ZH}, READERS),
+            ("pages/playground.py", {"text": ZH}, READERS),
+            ("pages/playground.py", {"model": "glove-6b-50d", "text": ZH}, f"{NONE_READS} (word vectors, neighbours"),
+            ("pages/gpt.py", {"prompt": ZH}, f"smollm2-135m {ENGLISH_ONLY}"),
+            ("pages/gpt.py", {"prompt": ZH}, f"{NONE_READS} (GPT: next-word prediction)"),
+            ("pages/gpt.py", {"mask_text": ZH}, f"smollm2-135m, minilm-l6 {ENGLISH_ONLY}"),
+            ("pages/gpt.py", {"blank_text": "我把钱存进了___。"}, f"smollm2-135m, smollm2-135m-mlm {ENGLISH_ONLY}"),
+            ("pages/gpt.py", {"product_text": ZH}, f"{NONE_READS} (GPT: next-word prediction)"),
+            ("pages/onehot.py", {"text": ZH, "glove": "true"}, f"glove-6b-50d {ENGLISH_ONLY}"),
+            ("pages/onehot.py", {"text": ZH, "glove": "true"}, f"{NONE_READS} (word vectors, neighbours"),
+            ("pages/senses.py", {"mine": "我把钱存进了bank"}, f"elmo-mini, minilm-l6 {ENGLISH_ONLY}"),
+            ("pages/senses.py", {"mine": ZH}, READERS),
+            ("pages/using_bert.py", {"sentence_sentiment": ZH}, READERS),
+            ("pages/using_bert.py", {"ner_text": ZH}, READERS),
+            ("pages/using_bert.py", {"premise": ZH}, READERS),
+            ("pages/using_bert.py", {"question": "钱存在哪里？"}, f"{NONE_READS} (answer span in a passage)"),
+        ]
+    ),
 )
 def test_chinese_meeting_an_english_only_model_gets_one_line_on_every_page(
     tiny_zoo: Path, page: str, query: dict[str, str], said: str
@@ -84,6 +96,7 @@ def test_chinese_meeting_an_english_only_model_gets_one_line_on_every_page(
         ("pages/using_bert.py", {}),
     ],
 )
+@pytest.mark.slow  # the fast tier opens every page on its English default already (tests/test_pages_fast.py)
 def test_english_text_gets_no_line_about_chinese(tiny_zoo: Path, page: str, query: dict[str, str]) -> None:
     at = open_page(page, **query)
     assert not at.exception

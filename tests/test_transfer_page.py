@@ -93,15 +93,22 @@ def test_a_live_run_replaces_the_shipped_one_for_every_later_visitor(shipped: Pa
     assert not at.exception and "Run live on this server in 7 s." in all_text(at)
 
 
-def test_a_tie_with_few_labels_is_an_answer_the_learner_can_pick(shipped: Path) -> None:
+def test_the_size_from_which_pre_training_stays_ahead_is_read_from_the_curve(shipped: Path) -> None:
+    """A tie with 16 labels: pre-training is ahead from 240 on; where it never leads at the end, "never"."""
     import serving
 
     tied = {"pretrained": [0.5, 0.9], "random": [0.5, 0.55], "onehot": [0.5, 0.7]}
     serving.SLOW.get(("transfer curve", "minilm-l6"), lambda: curve().__class__((16, 240), tied, 60, 0.5, 4, 7.0))
     at = open_page("pages/transfer.py", model="minilm-l6")
     at.toggle(key="quiz_reveal").set_value(True).run()
-    assert not at.exception and "neither" in at.radio(key="quiz_transfer_few").options
-    assert "Answer: neither" in all_text(at)
+    assert not at.exception and list(at.radio(key="quiz_transfer_ahead").options) == ["16", "240", "never"]
+    assert "Answer: 240" in all_text(at) and "16: 50% / 50%, 240: 90% / 55%" in all_text(at)
+    serving.SLOW.clear()
+    behind = {"pretrained": [0.6, 0.5], "random": [0.5, 0.55], "onehot": [0.5, 0.7]}
+    serving.SLOW.get(("transfer curve", "minilm-l6"), lambda: curve().__class__((16, 240), behind, 60, 0.5, 4, 7.0))
+    at = open_page("pages/transfer.py", model="minilm-l6")
+    at.toggle(key="quiz_reveal").set_value(True).run()
+    assert "Answer: never" in all_text(at)
 
 
 # -- the race on ULMFiT's own kind of model: an LSTM language model pre-trained on plain text only -----------
