@@ -11,7 +11,7 @@ import streamlit as st
 
 from components.charts import build_layer_cosines, build_score_bars, build_vector_strip
 from components.i18n import t, t_plain
-from components.quiz import Question, Solved, render_predict, render_quiz
+from components.quiz import Question, Solved, listed, render_predict, render_quiz
 from model_zoo.lessons.cloze import LessonCheck
 from model_zoo.lessons.elmo_mix import ONE_VECTOR, WordMix
 
@@ -46,11 +46,6 @@ def render_strip(mixed: WordMix, layer_names: list[str], word: str, gamma: float
     st.caption(t("elmo.weights_now", s0=s0, s1=s1, s2=s2, gamma=f"{gamma:.1f}", norm=f"{mixed.mix.norm:.1f}"))
 
 
-def listed(guesses: Sequence[tuple[str, float]], n: int = 5) -> str:
-    """The first `n` guesses as the explanations quote them: "“,” 11%, “a” 9%"."""
-    return ", ".join(f"“{w.strip()}” {p:.0%}" for w, p in guesses[:n])
-
-
 def _place(check: LessonCheck) -> str:
     """Where a word stands among the LM's guesses: "number 5 (5.7%)"."""
     if check.rank is None or check.p is None:
@@ -72,7 +67,7 @@ def render_guess_hang(
 
     def solve() -> Solved:
         placed = ranks()
-        facts = {"model": lm_name, "top": listed(guesses), "vocab": f"{vocab:,}"}
+        facts = {"model": lm_name, "top": listed(guesses, 5, quoted=True), "vocab": f"{vocab:,}"}
         return Solved(first, facts | {word: _place(placed[word]) for word in NAMED})
 
     options = tuple(sorted({*HANG_WORDS, first}, key=str.lower))

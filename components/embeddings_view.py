@@ -4,22 +4,17 @@ questions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import streamlit as st
 
 from components.charts import build_score_bars
 from components.i18n import t_plain
-from components.quiz import Question, Solved, render_predict, render_quiz
+from components.quiz import Question, Solved, listed, render_predict, render_quiz
 from model_zoo.lessons.elmo_mix import ONE_VECTOR
 
 NEAREST = "king"  # the word of the nearest-word moment
 NEAREST_OPTIONS = ("emperor", "prince", "queen", "throne")  # plausible guesses; the model's own answer joins them
-
-
-def listed(pairs: Sequence[tuple[str, float]], n: int = 5) -> str:
-    """The first `n` (word, cosine) pairs as the explanations quote them: "prince 0.824, queen 0.784"."""
-    return ", ".join(f"{word} {score:.3f}" for word, score in pairs[:n])
 
 
 def render_guess_nearest(model_name: str, word: str, neighbours: list[tuple[str, float]]) -> None:
@@ -29,7 +24,7 @@ def render_guess_nearest(model_name: str, word: str, neighbours: list[tuple[str,
     question = Question(
         "emb_nearest",
         tuple(sorted({*NEAREST_OPTIONS, first}, key=str.lower)),
-        lambda: Solved(first, {"model": model_name, "word": word, "top": listed(neighbours)}),
+        lambda: Solved(first, {"model": model_name, "word": word, "top": listed(neighbours, 5, ".3f", str)}),
         about={"word": word, "model": model_name},
     )
     if render_predict(question, model_name) is not None:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from components.charts import build_matrix, build_score_bars
 from components.i18n import t, t_plain
-from components.quiz import Question, Solved, render_predict, render_quiz
+from components.quiz import Question, Solved, listed, render_predict, render_quiz
 from components.records import render_record
 from components.tokens import readable
 from model_zoo.contextual import Encoding
@@ -222,7 +222,7 @@ def render_guess_next(model_name: str, guesses: list[tuple[str, float]]) -> None
     first, computed but not shown). The options are HANG_WORDS and the model's own first, in alphabetical
     order; the bars come after the pick."""
     first = token_word(guesses[0][0])
-    top = ", ".join(f"{token_word(w)} {p:.0%}" for w, p in guesses[:3])
+    top = listed(guesses, 3, word=token_word)
     options = tuple(sorted({*HANG_WORDS, first}, key=str.lower))
     question = Question(
         "gpt_next",

@@ -11,7 +11,7 @@ import streamlit as st
 from components.charts import build_lines, build_matrix, build_score_bars
 from components.i18n import md_escape, t, t_plain
 from components.notices import render_lesson_miss as render_miss
-from components.quiz import Question, Solved, render_predict, render_quiz
+from components.quiz import Question, Solved, listed, render_predict, render_quiz
 from components.tokens import readable
 from model_zoo.lessons import cloze
 from model_zoo.lessons.masking import PairLoss, RecipeDemo
@@ -51,11 +51,6 @@ def render_mask_bars(predictions: list[list[tuple[str, float]]], key: str = "mas
         columns[i % len(columns)].plotly_chart(
             build_score_bars(preds, t_plain("mlm.mask_title", i=i + 1)), key=f"{key}{i}"
         )
-
-
-def listed(guesses: Sequence[tuple[str, float]], n: int = 3) -> str:
-    """The first `n` guesses as the explanations quote them: "bank 76%, store 9%, office 1%"."""
-    return ", ".join(f"{w.strip()} {p:.0%}" for w, p in guesses[:n])
 
 
 def render_guess_blank(model_name: str, sentence: str, guesses: list[tuple[str, float]], words: Sequence[str]) -> None:

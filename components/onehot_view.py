@@ -10,7 +10,7 @@ import streamlit as st
 
 from components.charts import build_score_bars, build_similarity_heatmap
 from components.i18n import t_plain
-from components.quiz import Question, Solved, render_predict
+from components.quiz import Question, Solved, listed, render_predict
 from model_zoo import WordNotInVocabulary
 
 ONE_HOT = "one-hot"  # who answers the first moment: the vectors themselves, no model
@@ -65,7 +65,7 @@ def render_guess_nearest(
         name, near = ranked()
         if not near:
             raise WordNotInVocabulary(offered[0], name, [])
-        top = ", ".join(f"{w} {c:.2f}" for w, c in near[:4])
+        top = listed(near, 4, ".2f", str)
         return Solved(near[0][0], {"word": word, "model": name, "top": top})
 
     options = tuple(sorted(offered, key=str.lower))

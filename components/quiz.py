@@ -26,6 +26,19 @@ from .i18n import t, t_plain
 from .notices import render_error
 
 
+def listed(
+    pairs: Sequence[tuple[str, float]],
+    n: int = 3,
+    number: str = ".0%",
+    word: Callable[[str], str] = str.strip,
+    quoted: bool = False,
+) -> str:
+    """The first `n` (word, score) pairs as the explanations quote them: "bank 76%, store 9%", or with
+    `number`=".3f" "prince 0.824, queen 0.784"; `word` writes the word, `quoted` puts it in “”."""
+    shown = (f"“{word(w)}”" if quoted else word(w) for w, _ in pairs[:n])
+    return ", ".join(f"{w} {score:{number}}" for w, (_, score) in zip(shown, pairs[:n]))
+
+
 @dataclass(frozen=True)
 class Solved:
     """What the live model says: the right option, and the figures the explanation quotes."""
