@@ -11,8 +11,9 @@ import pandas  # noqa: F401
 import streamlit as st
 
 import serving
+from components import classroom_view
 from components.i18n import DEFAULT_LANG, LANGS, t
-from components.road import HOME, PLAYGROUND, Lesson, ready_lessons
+from components.road import CLASSROOM, HOME, PLAYGROUND, Lesson, ready_lessons
 from components.url import key_from_url
 
 FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"  # local: nothing fetched from outside
@@ -21,6 +22,29 @@ FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"  # local: n
 def page(lesson: Lesson, default: bool = False) -> st.Page:
     title = t(f"lesson.{lesson.key}.title")
     return st.Page(lesson.file, title=title, icon=lesson.icon, url_path=lesson.key, default=default)
+
+
+def class_mode_on(url_path: str) -> None:
+    """On every page but the Class page itself: a student's current question atop the page (polled), and a
+    teacher's class box in the sidebar. The store is opened only in a tab that has joined or started a class."""
+    classroom_view.install(class_store)
+    if url_path == CLASSROOM.key:
+        return
+    if code := st.session_state.get(classroom_view.STUDENT):
+        classroom_view.render_student(code, uses_word, big=False)
+    classroom_view.render_teacher_sidebar()
+
+
+def class_store() -> classroom_view.Store:
+    from serving import class_mode
+
+    return class_mode.store()
+
+
+def uses_word(sentence: str, word: str) -> bool:
+    from serving import class_mode
+
+    return class_mode.uses_word(sentence, word)
 
 
 def run() -> None:
@@ -35,11 +59,13 @@ def run() -> None:
     sections = {
         t("app.nav.start"): [page(HOME, default=True)],
         t("app.nav.lessons"): [page(lesson) for lesson in ready_lessons()],
-        t("app.nav.tools"): [page(PLAYGROUND)],
+        t("app.nav.tools"): [page(PLAYGROUND), page(CLASSROOM)],
     }
     try:
         # expanded: every lesson stays in view (by default Streamlit folds all but ten under "View more").
-        st.navigation({name: pages for name, pages in sections.items() if pages}, expanded=True).run()
+        chosen = st.navigation({name: pages for name, pages in sections.items() if pages}, expanded=True)
+        class_mode_on(chosen.url_path)
+        chosen.run()
     finally:  # after the first page run, also when it stops or reruns itself; once per server
         serving.warm_up()
 

@@ -172,7 +172,9 @@ function senseMap(root, data) {
   const chart = frame(root, data, 340);
   const { svg, height } = chart;
   const points = data.points;
-  const all = data.own ? points.concat([data.own]) : points;
+  // Stars: the learner's sentence (black), and a class's sentences (each in the colour of the sense it votes for)
+  const stars = (data.own ? [data.own] : []).concat(data.others || []);
+  const all = points.concat(stars);
   const [x0, x1] = extent(all.map((p) => p.x));
   const [y0, y1] = extent(all.map((p) => p.y));
   let view = { k: 1, dx: 0, dy: 0 }; // zoom factor and pan, in pixels
@@ -181,7 +183,11 @@ function senseMap(root, data) {
 
   const back = el("svg:rect", { class: "frame", x: 0.5, y: 0.5, height: height - 1 });
   const marks = points.map((p) => Object.assign(el("svg:circle", { r: 5, fill: data.colors[p.sense], class: "point" }), { datum: p }));
-  if (data.own) marks.push(Object.assign(el("svg:path", { class: "point own" }), { datum: data.own }));
+  for (const p of stars) {
+    const star = el("svg:path", { class: "point own" });
+    if (p.sense >= 0) star.setAttribute("style", `fill:${data.colors[p.sense]}`);
+    marks.push(Object.assign(star, { datum: p, star: true }));
+  }
   svg.append(back, ...marks);
 
   chart.draw = () => {
@@ -189,7 +195,7 @@ function senseMap(root, data) {
     back.setAttribute("width", chart.width - 1);
     for (const mark of marks) {
       const p = mark.datum;
-      if (p === data.own) mark.setAttribute("d", starPath(px(p.x), py(p.y), 11));
+      if (mark.star) mark.setAttribute("d", starPath(px(p.x), py(p.y), 11));
       else {
         mark.setAttribute("cx", px(p.x).toFixed(1));
         mark.setAttribute("cy", py(p.y).toFixed(1));
@@ -211,7 +217,7 @@ function senseMap(root, data) {
   svg.addEventListener("pointerout", (e) => e.pointerType !== "touch" && e.target.datum && chart.hide());
 
   data.senses.forEach((sense, i) => chart.legendItem(sense, swatch(data.colors[i])));
-  if (data.own) {
+  if (stars.length) {
     const mine = el("span", { class: "item mine" });
     mine.append(el("span", { class: "star", "data-color": "#111" }, "★"), data.own_name);
     chart.legend.append(mine);

@@ -47,6 +47,7 @@ class Own:
     y: float
     sentence: str
     note: str
+    sense: int = -1  # drawn in this sense's colour (a class's sentence, by its vote); -1: black
 
 
 def _frame(kind: str, title: str, labels: dict[str, str] | None) -> dict[str, Any]:
@@ -69,24 +70,34 @@ def build_sense_map(
     own: Own | None = None,
     own_name: str = "★",
     labels: dict[str, str] | None = None,
+    others: Sequence[Own] = (),
 ) -> dict[str, Any]:
     """Point i at xy[i], coloured as sense `sense_names[senses[i]]`; its hover card is
-    `sentences[i]` with `word` in bold, then `notes[i]`. `own` is drawn as a star.
+    `sentences[i]` with `word` in bold, then `notes[i]`. `own` is drawn as a star, and so is each of
+    `others` (a class's sentences), in the colour of its sense.
     All points in one place (a static model) are drawn as one point in the middle."""
     points = [
         {"x": float(x), "y": float(y), "sense": int(s), "sentence": text, "span": word_span(text, word), "note": note}
         for (x, y), s, text, note in zip(xy, senses, sentences, notes)
     ]
-    mine = None
-    if own is not None:
-        span = word_span(own.sentence, word)
-        mine = {"x": own.x, "y": own.y, "sense": -1, "sentence": own.sentence, "span": span, "note": own.note}
+
+    def star(p: Own) -> dict[str, Any]:
+        return {
+            "x": p.x,
+            "y": p.y,
+            "sense": p.sense,
+            "sentence": p.sentence,
+            "span": word_span(p.sentence, word),
+            "note": p.note,
+        }
+
     return {
         **_frame("map", title, labels),
         "senses": list(sense_names),
         "colors": [COLORS[i % len(COLORS)] for i in range(len(sense_names))],
         "points": points,
-        "own": mine,
+        "own": None if own is None else star(own),
+        "others": [star(p) for p in others],
         "own_name": own_name,
     }
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import streamlit as st
 
@@ -12,8 +12,11 @@ from model_zoo.lessons.cloze import LessonCheck
 from model_zoo.registry import get_card, models_where
 from model_zoo.words import has_han
 
-from .i18n import Markdown, md_escape, t, t_plain
+from .i18n import Markdown, md_escape, strings, t, t_plain
 from .url import key_from_url
+
+if TYPE_CHECKING:
+    from model_zoo import Model
 
 M = TypeVar("M")
 T = TypeVar("T")
@@ -31,6 +34,8 @@ def render_unavailable(err: ModelUnavailable) -> None:
 def error_message(err: ModelZooError) -> str:
     """The learner-facing sentence for a model_zoo error, in the learner's language."""
     params = {k: ", ".join(v) if isinstance(v, list) else v for k, v in vars(err).items()}
+    if isinstance(what := params.get("what"), str) and f"what.{what}" in strings("en"):
+        params["what"] = t_plain(f"what.{what}")  # "the answer" in the learner's language, not model_zoo's
     key = f"error.{type(err).__name__}"
     if getattr(err, "suggestions", None) == []:  # "Closest spellings: ." says nothing
         key += "_no_suggestion"
@@ -104,9 +109,28 @@ def select_model(
 ) -> M:
     """A model picker kept in the URL (?model=..., or `key`), and the model it names through `get`; a link's
     model that is not among `names` is said in one sentence (the picker opens on `default`)."""
+    return with_fallback(pick_name(label, names, default, key), get)
+
+
+def pick_name(label: str, names: list[str], default: str, key: str = "model") -> str:
+    """A model picker kept in the URL, and the name picked (a link's unknown name is said in one sentence)."""
     key_from_url(key, names, default)  # before the picker, which drops such a value without a word
-    name = st.selectbox(label, names, index=names.index(default), key=key, bind="query-params")
-    return with_fallback(name, get)
+    return st.selectbox(label, names, index=names.index(default), key=key, bind="query-params")
+
+
+def select_name(
+    label: str,
+    names: list[str],
+    default: str,
+    ready: Callable[[str], bool],
+    get: Callable[[str], tuple[Model, ModelUnavailable | None]],
+    key: str = "model",
+) -> str:
+    """select_model for a page that draws from a model's files before it needs the model: the name picked,
+    without loading it where `ready` says its weights are here; else the stand-in's name through `get`
+    (which loads it and says why, as select_model does)."""
+    name = pick_name(label, names, default, key)
+    return name if ready(name) else with_fallback(name, get).name
 
 
 def timed_label(label: str, measured: tuple[float, str] | None) -> str:

@@ -22,6 +22,7 @@ import streamlit as st
 
 from model_zoo import ModelZooError
 
+from .classroom_view import render_ask
 from .i18n import t, t_plain
 from .notices import render_error
 
@@ -88,6 +89,26 @@ def _why(question: Question, solved: Solved, answer: str) -> None:
     st.caption(t(f"quiz.{question.key}.why", answer=answer, **solved.facts))
 
 
+def _ask_class(question: Question, model: str = "") -> None:
+    """A teacher's "Ask the class" under the question (components.classroom_view): the model's answer,
+    the options as this page words them and the explanation go with it, computed on the click."""
+
+    def details() -> dict[str, Any] | None:
+        solved = _solved(question)
+        if solved is None:
+            return None
+        answer = question.label(solved.answer)
+        return {
+            "kind": "lesson",
+            "answer": solved.answer,
+            "model": model or str(solved.facts.get("model", "")) or t_plain("class.the_model"),
+            "labels": {o: question.label(o) for o in question.options},
+            "why": t_plain(f"quiz.{question.key}.why", answer=answer, **solved.facts),
+        }
+
+    render_ask(question.key, t_plain(f"quiz.{question.key}.q", **question.about), question.options, details)
+
+
 def render_quiz(questions: Sequence[Question]) -> None:
     """The lesson's questions: pick an answer and check it against the model, or show every answer
     (a teacher on a projector). Nothing runs until one of the two is asked for."""
@@ -98,6 +119,7 @@ def render_quiz(questions: Sequence[Question]) -> None:
         with st.container(border=True):
             st.markdown(f"**{number}.** {t(f'quiz.{question.key}.q', **question.about)}")
             choice = _options(question, f"quiz_{question.key}")
+            _ask_class(question)
             if choice is None and not reveal:
                 continue
             solved = _solved(question)
@@ -120,6 +142,7 @@ def render_predict(question: Question, model: str) -> Solved | None:
     with st.container(border=True, key=f"predict_{question.key}_box"):
         st.markdown(f"**{t('predict.lead')}** {t(f'quiz.{question.key}.q', **question.about)}")
         choice = _options(question, f"predict_{question.key}")
+        _ask_class(question, model)
         if choice is None:
             st.caption(t("predict.waiting", model=model))
             return None

@@ -64,6 +64,7 @@ ROAD: tuple[Stop, ...] = (
 
 HOME = Lesson("home", "pages/home.py", ":material/route:")
 PLAYGROUND = Lesson("playground", "pages/playground.py", ":material/science:")
+CLASSROOM = Lesson("class", "pages/classroom.py", ":material/co_present:")  # class mode (issue 35), under Tools
 
 
 def ready_lessons() -> list[Lesson]:

@@ -11,7 +11,7 @@ import streamlit as st
 from components.i18n import t, t_plain
 from components.light_charts import build_layer_lines, chart_labels, render_light_chart
 from components.quiz import Question, Solved, render_predict
-from model_zoo.lessons.transfer import Recipe, TransferCurve
+from model_zoo.lessons.transfer_record import Recipe, TransferCurve
 
 FIRST = "transfer_first"  # the moment on the chart's first point (quiz.transfer_first in the i18n files)
 FIRST_PICKED = f"predict_{FIRST}"  # its radio's key (components.quiz.render_predict): read before the chart

@@ -20,9 +20,9 @@ _WHERE = {
     "ReaderScores": "model_zoo.trained",
     # the lessons'
     "EpochReport": "model_zoo.lessons.word2vec",
-    "KnownCurve": "model_zoo.lessons.transfer",
-    "Recipe": "model_zoo.lessons.transfer",
-    "TransferCurve": "model_zoo.lessons.transfer",
+    "KnownCurve": "model_zoo.lessons.transfer_record",
+    "Recipe": "model_zoo.lessons.transfer_record",
+    "TransferCurve": "model_zoo.lessons.transfer_record",
     "MapView": "model_zoo.lessons.sense_data",
     "ModelResults": "model_zoo.lessons.probing",
     "OwnVectors": "model_zoo.lessons.senses",
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from .lessons.sense_data import MapView, SenseModel, SenseSet
     from .lessons.senses import OwnVectors, SenseVectors
     from .lessons.tasks import TrainedHead
-    from .lessons.transfer import KnownCurve, Recipe, TransferCurve
+    from .lessons.transfer_record import KnownCurve, Recipe, TransferCurve
     from .lessons.word2vec import EpochReport, TrainSettings
     from .registry import ModelCard
     from .trained import ReaderScores

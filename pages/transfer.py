@@ -10,7 +10,7 @@ from components import transfer_view as view
 from components.frame import ensure_app_frame
 from components.guide import Step, begin_path
 from components.i18n import t, t_plain
-from components.notices import render_error, select_model, when_asked
+from components.notices import render_error, select_name, when_asked
 from components.quiz import Question, Solved, render_quiz
 from model_zoo.registry import get_card, models_where
 from model_zoo.types import KnownCurve
@@ -22,11 +22,11 @@ DEFAULT = "elmo-mini"
 STEPS = (Step("race", ("race",)), Step("words", ("words",)), Step("next", ("next",)), Step("check", ("check",)))
 
 
-def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
+def race(name: str) -> None:
     """What pre-training buys: the same network fine-tuned from pre-trained and from random weights. A run
     of the same code is drawn at once (shipped, or this server's last); the button runs it live."""
     try:
-        known: KnownCurve | None = serving.transfer_known(model.name)
+        known: KnownCurve | None = serving.transfer_known(name)
     except model_zoo.NotRunYet:
         known = None
     measured = known.shipped if known is not None else None
@@ -36,23 +36,21 @@ def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
         "transfer_train",
         t_plain(
             "transfer.training_measured",
-            model=model.name,
+            model=name,
             seconds=f"{measured.curve.seconds:.0f}",
             machine=measured.machine,
         )
         if measured is not None
-        else t_plain("transfer.training", model=model.name),
-        lambda progress: serving.transfer_curve(model.name, progress),
+        else t_plain("transfer.training", model=name),
+        lambda progress: serving.transfer_curve(name, progress),
     )
     curve = live if live is not None else known.curve if known is not None else None
     if curve is None:
-        st.info(t("transfer.not_run", model=model.name), icon=":material/info:")
+        st.info(t("transfer.not_run", model=name), icon=":material/info:")
         st.write(t("transfer.race_intro"))
     else:
         with drawn:
-            view.render_race(
-                model.name, curve, serving.transfer_recipe(model.name), lambda: serving.transfer_known(model.name).curve
-            )
+            view.render_race(name, curve, serving.transfer_recipe(name), lambda: serving.transfer_known(name).curve)
         if live is None and measured is not None:
             st.caption(
                 t(
@@ -65,23 +63,23 @@ def race(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
             )
         else:
             st.caption(t("transfer.live", seconds=f"{curve.seconds:.0f}"))
-        if how := get_card(model.name).labelled_pretraining:  # the race credits plain text: say where it differs
+        if how := get_card(name).labelled_pretraining:  # the race credits plain text: say where it differs
             clean = [m for m in MODELS if not get_card(m).labelled_pretraining]
             here = [m for m in clean if serving.availabilities()[m].ready]
             if here:
-                st.caption(t("transfer.confound_here", model=model.name, how=how, clean=here[0]))
+                st.caption(t("transfer.confound_here", model=name, how=how, clean=here[0]))
             else:
-                st.caption(t("transfer.confound", model=model.name, how=how, clean=clean[0]))
+                st.caption(t("transfer.confound", model=name, how=how, clean=clean[0]))
 
 
-def words_seen(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
+def words_seen(name: str) -> None:
     """Why few labels are enough for a pre-trained network: the held-out words each learner has met."""
     try:
-        seen = serving.transfer_words_seen(model.name)
+        seen = serving.transfer_words_seen(name)
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        view.render_guess_words(model.name, seen.sizes, seen.labelled, seen.vocabulary, seen.words, seen.test)
+        view.render_guess_words(name, seen.sizes, seen.labelled, seen.vocabulary, seen.words, seen.test)
 
 
 def next_stop() -> None:
@@ -90,26 +88,26 @@ def next_stop() -> None:
     st.page_link("pages/using_bert.py", label=t("lesson.using_bert.title"), icon=":material/build:")
 
 
-def check_yourself(model: model_zoo.Encoder | model_zoo.ElmoModel) -> None:
+def check_yourself(name: str) -> None:
     # From the curve on the page: a question never starts the minutes of training
     def solve_ahead() -> Solved:
-        curve = serving.transfer_known(model.name).curve
+        curve = serving.transfer_known(name).curve
         pre, rand = curve.accuracy["pretrained"], curve.accuracy["random"]
         ahead = [i for i in range(len(pre)) if all(p > r for p, r in zip(pre[i:], rand[i:]))]
         facts = {
-            "model": model.name,
+            "model": name,
             "pairs": ", ".join(f"{n}: {p:.0%} / {r:.0%}" for n, p, r in zip(curve.sizes, pre, rand)),
         }
         return Solved(str(curve.sizes[ahead[0]]) if ahead else "never", facts)
 
     def solve_best() -> Solved:
-        curve = serving.transfer_known(model.name).curve
+        curve = serving.transfer_known(name).curve
         best = max(curve.accuracy, key=lambda s: curve.accuracy[s][-1])
         facts = {s: f"{curve.accuracy[s][-1]:.0%}" for s in curve.accuracy} | {"n": curve.sizes[-1]}
         return Solved(best, facts)
 
     try:
-        sizes = tuple(str(n) for n in serving.transfer_known(model.name).curve.sizes)
+        sizes = tuple(str(n) for n in serving.transfer_known(name).curve.sizes)
     except model_zoo.NotRunYet:
         sizes = ()  # no curve yet: the question says so when asked
 
@@ -130,21 +128,24 @@ def run() -> None:
     st.write(t("transfer.intro"))
     picker, more = st.columns(2, vertical_alignment="bottom")
     with picker:
-        model = select_model(t("transfer.model"), MODELS, DEFAULT, serving.model_or_fallback)
-    assert isinstance(model, model_zoo.Encoder | model_zoo.ElmoModel)
+        # The name only: the shipped curve is drawn without loading the network (a fresh server's first
+        # visitor saw it a second later for torch and the weights); it loads for the race and the words seen
+        name = select_name(
+            t("transfer.model"), MODELS, DEFAULT, lambda m: serving.availabilities()[m].ready, serving.model_or_fallback
+        )
     with more.expander(t("lesson.more")):
         st.write(t("transfer.intro_more"))
         st.write(t("transfer.imagenet"))
     path = begin_path("transfer", STEPS)
     if path.shows("race"):
         st.header(t("transfer.race_title"))
-        race(model)
+        race(name)
     if path.shows("words"):
-        words_seen(model)
+        words_seen(name)
     if path.shows("next"):
         next_stop()
     if path.shows("check"):
-        check_yourself(model)
+        check_yourself(name)
     path.end()
 
 

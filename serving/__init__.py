@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # importing this module must not import torch: the home page 
     import model_zoo.lessons.senses
     import model_zoo.lessons.tasks
     import model_zoo.lessons.transfer
+    import model_zoo.lessons.transfer_record
     import model_zoo.lessons.why_mask
     from model_zoo import Model
     from model_zoo.contextual import Guess
@@ -612,18 +613,18 @@ def racer(model_name: str) -> model_zoo.lessons.transfer.Racer:
     return model
 
 
-def transfer_recipe(model_name: str) -> model_zoo.lessons.transfer.Recipe:
+def transfer_recipe(model_name: str) -> model_zoo.lessons.transfer_record.Recipe:
     """How the race fine-tunes `model_name` (its kind's learning rates and pooling), without loading it."""
-    from model_zoo.lessons import transfer
+    from model_zoo.lessons import transfer_record
 
-    return transfer.recipe_for(model_zoo.get_card(model_name).family)
+    return transfer_record.recipe_for(model_zoo.get_card(model_name).family)
 
 
-def transfer_known(model_name: str) -> model_zoo.lessons.transfer.KnownCurve:
+def transfer_known(model_name: str) -> model_zoo.lessons.transfer_record.KnownCurve:
     """The race's curve without running it: this server's live run if one finished, else the run shipped
     for these weights (assets/transfer/); NotRunYet where neither exists. A page draws it at once; a
-    question reads it and never starts minutes of training."""
-    from model_zoo.lessons import transfer
+    question reads it and never starts minutes of training. Without torch: a fresh server draws it first."""
+    from model_zoo.lessons import transfer_record as transfer
 
     live = SLOW.peek(("transfer curve", model_name))
     if isinstance(live, transfer.TransferCurve):

@@ -23,8 +23,8 @@ pytestmark = pytest.mark.browser
 
 SHOTS = ROOT / "artifacts" / "screens"
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
-# Every page the app serves: the home page, the playground and each lesson on the road.
-PAGES = {"home": "", "playground": "playground"} | {lesson.key: lesson.key for lesson in ready_lessons()}
+# Every page the app serves: the home page, the tools (playground, class) and each lesson on the road.
+PAGES = {"home": "", "playground": "playground", "class": "class"} | {lesson.key: lesson.key for lesson in ready_lessons()}
 
 
 def chromium_path() -> str | None:

@@ -309,3 +309,52 @@ def test_the_migration_builds_exactly_the_models_tables(store: ClassStore) -> No
         differences = compare_metadata(MigrationContext.configure(c), Base.metadata)
     assert [d for d in differences if not (d[0] == "remove_table" and d[1].name == VERSION_TABLE)] == []
     assert set(TABLES) == set(Base.metadata.tables)
+
+
+def test_a_class_started_before_the_second_migration_keeps_its_answers(db_url: str) -> None:
+    """A server upgraded mid-term: the class store at revision 0001 with a class in it, then the app's
+    migrations to head; the class, its question and its answer are all still there."""
+    from serving.classroom.db import _upgrade, make_engine
+
+    engine = make_engine(db_url)
+    with engine.begin() as c:
+        _upgrade(c, "0001")
+        c.execute(
+            text("INSERT INTO contextlab_classes (code, secret_hash, created_at) VALUES ('ABC234', :h, :t)"),
+            {"h": hashlib.sha256(b"s").hexdigest(), "t": datetime.now(UTC).replace(tzinfo=None)},
+        )
+        c.execute(
+            text(
+                "INSERT INTO contextlab_questions (class_id, key, prompt, options, asked_at, revealed) "
+                "SELECT id, 'k', 'Which?', '[\"a\"]', created_at, false FROM contextlab_classes"
+            )
+        )
+    engine.dispose()
+    store = ClassStore(db_url)
+    try:
+        assert store.answer("ABC234", "s1", "a")
+        status = store.status("ABC234")
+        assert status.question is not None and status.question.prompt == "Which?" and status.question.details == {}
+        assert (status.follow, status.follow_n) == (None, 0)
+        assert [(b.text, b.count) for b in store.answers("ABC234", "s", status.question.id)] == [("a", 1)]
+    finally:
+        store.close()
+
+
+def test_the_projector_keeps_the_models_answer_and_the_teacher_brings_the_class_along(store: ClassStore) -> None:
+    code, secret = store.start_class()
+    details = {"model": "minilm-l6-mlm", "answer": "france", "labels": {"france": "France"}}
+    asked = store.ask(code, secret, "mlm_paris", "Paris is the capital of [MASK].", ["france", "paris"], details)
+    status = store.status(code)
+    assert status.question == asked and status.question.details == details
+    store.follow(code, secret, "/masked_lm?text=Paris+is+the+capital+of+%5BMASK%5D.")
+    store.follow(code, secret, "/attention")
+    assert (store.status(code).follow, store.status(code).follow_n) == ("/attention", 2)
+    store.follow(code, secret, None)  # released: students stay where they are
+    assert (store.status(code).follow, store.status(code).follow_n) == (None, 2)
+    with pytest.raises(NotTeacher):
+        store.follow(code, "a student's guess", "/attention")
+    with pytest.raises(ValueError):
+        store.follow(code, secret, "https://elsewhere.example/")  # only a view of this server
+    with pytest.raises(TooLong):
+        store.ask(code, secret, "k", "q", (), {"text": "x" * 20_000})

@@ -10,7 +10,7 @@ import pytest
 
 import model_zoo
 from components.i18n import LANGS, strings, translate
-from components.road import HOME, PLAYGROUND, ROAD
+from components.road import CLASSROOM, HOME, PLAYGROUND, ROAD
 from tests.conftest import ROOT, rendered
 
 CODE = [p for d in ("app.py", "pages", "components") for p in sorted((ROOT / d).rglob("*.py")) or [ROOT / d]]
@@ -68,7 +68,7 @@ def test_keys_built_from_data_exist() -> None:
             assert f"road.{stop.key}.{part}" in english
         for lesson in stop.lessons:
             assert f"lesson.{lesson.key}.title" in english
-    for lesson in (HOME, PLAYGROUND):
+    for lesson in (HOME, PLAYGROUND, CLASSROOM):
         assert f"lesson.{lesson.key}.title" in english
     for card in model_zoo.list_models():
         assert f"kind.{card.kind}" in english

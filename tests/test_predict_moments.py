@@ -64,7 +64,7 @@ def test_transfer_first_point_is_guessed_from_the_curve_drawn(monkeypatch: pytes
     import numpy as np
 
     import serving
-    from model_zoo.lessons import transfer
+    from model_zoo.lessons import transfer, transfer_record
     from model_zoo.lessons.tasks import load_sentences
     from model_zoo.words import split_words
 
@@ -72,7 +72,7 @@ def test_transfer_first_point_is_guessed_from_the_curve_drawn(monkeypatch: pytes
         raise AssertionError("a predict moment started the race's training")
 
     monkeypatch.setattr(serving, "transfer_curve", refuse)
-    curve = transfer.shipped_curve("elmo-mini")
+    curve = transfer_record.shipped_curve("elmo-mini")
     assert curve is not None
     acc = curve.curve.accuracy
     at = open_page("pages/transfer.py")

@@ -14,7 +14,7 @@ CURVE = {"sizes": [16, 240], "accuracy": {"pretrained": [0.75, 0.9], "random": [
 
 
 def curve():  # noqa: ANN201
-    from model_zoo.lessons.transfer import TransferCurve
+    from model_zoo.lessons.transfer_record import TransferCurve
 
     return TransferCurve((16, 240), CURVE["accuracy"], 60, 0.5, 4, 123.0)
 
@@ -22,10 +22,10 @@ def curve():  # noqa: ANN201
 @pytest.fixture
 def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_zoo: Path) -> Path:
     """A run shipped for the tiny minilm-l6 (its own fingerprint), where the page looks for it."""
-    from model_zoo.lessons import transfer
+    from model_zoo.lessons import transfer, transfer_record
 
     transfer.save_curve(curve(), "minilm-l6", tmp_path / "minilm-l6.json", "python -m model_zoo.lessons.transfer x")
-    monkeypatch.setattr(transfer, "SHIPPED", tmp_path)
+    monkeypatch.setattr(transfer_record, "SHIPPED", tmp_path)
     return tmp_path
 
 
@@ -39,14 +39,27 @@ def no_training(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_shipped_run_is_read_back_only_for_its_own_weights_and_data(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    from model_zoo.lessons import transfer
+    from model_zoo.lessons import transfer, transfer_record
 
     transfer.save_curve(curve(), "minilm-l6", tmp_path / "minilm-l6.json", "cmd")
-    got = transfer.shipped_curve("minilm-l6", tmp_path)
+    got = transfer_record.shipped_curve("minilm-l6", tmp_path)
     assert got is not None and got.curve == curve() and got.command == "cmd"
-    monkeypatch.setattr(transfer, "weights_fingerprint", lambda name: "other weights")
-    assert transfer.shipped_curve("minilm-l6", tmp_path) is None
-    assert transfer.shipped_curve("bert-base-uncased", tmp_path) is None  # none shipped
+    monkeypatch.setattr(transfer_record, "weights_fingerprint", lambda name: "other weights")
+    assert transfer_record.shipped_curve("minilm-l6", tmp_path) is None
+    assert transfer_record.shipped_curve("bert-base-uncased", tmp_path) is None  # none shipped
+
+
+def test_the_shipped_curve_is_read_without_torch() -> None:
+    """A fresh server's first visitor gets the curve without waiting for torch (issue 33: 4 s, not 3)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from model_zoo.lessons import transfer_record as r; import serving; "
+        "r.shipped_curve('elmo-mini'); serving.transfer_recipe('elmo-mini'); print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_the_shipped_curve_is_drawn_on_opening_and_answers_the_questions(shipped: Path, monkeypatch) -> None:  # noqa: ANN001
@@ -72,9 +85,9 @@ def test_without_any_run_the_page_says_so_and_a_question_does_not_start_one(
     monkeypatch,  # noqa: ANN001
     tmp_path: Path,
 ) -> None:
-    from model_zoo.lessons import transfer
+    from model_zoo.lessons import transfer_record
 
-    monkeypatch.setattr(transfer, "SHIPPED", tmp_path)  # nothing shipped
+    monkeypatch.setattr(transfer_record, "SHIPPED", tmp_path)  # nothing shipped
     no_training(monkeypatch)
     at = open_page("pages/transfer.py", model="minilm-l6")
     assert not at.exception and "No run of the race for minilm-l6" in all_text(at)
@@ -115,13 +128,13 @@ def test_the_size_from_which_pre_training_stays_ahead_is_read_from_the_curve(shi
 def test_the_page_opens_on_elmo_mini_a_model_that_never_saw_a_label(
     tiny_zoo: Path, tmp_path: Path, monkeypatch
 ) -> None:  # noqa: ANN001
-    from model_zoo.lessons import transfer
+    from model_zoo.lessons import transfer, transfer_record
     from model_zoo.loading import load
 
     transfer.save_curve(
         curve(), "elmo-mini", tmp_path / "elmo-mini.json", "python -m model_zoo.lessons.transfer elmo-mini"
     )
-    monkeypatch.setattr(transfer, "SHIPPED", tmp_path)
+    monkeypatch.setattr(transfer_record, "SHIPPED", tmp_path)
     no_training(monkeypatch)
     assert isinstance(load("elmo-mini"), transfer.ElmoModel)
     at = open_page("pages/transfer.py")

@@ -25,7 +25,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,7 @@ from ..contextual import Encoder
 from ..elmo import BiLm, ElmoModel, char_id_tensor, fresh_bilm
 from ..registry import weights_fingerprint
 from ..words import split_words
-from .lexicon import ASSETS
-from .sense_data import data_version as file_version
 from .tasks import (
-    TASKS_DIR,
     FineTuned,
     Labelled,
     Progress,
@@ -50,7 +47,15 @@ from .tasks import (
     train_whole,
 )
 
-SHIPPED = ASSETS / "transfer"  # MODEL.json: a run of transfer_curve, drawn at once by the page
+# The race's record lives in a module without torch (a page draws the shipped curve from it alone)
+from .transfer_record import (
+    SHIPPED,
+    Recipe,
+    TransferCurve,
+    data_version,
+    recipe_for,
+)
+
 SCRIPT = "python -m model_zoo.lessons.transfer"
 SIZES = (16, 32, 64, 128, 240)
 SOURCES = ("pretrained", "random", "onehot")  # the learners, in the chart's order
@@ -58,47 +63,9 @@ EPOCHS = 4
 Racer = Encoder | ElmoModel  # a network the race can fine-tune whole
 
 
-@dataclass(frozen=True)
-class Recipe:
-    """How one kind of network is fine-tuned in the race. A freshly initialised network learns at a
-    larger rate (its weights have nothing to keep)."""
-
-    kind: str  # "encoder" or "elmo": the page's note names the recipe by it
-    lr_pretrained: float  # the network's, from pre-trained weights
-    lr_random: float  # the network's, from random weights
-    lr_head: float  # the new linear layer's
-
-
-# The encoder's rates are BERT's usual fine-tuning ones. elmo-mini's were chosen on development draws of
-# the training sentences alone (`python -m model_zoo.lessons.transfer elmo-mini --choose 3e-4 1e-3 3e-3`,
-# and `--epochs 10 25`: 16 to 128 of 200 sentences, scored on the other 40; never the race's 60 test
-# sentences). Pre-trained, mean development accuracy 0.58-0.62 whatever the rate (1e-3 and 3e-3 at 4 epochs
-# best, 0.62; 10 or 25 epochs, or the new layer at 3e-3 or 1e-2 over the biLM at 3e-5 to 3e-4, no better);
-# from random weights 0.50-0.60, the commoner class's share (0.60) at best. One sentence is 2.5 points there.
-RECIPES = {
-    "encoder": Recipe("encoder", 5e-5, 1e-4, 5e-5),
-    "elmo": Recipe("elmo", 1e-3, 1e-3, 1e-3),
-}
-
-
 def recipe_of(model: Racer) -> Recipe:
     """The recipe of a loaded network: recipe_for its family."""
     return recipe_for("ELMo" if isinstance(model, ElmoModel) else None)
-
-
-def recipe_for(family: str | None) -> Recipe:
-    """The recipe of a registered model's family (ModelCard.family), without loading it."""
-    return RECIPES["elmo" if family == "ELMo" else "encoder"]
-
-
-@dataclass(frozen=True)
-class TransferCurve:
-    sizes: tuple[int, ...]  # labelled sentences each learner saw
-    accuracy: dict[str, list[float]]  # learner -> held-out accuracy at each size
-    test_size: int
-    chance: float  # the commonest class's share of the held-out sentences
-    epochs: int
-    seconds: float
 
 
 def untrained_twin(model: Racer, seed: int = 0) -> Racer:
@@ -250,31 +217,6 @@ def transfer_curve(
     )
 
 
-@dataclass(frozen=True)
-class ShippedCurve:
-    """A run of transfer_curve kept in assets/transfer/: the curve and how it was made."""
-
-    curve: TransferCurve
-    command: str
-    machine: str  # where it ran ("2 CPU threads, x86_64")
-    date: str
-    fingerprint: str | None  # weights_fingerprint of the model it ran on
-
-
-def data_version() -> str:
-    """A hash of the labelled set the race reads (hashed once per version of the file, as the senses'
-    set is): a shipped run of other data is not this race's."""
-    return file_version(TASKS_DIR / "sentiment.tsv")
-
-
-@dataclass(frozen=True)
-class KnownCurve:
-    """A curve a page can draw now: a live run of this server (shipped None), or the shipped one."""
-
-    curve: TransferCurve
-    shipped: ShippedCurve | None
-
-
 def save_curve(curve: TransferCurve, model_name: str, path: Path, command: str) -> None:
     record = {
         "model": model_name,
@@ -287,20 +229,6 @@ def save_curve(curve: TransferCurve, model_name: str, path: Path, command: str) 
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-
-
-def shipped_curve(model_name: str, folder: Path | None = None) -> ShippedCurve | None:
-    """The shipped run for `model_name`, or None where there is none, or it ran on other weights than the
-    ones installed here or on another labelled set (then it would not be this race's result)."""
-    path = (folder or SHIPPED) / f"{model_name}.json"
-    if not path.exists():
-        return None
-    record = json.loads(path.read_text(encoding="utf-8"))
-    if record["fingerprint"] != weights_fingerprint(model_name) or record["data"] != data_version():
-        return None
-    c = record["curve"]
-    curve = TransferCurve(tuple(c["sizes"]), c["accuracy"], c["test_size"], c["chance"], c["epochs"], c["seconds"])
-    return ShippedCurve(curve, record["command"], record["machine"], record["date"], record["fingerprint"])
 
 
 def development_split(seed: int = 0, held: int = 40) -> Split:

@@ -3,7 +3,17 @@ worker shares (SQLite under the cache by default, PostgreSQL with CONTEXTLAB_DB)
 components never do; it imports neither, nor Streamlit. See store.py (the API) and db.py (the engine and
 the migrations)."""
 
-from .errors import ClassroomError, NoAnswer, NoQuestion, NotTeacher, QuestionClosed, TooFast, TooLong, UnknownClass
+from .errors import (
+    AlreadyRevealed,
+    ClassroomError,
+    NoAnswer,
+    NoQuestion,
+    NotTeacher,
+    QuestionClosed,
+    TooFast,
+    TooLong,
+    UnknownClass,
+)
 from .store import (
     ALPHABET,
     ANSWER_CHARS,
@@ -14,11 +24,14 @@ from .store import (
     ClassInfo,
     ClassStore,
     QuestionInfo,
+    Status,
     clean,
     default_store,
+    retention,
 )
 
 __all__ = [
+    "AlreadyRevealed",
     "ALPHABET",
     "ANSWER_CHARS",
     "CODE_LENGTH",
@@ -33,9 +46,11 @@ __all__ = [
     "NotTeacher",
     "QuestionClosed",
     "QuestionInfo",
+    "Status",
     "TooFast",
     "TooLong",
     "UnknownClass",
     "clean",
     "default_store",
+    "retention",
 ]

@@ -79,11 +79,11 @@ def migrate(engine: Engine, tries: int = 5) -> None:
                 time.sleep(0.1 * (attempt + 1))
 
 
-def _upgrade(connection: Any) -> None:
+def _upgrade(connection: Any, revision: str = "head") -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS).replace("%", "%%"))
     config.attributes["connection"] = connection
-    command.upgrade(config, "head")
+    command.upgrade(config, revision)
 
 
 @contextmanager

@@ -52,3 +52,9 @@ class NoAnswer(ClassroomError, LookupError):
     def __init__(self, code: str, answer_id: int) -> None:
         self.code, self.answer_id = code, answer_id
         super().__init__(f"Class {code} has no answer {answer_id}: it may have been sent again.")
+
+
+class AlreadyRevealed(ClassroomError):
+    def __init__(self, code: str) -> None:
+        self.code = code
+        super().__init__(f"The teacher of class {code} has revealed this question's answers: wait for the next one.")

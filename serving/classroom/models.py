@@ -42,6 +42,8 @@ class Class(Base):
     code: Mapped[str] = mapped_column(String(6), unique=True)
     secret_hash: Mapped[str] = mapped_column(String(64))  # sha256 hex of the teacher's secret
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    follow: Mapped[str | None] = mapped_column(String(1000))  # the view the teacher brought the class to
+    follow_n: Mapped[int] = mapped_column(Integer, default=0)  # raised at each "bring the class here"
     questions: Mapped[list[Question]] = relationship(
         back_populates="klass", cascade="all, delete-orphan", passive_deletes=True
     )
@@ -57,6 +59,9 @@ class Question(Base):
     key: Mapped[str] = mapped_column(String(200))
     prompt: Mapped[str] = mapped_column(Text)
     options: Mapped[list[Any]] = mapped_column(JSON)
+    # what the projector compares with: the live model's answer, its name and why, the options' labels,
+    # the lesson's link, a sentence task's word (see serving.class_mode)
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     asked_at: Mapped[datetime] = mapped_column(UTCDateTime)
     revealed: Mapped[bool] = mapped_column(default=False)
     klass: Mapped[Class] = relationship(back_populates="questions")

@@ -12,6 +12,7 @@ import csv
 import hashlib
 import hmac
 import io
+import json
 import os
 import re
 import secrets
@@ -20,7 +21,7 @@ import time
 import unicodedata
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,7 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from model_zoo.errors import EmptyInput
 
 from .db import database_url, make_engine, migrate
-from .errors import NoAnswer, NoQuestion, NotTeacher, QuestionClosed, TooFast, TooLong, UnknownClass
+from .errors import AlreadyRevealed, NoAnswer, NoQuestion, NotTeacher, QuestionClosed, TooFast, TooLong, UnknownClass
 from .models import Answer, Class, Question
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: a code read off a projector is typed right
@@ -62,6 +63,17 @@ class QuestionInfo:
     options: list[Any]
     asked_at: datetime
     revealed: bool
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Status:
+    """What a student's screen polls for, in one read: the class's current question and where the
+    teacher has brought the class (follow_n counts the times; follow is None once released)."""
+
+    question: QuestionInfo | None
+    follow: str | None
+    follow_n: int
 
 
 @dataclass(frozen=True)
@@ -163,8 +175,19 @@ class ClassStore:
             stored = klass.secret_hash if klass else _hash("")
         return hmac.compare_digest(stored, _hash(secret)) and klass is not None
 
-    def ask(self, code: str, secret: str, key: str, prompt: str, options: Sequence[str] = ()) -> QuestionInfo:
-        """Open a question (the class's current one from now on)."""
+    def ask(
+        self,
+        code: str,
+        secret: str,
+        key: str,
+        prompt: str,
+        options: Sequence[str] = (),
+        details: dict[str, Any] | None = None,
+    ) -> QuestionInfo:
+        """Open a question (the class's current one from now on). `details`: what the projector compares
+        the answers with (JSON; at most PROMPT_CHARS * 8 characters written out)."""
+        if len(json.dumps(details or {})) > PROMPT_CHARS * 8:
+            raise TooLong("details", len(json.dumps(details)), PROMPT_CHARS * 8)
         with self._sessions.begin() as db:
             klass = self._teacher(db, code, secret)
             question = Question(
@@ -174,6 +197,7 @@ class ClassStore:
                 options=[_limited("option", str(o), ANSWER_CHARS) for o in options],
                 asked_at=self._now(),
                 revealed=False,
+                details=dict(details or {}),
             )
             db.add(question)
             db.flush()
@@ -229,6 +253,18 @@ class ClassStore:
                 writer.writerow([*map(_csv_safe, cells), row.created_at.isoformat()])
         return out.getvalue()
 
+    def follow(self, code: str, secret: str, link: str | None) -> None:
+        """Bring the class to `link` (a path with its query, on this server), or release it (None)."""
+        if link is not None and not link.startswith("/"):
+            raise ValueError("a follow link is a path on this server")
+        with self._sessions.begin() as db:
+            klass = self._teacher(db, code, secret)
+            if link is not None:
+                klass.follow = _limited("link", link, 1000)
+                klass.follow_n += 1
+            else:
+                klass.follow = None
+
     def purge_expired(self, now: datetime) -> int:
         """Delete every class started longer ago than the retention period; returns how many."""
         with self._sessions.begin() as db:
@@ -242,6 +278,15 @@ class ClassStore:
             klass = self._live(db, code)
             assert klass is not None
             return ClassInfo(klass.code, klass.created_at, klass.created_at + retention())
+
+    def status(self, code: str) -> Status:
+        """A student's poll: the current question and the teacher's follow link, in one session."""
+        with self._sessions() as db:
+            klass = self._live(db, code)
+            assert klass is not None
+            question = self._current(db, code)
+            info = None if question is None else _question_info(question)
+            return Status(info, klass.follow, klass.follow_n)
 
     def current_question(self, code: str) -> QuestionInfo | None:
         with self._sessions() as db:
@@ -265,6 +310,8 @@ class ClassStore:
                 raise NoQuestion(_normal_code(code))
             if question is not None and question != current.id:
                 raise QuestionClosed(_normal_code(code))
+            if current.revealed:  # the projector shows the answers: they no longer change
+                raise AlreadyRevealed(_normal_code(code))
             values = {"question_id": current.id, "session": session, "nickname": name, "text": cleaned}
             insert = postgresql.insert if db.get_bind().dialect.name == "postgresql" else sqlite.insert
             upsert = (
@@ -331,7 +378,7 @@ class ClassStore:
 
 
 def _question_info(q: Question) -> QuestionInfo:
-    return QuestionInfo(q.id, q.key, q.prompt, list(q.options), q.asked_at, q.revealed)
+    return QuestionInfo(q.id, q.key, q.prompt, list(q.options), q.asked_at, q.revealed, dict(q.details or {}))
 
 
 def _csv_safe(cell: object) -> str:

@@ -1,0 +1,325 @@
+"""What class mode draws (issue 35): the code for the projector with its QR code, a student's question
+(polled, answered with one Send), the projector's live count, the class's answers beside the model's, and
+the teacher's buttons inside the lessons ("Ask the class", "Bring the class here").
+
+This module never talks to the class store: the page, and app.py for the parts on every page, hand it
+the store's operations as functions (`install`), so components stay below serving. Everything a student
+typed is shown as text: widget values, plotly bars (escaped in components.charts) and light charts.
+"""
+
+from __future__ import annotations
+
+import io
+import secrets
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlsplit
+
+import streamlit as st
+
+from model_zoo import ModelZooError
+
+from .charts import build_score_bars
+from .i18n import md_escape, t, t_plain
+from .notices import render_error
+from .road import CLASSROOM, HOME, PLAYGROUND, ready_lessons
+
+POLL_S = 2.0  # a student's screen asks for the current question this often (the issue: within two seconds)
+COUNT_S = 1.0  # the projector's count
+TEACHER = "class_teacher"  # session_state: (code, secret) while this browser tab teaches a class
+STUDENT = "class_student"  # session_state: the code of the class this tab has joined
+SESSION = "class_session"  # session_state: this tab's random id in the store (not a person)
+CLASS_PAGE = CLASSROOM.file
+
+
+class QuestionLike(Protocol):  # serving.classroom's records, read-only
+    @property
+    def id(self) -> int: ...
+    @property
+    def prompt(self) -> str: ...
+    @property
+    def options(self) -> list[Any]: ...
+    @property
+    def revealed(self) -> bool: ...
+    @property
+    def details(self) -> dict[str, Any]: ...
+
+
+class StatusLike(Protocol):
+    @property
+    def question(self) -> QuestionLike | None: ...
+    @property
+    def follow(self) -> str | None: ...
+    @property
+    def follow_n(self) -> int: ...
+
+
+class ClassLike(Protocol):
+    @property
+    def code(self) -> str: ...
+
+
+class Store(Protocol):
+    """The class store's operations this module calls (serving.classroom.ClassStore's)."""
+
+    def status(self, code: str) -> StatusLike: ...
+    def answer(self, code: str, session: str, text: str, nickname: str | None, question: int | None) -> int: ...
+    def ask(
+        self, code: str, secret: str, key: str, prompt: str, options: Sequence[str], details: dict[str, Any] | None
+    ) -> object: ...
+    def follow(self, code: str, secret: str, link: str | None) -> None: ...
+    def join(self, code: str) -> ClassLike: ...
+
+
+_stores: list[Callable[[], Store]] = []
+
+
+def install(get_store: Callable[[], Store]) -> None:
+    """The store to call (app.py, on every run: a function, so nothing opens the database before it is used)."""
+    _stores[:] = [get_store]
+
+
+def store() -> Store:
+    return _stores[0]()
+
+
+def teacher() -> tuple[str, str] | None:
+    """(code, secret) where this tab teaches a class."""
+    found = st.session_state.get(TEACHER)
+    return found if isinstance(found, tuple) and _stores else None
+
+
+def session_id() -> str:
+    """This tab's random id in the class store: one answer per question per tab (a resend replaces it)."""
+    if SESSION not in st.session_state:
+        st.session_state[SESSION] = secrets.token_urlsafe(16)
+    return str(st.session_state[SESSION])
+
+
+def here() -> str:
+    """This view as a path on this server with its query (what "Bring the class here" sends students to)."""
+    url = urlsplit(st.context.url or "/")
+    query = [(k, v) for k, v in parse_qsl(url.query) if k not in ("code", "key")]
+    return (url.path or "/") + ("?" + "&".join(f"{k}={v}" for k, v in _quoted(query)) if query else "")
+
+
+def _quoted(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    from urllib.parse import quote
+
+    return [(quote(k, safe=""), quote(v, safe="")) for k, v in pairs]
+
+
+def page_of(link: str) -> tuple[str, dict[str, str]] | None:
+    """The page file and query a follow link names (None for a link to no page of the app)."""
+    url = urlsplit(link)
+    name = url.path.strip("/").rsplit("/", 1)[-1]
+    lessons = {lesson.key: lesson.file for lesson in (*ready_lessons(), HOME, PLAYGROUND, CLASSROOM)}
+    file = lessons.get(name or HOME.key)
+    return None if file is None else (file, dict(parse_qsl(url.query)))
+
+
+# -- the projector -----------------------------------------------------------------------------------
+def qr_png(link: str) -> bytes:
+    """The students' link as a QR code (segno, pure Python): a PNG the projector shows large."""
+    import segno
+
+    out = io.BytesIO()
+    segno.make(link, error="m").save(out, kind="png", scale=8, border=2)
+    return out.getvalue()
+
+
+def render_code(code: str, link: str) -> None:
+    """The class's code, large enough to read from the back of a room, and the QR code of `link`."""
+    words, picture = st.columns([3, 2], vertical_alignment="center")
+    with words:
+        st.caption(t("class.code_label"))
+        st.markdown(
+            f"<div class='class-code' style='font-size:6rem;font-weight:700;letter-spacing:.12em;"
+            f"font-family:monospace;line-height:1.1'>{code}</div>",
+            unsafe_allow_html=True,
+        )  # A-Z, 2-9 only
+        st.write(t("class.students_link", link=link, code=code))
+    picture.image(qr_png(link), width=260, caption=t_plain("class.qr"))
+
+
+def render_count(count: Callable[[], int]) -> None:
+    """ "N answered", refreshed every COUNT_S while the question is open."""
+
+    @st.fragment(run_every=COUNT_S)
+    def counter() -> None:
+        try:
+            n = count()
+        except ModelZooError as err:
+            render_error(err)
+            return
+        st.markdown(
+            f"<div style='font-size:3rem;font-weight:700'>{t_plain('class.answered', n=n)}</div>",
+            unsafe_allow_html=True,
+        )  # a number and our own words
+
+    counter()
+
+
+def comparison(bars: Sequence[tuple[str, int]], answer: str, label: Callable[[str], str]) -> str:
+    """The one line under the reveal: how many answered as the model did, and the class's commonest answer."""
+    n = sum(c for _, c in bars)
+    if not n:
+        return t_plain("class.compare_none")
+    same = sum(c for text, c in bars if text.casefold() == answer.casefold())
+    top, top_n = bars[0]
+    return t_plain(
+        "class.compare", same=same, n=n, share=f"{same / n:.0%}", answer=label(answer), top=label(top), top_n=top_n
+    )
+
+
+def render_reveal(
+    bars: Sequence[tuple[str, int]], model: str, answer: str, label: Callable[[str], str], extra: str = ""
+) -> None:
+    """The class's answers as bars, largest first, beside the live model's answer and one line comparing them."""
+    n = sum(c for _, c in bars) or 1
+    chart, model_side = st.columns([3, 2])
+    with chart:
+        pairs = [(label(text), c / n) for text, c in bars[:12]]
+        st.plotly_chart(build_score_bars(pairs, t_plain("class.chart", n=sum(c for _, c in bars))), key="class_bars")
+    with model_side:
+        st.metric(t_plain("class.model_says", model=model), label(answer))
+        if extra:
+            st.caption(extra)
+    st.markdown(f"**{t_plain('class.compare_lead')}** " + md_escape(comparison(bars, answer, label)))
+
+
+# -- the lessons' buttons ----------------------------------------------------------------------------
+def render_ask(key: str, prompt: str, options: Sequence[str], details: Callable[[], dict[str, Any] | None]) -> None:
+    """ "Ask the class" under a lesson's question, for the teacher only: the question, its options and the
+    live model's answer (`details`, computed on the click) go to the class; the tab turns into the projector."""
+    found = teacher()
+    if found is None:
+        return
+    if not st.button(t("class.ask"), key=f"class_ask_{key}", icon=":material/campaign:"):
+        return
+    try:
+        facts = details()
+    except ModelZooError as err:
+        render_error(err)
+        return
+    if facts is None:
+        return
+    code, secret = found
+    try:
+        store().ask(code, secret, key, prompt, options, facts | {"link": here()})
+    except ModelZooError as err:
+        render_error(err)
+        return
+    st.switch_page(CLASS_PAGE, query_params={"code": code, "key": secret})
+
+
+def render_teacher_sidebar() -> None:
+    """On every lesson, while this tab teaches: the class's code, "Bring the class here" and the way back."""
+    found = teacher()
+    if found is None:
+        return
+    code, secret = found
+    with st.sidebar.container(border=True, key="class_teacher_box"):
+        st.markdown(t("class.teaching", code=code))
+        if st.button(t("class.follow_here"), key="class_follow_here", icon=":material/group:"):
+            store().follow(code, secret, here())
+            st.toast(t_plain("class.followed"))
+        st.page_link(
+            CLASS_PAGE,
+            label=t_plain("class.projector"),
+            icon=":material/co_present:",
+            query_params={"code": code, "key": secret},
+        )
+
+
+# -- a student's screen ------------------------------------------------------------------------------
+def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) -> None:
+    """The current question of class `code`, asked for every POLL_S without a click, and a Send button; the
+    teacher's "bring the class here" moves this tab. `big`: the Class page's own (else a box atop a lesson)."""
+
+    @st.fragment(run_every=POLL_S)
+    def panel() -> None:
+        try:
+            now = store().status(code)
+        except ModelZooError as err:
+            render_error(err)
+            st.session_state.pop(STUDENT, None)  # an ended or expired class: the tab leaves it
+            return
+        seen = st.session_state.get("class_follow_seen")
+        if now.follow and now.follow_n != seen:
+            st.session_state["class_follow_seen"] = now.follow_n
+            target = page_of(now.follow)
+            if target is not None:
+                st.switch_page(target[0], query_params=target[1])
+        elif seen is None:
+            st.session_state["class_follow_seen"] = now.follow_n
+        with st.container(border=True, key="class_student_box"):
+            st.caption(t("class.you_are_in", code=code))
+            if now.question is None:
+                st.write(t("class.wait"))
+                return
+            render_question(code, now.question, uses_word, big)
+
+    panel()
+
+
+def render_question(code: str, question: QuestionLike, uses_word: Callable[[str, str], bool], big: bool) -> None:
+    """One question as a student answers it: the options (or a box), a nickname on the Class page, Send."""
+    qid, details = question.id, question.details
+    labels: dict[str, str] = details.get("labels", {})
+    (st.subheader if big else st.markdown)(md_escape(question.prompt))
+    sent_key = f"class_sent_{qid}"
+    if question.revealed:  # the answers are on the projector: what this tab sent, and the model's answer
+        if sent_key in st.session_state:
+            mine = st.session_state[sent_key]
+            st.write(t("class.you_sent", answer=labels.get(mine, mine)))
+        if "answer" in details:
+            answer = str(details["answer"])
+            said = t("class.revealed", model=details.get("model", ""), answer=labels.get(answer, answer))
+            st.info(said, icon=":material/lightbulb:")
+        else:
+            st.info(t("class.revealed_map"), icon=":material/lightbulb:")
+        return
+    with st.form(key=f"class_form_{qid}", border=False, enter_to_submit=True):
+        if question.options:
+            choice = st.radio(
+                t("class.your_answer"),
+                [str(o) for o in question.options],
+                index=None,
+                format_func=lambda o: labels.get(o, o),
+                horizontal=True,
+            )
+        else:
+            choice = st.text_input(t("class.your_answer"), max_chars=200)
+        if big:
+            st.text_input(t("class.nickname"), max_chars=24, key="class_nickname")
+        pressed = st.form_submit_button(t("class.send"), type="primary")
+    if pressed:
+        word = details.get("word")
+        if not choice or not str(choice).strip():
+            st.info(t("class.empty"), icon=":material/info:")
+        elif word and not uses_word(str(choice), word):
+            st.info(t("class.must_use", word=word), icon=":material/info:")
+        else:
+            try:
+                store().answer(code, session_id(), str(choice), st.session_state.get("class_nickname") or None, qid)
+                st.session_state[sent_key] = str(choice)
+            except ModelZooError as err:
+                render_error(err)
+    if sent_key in st.session_state:
+        mine = st.session_state[sent_key]
+        st.success(t("class.sent", answer=labels.get(mine, mine)), icon=":material/check_circle:")
+
+
+def render_join() -> None:
+    """A code box for a student who did not come through the link."""
+    with st.form("class_join", border=True):
+        st.subheader(t("class.join_title"))
+        code = st.text_input(t("class.code"), max_chars=12, placeholder="ABC234")
+        if st.form_submit_button(t("class.join"), type="primary"):
+            try:
+                st.session_state[STUDENT] = store().join(code).code
+            except ModelZooError as err:
+                render_error(err)
+                return
+            st.rerun()

@@ -1,0 +1,191 @@
+"""The Class page (issue 35) as a teacher and students meet it, each an AppTest session of the whole app on
+one SQLite class store: start, join by link or code, a question asked from a lesson and answered, the
+projector's count and reveal beside the model, moderation, follow-me, and the end of the class. The
+same in real browsers, eight students and two workers: tests/test_class_browser.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import all_text, app
+from tests.test_bad_input import BAD
+
+
+@pytest.fixture(autouse=True)
+def class_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A class store of this test's own: a SQLite file in its temporary folder."""
+    from serving.classroom import store as store_module
+
+    url = f"sqlite:///{tmp_path / 'class.sqlite3'}"
+    monkeypatch.setenv("CONTEXTLAB_DB", url)
+    yield url
+    with store_module._stores_lock:
+        found = store_module._stores.pop(url, None)
+    if found is not None:
+        found.close()
+
+
+def open_class(**query: str):  # noqa: ANN201
+    """The Class page in a fresh session (its url_path, /class, is not its file's name: AppTest finds such
+    a page only after a first run has registered the app's pages)."""
+    at = app(**query).run()
+    at.switch_page("pages/classroom.py")
+    return at.run()
+
+
+def start_class():  # noqa: ANN201
+    """A teacher's tab that has pressed "Start a class": (the AppTest, code, secret)."""
+    at = open_class()
+    next(b for b in at.button if b.label == "Start a class").click().run()
+    assert not at.exception
+    code, secret = at.query_params["code"], at.query_params["key"]
+    return at, code if isinstance(code, str) else code[0], secret if isinstance(secret, str) else secret[0]
+
+
+def all_text_and_success(at) -> str:  # noqa: ANN001
+    return all_text(at) + "\n" + "\n".join(str(e.value) for e in at.success)
+
+
+def store():  # noqa: ANN201
+    from serving import class_mode
+
+    return class_mode.store()
+
+
+def test_the_page_offers_to_join_or_start_and_asks_nothing_personal() -> None:
+    at = open_class()
+    assert not at.exception
+    said = all_text(at)
+    assert "Join a class" in said and "Teach" in said and "nothing personal is asked" in said
+    assert [b.label for b in at.button if b.label == "Start a class"] and len(at.text_input) == 1  # the code only
+
+
+def test_a_started_class_shows_its_code_and_keeps_it_on_reload() -> None:
+    at, code, secret = start_class()
+    assert len(code) == 6 and len(secret) >= 22  # 128 bits and more, URL-safe
+    assert code in all_text(at) and f"class?code={code}" in all_text(at)
+    assert at.get("imgs") or at.get("image")  # the QR code
+    again = open_class(code=code, key=secret)  # a reload: a fresh session, same URL
+    assert not again.exception and code in all_text(again) and "Reveal" not in all_text(again)
+    assert any(b.label == "Ask the class" for b in again.button)
+
+
+def test_students_answer_the_projector_counts_and_reveals_beside_the_model() -> None:
+    at, code, secret = start_class()
+    question = store().ask(
+        code, secret, "mlm_paris", "Which word does the model put in the blank?", ["france", "paris"],
+        {"kind": "lesson", "answer": "france", "model": "tiny-mlm", "labels": {"france": "France", "paris": "Paris"}},
+    )  # fmt: skip
+    students = []
+    for choice in ("France", "France", "Paris"):
+        student = open_class(code=code)
+        assert not student.exception and "Which word does the model put in the blank?" in all_text(student)
+        assert not any(
+            b.label in ("Reveal", "Ask the class", "End the class and delete its answers") for b in student.button
+        )
+        student.radio[0].set_value(next(o for o in ("france", "paris") if o.capitalize() == choice))
+        next(b for b in student.button if b.label == "Send").click().run()
+        assert not student.exception and "Sent:" in all_text_and_success(student)
+        students.append(student)
+    assert store().count(code, question.id) == 3
+    at.run()
+    assert "3 answered" in all_text(at)
+    next(b for b in at.button if b.label == "Reveal").click().run()
+    said = all_text(at)
+    assert "2 of 3 (67%) answered “France”, as the model did" in said and "most common answer was “France” (2)" in said
+    assert at.get("metric")[0].value == "France"
+
+
+def test_a_lessons_question_is_asked_from_the_lesson_with_the_live_models_answer() -> None:
+    """The teacher's tab, on the One-hot lesson: "Ask the class" under its check-yourself question sends
+    the question, its options and the answer the page computes now; the tab turns into the projector."""
+    at, code, secret = start_class()
+    at.switch_page("pages/onehot.py").run()
+    assert not at.exception
+    asks = [b for b in at.button if b.label == "Ask the class"]
+    assert asks, "no Ask the class button in the teacher's lesson"
+    next(b for b in at.button if b.key == "class_ask_onehot_cos").click().run()
+    asked = store().status(code).question
+    assert asked is not None and asked.key == "onehot_cos" and "cosine similarity" in asked.prompt
+    assert asked.details["answer"] in asked.options and asked.details["why"]  # the live answer is an option
+    assert "0 answered" in all_text(at) or "Reveal" in [b.label for b in at.button]
+    student = open_class(code=code)
+    assert not any(b.key and b.key.startswith("class_ask_") for b in student.button)
+    student.switch_page("pages/onehot.py").run()  # a student in a lesson: the question atop it, no teacher button
+    assert "cosine similarity" in all_text(student) and not any(b.label == "Ask the class" for b in student.button)
+
+
+def test_the_teacher_brings_the_class_to_a_view_and_releases_it() -> None:
+    at, code, secret = start_class()
+    at.switch_page("pages/onehot.py").run()
+    next(b for b in at.button if b.label == "Bring the class here").click().run()
+    status = store().status(code)
+    assert status.follow is not None and status.follow.startswith("/") and status.follow_n == 1
+    at.switch_page("pages/classroom.py").run()
+    next(b for b in at.button if b.label == "Release the class to explore").click().run()
+    assert store().status(code).follow is None
+
+
+def test_bad_answers_and_nicknames_are_stored_and_shown_as_text() -> None:
+    """The reliability tests' bad inputs as a class's answers (and nicknames): the projector draws them as
+    text (escaped in the chart, plain text in the moderation list), runs nothing and stays up."""
+    import json
+
+    at, code, secret = start_class()
+    question = store().ask(
+        code, secret, "class_blank", "Which word?", (), {"kind": "blank", "answer": "x", "model": "m"}
+    )
+    store()._clock = iter(range(10**6)).__next__  # one send a second on a fake clock: the rate limit has its own test
+    sent = {}
+    for i, value in enumerate(BAD.values()):
+        try:
+            store().answer(code, f"s{i}", value, nickname=value[:24], question=question.id)
+            sent[i] = value
+        except ValueError:  # empty, or over the length limit: one sentence, tested in test_classroom_store
+            pass
+    store().reveal(code, secret, question.id)
+    at = open_class(code=code, key=secret)
+    html = BAD["html and script"]
+    assert not at.exception and html in sent.values() and BAD["markdown image"] in sent.values()
+    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["y"]
+    assert html not in bars and any("&lt;" in label for label in bars)  # plotly reads <b>, <a>: escaped
+    listed = [str(e.value) for e in at.get("text")]
+    assert any(html in line for line in listed)  # the moderation list: exactly what was sent, as text
+    assert all("<img" not in str(m.value) and "<script" not in str(m.value) for m in at.markdown)
+
+
+def test_ending_the_class_deletes_it_and_its_students_are_told_in_one_sentence() -> None:
+    at, code, secret = start_class()
+    student = open_class(code=code)
+    next(b for b in at.button if b.label == "End the class and delete its answers").click().run()
+    assert "The class has ended" in "\n".join(str(s.value) for s in at.success)
+    with pytest.raises(Exception):  # noqa: B017, PT011
+        store().join(code)
+    student.run()
+    assert f"There is no class with the code “{code}”" in all_text(student)
+
+
+def test_the_classs_sentences_land_on_the_word_senses_map_coloured_by_their_vote(tiny_zoo: Path) -> None:
+    from tests.conftest import light_charts
+
+    at, code, secret = start_class()
+    next(b for b in at.button if b.label == "Ask the class").click().run()  # the first task: a sentence with "bank"
+    question = store().status(code).question
+    assert question is not None and question.details["word"] == "bank"
+    for i, text in enumerate(("We sat on the bank of the river.", "The bank lent me money.", "I like trains.")):
+        student = open_class(code=code)
+        student.text_input[0].set_value(text)
+        next(b for b in student.button if b.label == "Send").click().run()
+        said = all_text(student) + "\\n".join(str(e.value) for e in student.success)
+        assert ("does not use “bank”" in said) == (i == 2)
+    next(b for b in at.button if b.label == "Reveal").click().run()
+    assert not at.exception
+    chart = light_charts(at)["class_map"]
+    assert [p["sentence"] for p in chart["others"]] == ["We sat on the bank of the river.", "The bank lent me money."]
+    assert all(0 <= p["sense"] < len(chart["senses"]) for p in chart["others"])
+    assert "the nearest shipped uses of the class's 2 sentences vote" in all_text(at)
+    at.slider[0].set_value(0).run()  # step to the embeddings: the map is drawn anew at that layer
+    assert "layer 0" in light_charts(at)["class_map"]["title"]
