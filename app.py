@@ -15,6 +15,7 @@ from components import classroom_view
 from components.i18n import DEFAULT_LANG, LANGS, t
 from components.road import CLASSROOM, HOME, PLAYGROUND, Lesson, ready_lessons
 from components.url import key_from_url
+from model_zoo import ModelZooError
 
 FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"  # local: nothing fetched from outside
 
@@ -30,6 +31,11 @@ def class_mode_on(url_path: str) -> None:
     classroom_view.install(class_store)
     if url_path == CLASSROOM.key:
         return
+    if classroom_view.STUDENT not in st.session_state and (followed := st.query_params.get(classroom_view.JOINED)):
+        try:  # a followed student's tab that reconnected (a restarted worker, a reload) rejoins its class
+            st.session_state[classroom_view.STUDENT] = class_store().join(followed).code
+        except ModelZooError:
+            del st.query_params[classroom_view.JOINED]  # an ended class: the lesson goes on alone
     if code := st.session_state.get(classroom_view.STUDENT):
         classroom_view.render_student(code, uses_word, big=False)
     classroom_view.render_teacher_sidebar()

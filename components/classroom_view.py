@@ -28,6 +28,7 @@ POLL_S = 2.0  # a student's screen asks for the current question this often (the
 COUNT_S = 1.0  # the projector's count
 TEACHER = "class_teacher"  # session_state: (code, secret) while this browser tab teaches a class
 STUDENT = "class_student"  # session_state: the code of the class this tab has joined
+JOINED = "class"  # the query parameter that keeps a followed student's class in the URL
 SESSION = "class_session"  # session_state: this tab's random id in the store (not a person)
 CLASS_PAGE = CLASSROOM.file
 
@@ -99,7 +100,7 @@ def session_id() -> str:
 def here() -> str:
     """This view as a path on this server with its query (what "Bring the class here" sends students to)."""
     url = urlsplit(st.context.url or "/")
-    query = [(k, v) for k, v in parse_qsl(url.query) if k not in ("code", "key")]
+    query = [(k, v) for k, v in parse_qsl(url.query) if k not in ("code", "key", JOINED)]
     return (url.path or "/") + ("?" + "&".join(f"{k}={v}" for k, v in _quoted(query)) if query else "")
 
 
@@ -128,8 +129,15 @@ def qr_png(link: str) -> bytes:
     return out.getvalue()
 
 
-def render_code(code: str, link: str) -> None:
-    """The class's code, large enough to read from the back of a room, and the QR code of `link`."""
+def render_code(code: str, link: str, big: bool = True) -> None:
+    """The class's code, large enough to read from the back of a room, and the QR code of `link`; once a
+    question is on (`big` False) one line with the code, the QR code a click away."""
+    if not big:
+        line, qr = st.columns([5, 1], vertical_alignment="center")
+        line.markdown(t("class.code_line", code=code, link=link))
+        with qr.popover(t_plain("class.qr"), icon=":material/qr_code_2:"):
+            st.image(qr_png(link), width=260)
+        return
     words, picture = st.columns([3, 2], vertical_alignment="center")
     with words:
         st.caption(t("class.code_label"))
@@ -249,8 +257,8 @@ def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) 
         if now.follow and now.follow_n != seen:
             st.session_state["class_follow_seen"] = now.follow_n
             target = page_of(now.follow)
-            if target is not None:
-                st.switch_page(target[0], query_params=target[1])
+            if target is not None:  # the class's code goes along: a tab that reconnects to another worker rejoins
+                st.switch_page(target[0], query_params=target[1] | {JOINED: code})
         elif seen is None:
             st.session_state["class_follow_seen"] = now.follow_n
         with st.container(border=True, key="class_student_box"):

@@ -14,13 +14,15 @@ from components import classroom_view as view
 from components.frame import ensure_app_frame
 from components.i18n import t, t_plain
 from components.light_charts import Own, build_sense_map, chart_labels, render_light_chart
-from components.notices import render_error
+from components.notices import render_error, render_script_note
 from components.quiz import listed
 from model_zoo import ModelZooError
+from model_zoo.registry import FILL_MASK, list_models
 from serving import class_mode, lesson_senses
 from serving.classroom import NotTeacher, QuestionInfo
 
 BLANK = "Paris is the capital of [MASK]."
+MODELS = {card.name for card in list_models()}
 
 
 def students_link(code: str) -> str:
@@ -98,6 +100,8 @@ def current(code: str, secret: str, question: QuestionInfo) -> None:
         labels = details.get("labels", {})
         extra = details.get("top") or details.get("why", "")
         view.render_reveal(bars, details.get("model", ""), str(details["answer"]), lambda o: labels.get(o, o), extra)
+        if details.get("kind") == "blank" and details.get("model") in MODELS:  # Chinese on an English-only model
+            render_script_note(details.get("model", ""), question.prompt, FILL_MASK)
     moderate(code, secret, question)
 
 
@@ -174,9 +178,9 @@ def follow_and_end(code: str, secret: str) -> None:
 
 
 def teach(code: str, secret: str) -> None:
-    view.render_code(code, students_link(code))
-    st.caption(t("class.keep_link"))
     question = class_mode.store().current_question(code)
+    view.render_code(code, students_link(code), big=question is None)
+    st.caption(t("class.keep_link"))
     if question is not None:
         with st.container(border=True, key="class_current"):
             current(code, secret, question)

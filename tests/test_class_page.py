@@ -135,9 +135,8 @@ def test_bad_answers_and_nicknames_are_stored_and_shown_as_text() -> None:
     import json
 
     at, code, secret = start_class()
-    question = store().ask(
-        code, secret, "class_blank", "Which word?", (), {"kind": "blank", "answer": "x", "model": "m"}
-    )
+    details = {"kind": "blank", "answer": "x", "model": "smollm2-135m-mlm"}
+    question = store().ask(code, secret, "class_blank", "Which word?", (), details)
     store()._clock = iter(range(10**6)).__next__  # one send a second on a fake clock: the rate limit has its own test
     sent = {}
     for i, value in enumerate(BAD.values()):
@@ -152,7 +151,7 @@ def test_bad_answers_and_nicknames_are_stored_and_shown_as_text() -> None:
     assert not at.exception and html in sent.values() and BAD["markdown image"] in sent.values()
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["y"]
     assert html not in bars and any("&lt;" in label for label in bars)  # plotly reads <b>, <a>: escaped
-    listed = [str(e.value) for e in at.get("text")]
+    listed = [str(e.value) for e in at.text]
     assert any(html in line for line in listed)  # the moderation list: exactly what was sent, as text
     assert all("<img" not in str(m.value) and "<script" not in str(m.value) for m in at.markdown)
 
@@ -189,3 +188,16 @@ def test_the_classs_sentences_land_on_the_word_senses_map_coloured_by_their_vote
     assert "the nearest shipped uses of the class's 2 sentences vote" in all_text(at)
     at.slider[0].set_value(0).run()  # step to the embeddings: the map is drawn anew at that layer
     assert "layer 0" in light_charts(at)["class_map"]["title"]
+
+
+def test_a_followed_students_tab_that_reconnects_rejoins_its_class() -> None:
+    """A worker restarts: the student's tab comes back as a new session on the lesson it was brought to
+    (its URL holds the class's code), and the question is still atop the page."""
+    at, code, secret = start_class()
+    store().ask(code, secret, "class_blank", "Which word goes in the blank?", (), {"kind": "blank"})
+    student = app(**{"class": code}).run()
+    student.switch_page("pages/onehot.py").run()
+    assert not student.exception and "Which word goes in the blank?" in all_text(student)
+    store().end_class(code, secret)
+    gone = app(**{"class": code}).run()
+    assert not gone.exception and "class" not in gone.query_params  # an ended class: the lesson goes on alone
