@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import all_text, app
+from tests.conftest import all_text, app, open_page
 from tests.test_bad_input import BAD
 
 
@@ -29,11 +29,7 @@ def class_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def open_class(**query: str):  # noqa: ANN201
-    """The Class page in a fresh session (its url_path, /class, is not its file's name: AppTest finds such
-    a page only after a first run has registered the app's pages)."""
-    at = app(**query).run()
-    at.switch_page("pages/classroom.py")
-    return at.run()
+    return open_page("pages/classroom.py", **query)
 
 
 def start_class():  # noqa: ANN201
