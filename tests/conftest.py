@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import socket
+import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 # Before huggingface_hub is imported anywhere: tests see an empty, private HF cache, so a
@@ -215,7 +220,11 @@ def app(**query: str):
 
 def open_page(path: str, **query: str):
     """Run the app on page `path` (pages/....py) with `query` in the URL."""
+    from components.road import CLASSROOM
+
     at = app(**query)
+    if path == CLASSROOM.file:  # its url_path (/class) is not its file's name: AppTest finds such a page
+        at.run()  # only once a first run has registered the app's pages
     at.switch_page(path)
     return at.run()
 
@@ -384,3 +393,61 @@ def tiny_zoo(tiny_zoo_dir: Path, tiny_mntp: tuple[Path, Path], monkeypatch: pyte
     for resource in holding_models:
         resource.clear()
     serving.SLOW.clear()
+
+
+# -- a PostgreSQL server for the class store (tests/test_classroom_store.py, tests/test_class_browser.py) --
+def _postgres_bin() -> Path:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name))
+    if not found and shutil.which("initdb"):
+        return Path(shutil.which("initdb") or "").parent
+    if not found:
+        pytest.fail("PostgreSQL is not installed here: run `make postgresql` (Debian's postgresql) first.")
+    return found[-1].parent
+
+
+def _as_postgres(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run a PostgreSQL program as the postgres user (the server refuses to run as root)."""
+    prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    return subprocess.run(prefix + args, check=True, capture_output=True, text=True, timeout=60)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server of its own, in a temporary folder, reached over a unix socket there:
+    yields a URL without a database name."""
+    bin_dir = _postgres_bin()
+    folder = Path(tempfile.mkdtemp(prefix="contextlab-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres")
+    data, port = folder / "data", _free_port()
+    _as_postgres([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
+    options = f"-k {folder} -p {port} -c listen_addresses='' -c fsync=off"
+    _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"])
+    try:
+        yield f"postgresql://postgres@/{{}}?host={folder}&port={port}"
+    finally:
+        _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"])
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def fresh_database(server: str, name: str) -> Iterator[str]:
+    """A new, empty database `name` on a `postgres_server` (dropped afterwards): its URL."""
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(server.format("postgres").replace("postgresql://", "postgresql+psycopg://"))
+    with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        c.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield server.format(name)
+    finally:
+        with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

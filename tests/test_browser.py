@@ -24,7 +24,9 @@ pytestmark = pytest.mark.browser
 SHOTS = ROOT / "artifacts" / "screens"
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
 # Every page the app serves: the home page, the tools (playground, class) and each lesson on the road.
-PAGES = {"home": "", "playground": "playground", "class": "class"} | {lesson.key: lesson.key for lesson in ready_lessons()}
+PAGES = {"home": "", "playground": "playground", "class": "class"} | {
+    lesson.key: lesson.key for lesson in ready_lessons()
+}
 
 
 def chromium_path() -> str | None:
@@ -38,11 +40,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], seconds: float, what: str) -> None:
+    """Wait until `url` answers Streamlit's health check; raise with `proc`'s output if it dies or takes longer."""
+    deadline = time.time() + seconds
+    while True:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                out = proc.stdout.read().decode() if proc.stdout else ""
+                raise RuntimeError(f"{what} did not start:\n{out}") from None
+            time.sleep(0.5)
+
+
 @contextlib.contextmanager
-def serve() -> Iterator[str]:
-    """A fresh `streamlit run app.py` on a free port; its URL."""
+def serve(extra_env: dict[str, str] | None = None) -> Iterator[str]:
+    """A fresh `streamlit run app.py` on a free port, with `extra_env` in its environment; its URL."""
     port = free_port()
-    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}  # the classics are out of reach
+    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", **(extra_env or {})}  # the classics are out of reach
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"],
         cwd=ROOT,
@@ -52,16 +69,7 @@ def serve() -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    out = proc.stdout.read().decode() if proc.stdout else ""
-                    raise RuntimeError(f"streamlit did not start:\n{out}") from None
-                time.sleep(0.5)
+        wait_healthy(url, proc, 90, "streamlit")
         yield url
     finally:
         proc.terminate()

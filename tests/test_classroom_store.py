@@ -7,16 +7,12 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-import shutil
-import socket
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from serving.classroom import (
     ALPHABET,
@@ -31,53 +27,14 @@ from serving.classroom import (
     UnknownClass,
     clean,
 )
+from tests.conftest import fresh_database
 from tests.test_bad_input import BAD
 
 TABLES = ("contextlab_classes", "contextlab_questions", "contextlab_answers")
 VERSION_TABLE = "contextlab_class_version"  # Alembic's own table, not a model
 
 
-# -- the two databases ---------------------------------------------------------------------------
-def _postgres_bin() -> Path:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name))
-    if not found and shutil.which("initdb"):
-        return Path(shutil.which("initdb") or "").parent
-    if not found:
-        pytest.fail("PostgreSQL is not installed here: run `make postgresql` (Debian's postgresql) first.")
-    return found[-1].parent
-
-
-def _as_postgres(args: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run a PostgreSQL program as the postgres user (the server refuses to run as root)."""
-    prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    return subprocess.run(prefix + args, check=True, capture_output=True, text=True, timeout=60)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """A PostgreSQL server of its own, in a temporary folder, reached over a unix socket there:
-    yields a URL without a database name."""
-    bin_dir = _postgres_bin()
-    folder = Path(tempfile.mkdtemp(prefix="contextlab-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres")
-    data, port = folder / "data", _free_port()
-    _as_postgres([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
-    options = f"-k {folder} -p {port} -c listen_addresses='' -c fsync=off"
-    _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"])
-    try:
-        yield f"postgresql://postgres@/{{}}?host={folder}&port={port}"
-    finally:
-        _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"])
-        shutil.rmtree(folder, ignore_errors=True)
-
-
+# -- the two databases (the PostgreSQL server: tests/conftest.py's postgres_server) -----------------
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty database: a SQLite file, or a new database on the test's PostgreSQL server."""
@@ -85,17 +42,8 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'class.sqlite3'}"
         return
     server: str = request.getfixturevalue("postgres_server")
-    name = f"class_{os.getpid()}_{abs(hash(request.node.nodeid)) % 10**9}"
-    admin = create_engine(server.format("postgres").replace("postgresql://", "postgresql+psycopg://"))
-    with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
-        c.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-        c.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield server.format(name)
-    finally:
-        with admin.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
-            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with fresh_database(server, f"class_{os.getpid()}_{abs(hash(request.node.nodeid)) % 10**9}") as url:
+        yield url
 
 
 @pytest.fixture
