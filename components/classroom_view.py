@@ -10,6 +10,7 @@ typed is shown as text: widget values, plotly bars (escaped in components.charts
 from __future__ import annotations
 
 import io
+import re
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -29,6 +30,8 @@ COUNT_S = 1.0  # the projector's count
 TEACHER = "class_teacher"  # session_state: (code, secret) while this browser tab teaches a class
 STUDENT = "class_student"  # session_state: the code of the class this tab has joined
 JOINED = "class"  # the query parameter that keeps a followed student's class in the URL
+ME = "me"  # the one that keeps the tab's random id (session_id)
+_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 SESSION = "class_session"  # session_state: this tab's random id in the store (not a person)
 CLASS_PAGE = CLASSROOM.file
 
@@ -70,6 +73,7 @@ class Store(Protocol):
     ) -> object: ...
     def follow(self, code: str, secret: str, link: str | None) -> None: ...
     def join(self, code: str) -> ClassLike: ...
+    def my_answer(self, code: str, session: str, question: int) -> str | None: ...
 
 
 _stores: list[Callable[[], Store]] = []
@@ -91,16 +95,20 @@ def teacher() -> tuple[str, str] | None:
 
 
 def session_id() -> str:
-    """This tab's random id in the class store: one answer per question per tab (a resend replaces it)."""
+    """This tab's random id in the class store: one answer per question per tab (a resend replaces it). It
+    is kept in the tab's URL (?me=...), so a reload, or a reconnect to another worker, is the same student
+    again, not a second answer; it names no one."""
     if SESSION not in st.session_state:
-        st.session_state[SESSION] = secrets.token_urlsafe(16)
+        given = str(st.query_params.get(ME, ""))
+        st.session_state[SESSION] = given if _ID.fullmatch(given) else secrets.token_urlsafe(16)
+    st.query_params[ME] = st.session_state[SESSION]
     return str(st.session_state[SESSION])
 
 
 def here() -> str:
     """This view as a path on this server with its query (what "Bring the class here" sends students to)."""
     url = urlsplit(st.context.url or "/")
-    query = [(k, v) for k, v in parse_qsl(url.query) if k not in ("code", "key", JOINED)]
+    query = [(k, v) for k, v in parse_qsl(url.query) if k not in ("code", "key", JOINED, ME)]
     return (url.path or "/") + ("?" + "&".join(f"{k}={v}" for k, v in _quoted(query)) if query else "")
 
 
@@ -241,34 +249,58 @@ def render_teacher_sidebar() -> None:
 
 
 # -- a student's screen ------------------------------------------------------------------------------
-def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) -> None:
-    """The current question of class `code`, asked for every POLL_S without a click, and a Send button; the
-    teacher's "bring the class here" moves this tab. `big`: the Class page's own (else a box atop a lesson)."""
+def _signature(now: StatusLike) -> tuple[int | None, bool, int]:
+    """What a student's screen shows, in short: a change of it redraws the screen."""
+    question = now.question
+    return (None if question is None else question.id, bool(question and question.revealed), now.follow_n)
 
-    @st.fragment(run_every=POLL_S)
-    def panel() -> None:
-        try:
-            now = store().status(code)
-        except ModelZooError as err:
-            render_error(err)
-            st.session_state.pop(STUDENT, None)  # an ended or expired class: the tab leaves it
-            return
-        seen = st.session_state.get("class_follow_seen")
-        if now.follow and now.follow_n != seen:
-            st.session_state["class_follow_seen"] = now.follow_n
-            target = page_of(now.follow)
-            if target is not None:  # the class's code goes along: a tab that reconnects to another worker rejoins
-                st.switch_page(target[0], query_params=target[1] | {JOINED: code})
-        elif seen is None:
-            st.session_state["class_follow_seen"] = now.follow_n
+
+def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) -> None:
+    """The current question of class `code` and a Send button, redrawn without a click when the teacher
+    asks, reveals or brings the class somewhere (then this tab moves). `big`: the Class page's own (else a
+    box atop a lesson).
+
+    Only a watcher polls (every POLL_S, in a fragment that draws nothing, comparing a short signature):
+    redrawing the question box at every poll cost a class of thirty 11% of a core, most of it Streamlit's
+    work for the box's widgets. A change reruns this tab once; Send reruns the box's own fragment."""
+    session_id()  # into the URL now: a reload keeps it
+    try:
+        now = store().status(code)
+    except ModelZooError as err:
+        render_error(err)
+        st.session_state.pop(STUDENT, None)  # an ended or expired class: the tab leaves it
+        return
+    seen = st.session_state.get("class_follow_seen")
+    if now.follow and now.follow_n != seen:
+        st.session_state["class_follow_seen"] = now.follow_n
+        target = page_of(now.follow)
+        if target is not None:  # the class's code goes along: a tab that reconnects to another worker rejoins
+            st.switch_page(target[0], query_params=target[1] | {JOINED: code, ME: session_id()})
+    elif seen is None:
+        st.session_state["class_follow_seen"] = now.follow_n
+    st.session_state["class_shown"] = _signature(now)
+
+    @st.fragment
+    def box() -> None:
+        current = store().status(code).question if now.question is not None else None
         with st.container(border=True, key="class_student_box"):
             st.caption(t("class.you_are_in", code=code))
-            if now.question is None:
+            if current is None:
                 st.write(t("class.wait"))
                 return
-            render_question(code, now.question, uses_word, big)
+            render_question(code, current, uses_word, big)
 
-    panel()
+    @st.fragment(run_every=POLL_S)
+    def watch() -> None:
+        try:
+            changed = _signature(store().status(code)) != st.session_state.get("class_shown")
+        except ModelZooError:
+            changed = True  # the class ended: the tab's next run says so
+        if changed:
+            st.rerun()
+
+    box()
+    watch()
 
 
 def render_question(code: str, question: QuestionLike, uses_word: Callable[[str, str], bool], big: bool) -> None:
@@ -277,9 +309,11 @@ def render_question(code: str, question: QuestionLike, uses_word: Callable[[str,
     labels: dict[str, str] = details.get("labels", {})
     (st.subheader if big else st.markdown)(md_escape(question.prompt))
     sent_key = f"class_sent_{qid}"
+    if sent_key not in st.session_state and (before := store().my_answer(code, session_id(), qid)) is not None:
+        st.session_state[sent_key] = before  # this tab sent it before a reload: asked once, then remembered
+    st.session_state.setdefault(sent_key, None)
     if question.revealed:  # the answers are on the projector: what this tab sent, and the model's answer
-        if sent_key in st.session_state:
-            mine = st.session_state[sent_key]
+        if (mine := st.session_state[sent_key]) is not None:
             st.write(t("class.you_sent", answer=labels.get(mine, mine)))
         if "answer" in details:
             answer = str(details["answer"])
@@ -299,8 +333,8 @@ def render_question(code: str, question: QuestionLike, uses_word: Callable[[str,
             )
         else:
             choice = st.text_input(t("class.your_answer"), max_chars=200)
-        if big:
-            st.text_input(t("class.nickname"), max_chars=24, key="class_nickname")
+        # the box's value, not session_state's copy: a fragment's form submit can reach the script before it
+        nickname = st.text_input(t("class.nickname"), max_chars=24, key="class_nickname") if big else None
         pressed = st.form_submit_button(t("class.send"), type="primary")
     if pressed:
         word = details.get("word")
@@ -310,12 +344,12 @@ def render_question(code: str, question: QuestionLike, uses_word: Callable[[str,
             st.info(t("class.must_use", word=word), icon=":material/info:")
         else:
             try:
-                store().answer(code, session_id(), str(choice), st.session_state.get("class_nickname") or None, qid)
+                name = nickname or st.session_state.get("class_nickname")  # a lesson's box: the Class page's name
+                store().answer(code, session_id(), str(choice), name or None, qid)
                 st.session_state[sent_key] = str(choice)
             except ModelZooError as err:
                 render_error(err)
-    if sent_key in st.session_state:
-        mine = st.session_state[sent_key]
+    if (mine := st.session_state[sent_key]) is not None:
         st.success(t("class.sent", answer=labels.get(mine, mine)), icon=":material/check_circle:")
 
 

@@ -1,8 +1,9 @@
 """A class on one server: N sessions type fresh sentences at once, through Streamlit's own protocol.
 
-    python scripts/bench_load.py [--sessions 1 30] [--rounds 4] [--url http://127.0.0.1:8501]
+    python scripts/bench_load.py [--sessions 1 30] [--rounds 4] [--url http://127.0.0.1:8501] [--only pages class]
     make bench-load                    # the same, on a server it starts (one worker)
     make bench-load WORKERS=2          # behind the nginx of `make serve WORKERS=2`
+    make bench-load WORKERS=2 ONLY=class
 
 Each session is what a browser tab is to the server: a websocket to /_stcore/stream that sends
 BackMsg protobufs and reads ForwardMsg protobufs. A session opens a page (Masked LM, Word senses
@@ -15,6 +16,17 @@ answers) and the server's peak memory (RSS of its processes, summed). Every answ
 be the one for its own session's sentence: the Masked LM bars against the model's own fill_mask,
 the other pages by the sentence's words in what the server sent.
 
+The class section (class mode, issue 35): a teacher's tab starts a class and asks a question from the
+Class page's form; 30 students' tabs on /class?code=CODE rerun their question box every 2 s and the
+projector its count every 1 s (the pages' st.fragment(run_every=...), rerun by the client as a browser's
+timer does). Reported: (a) all 30 press Send at once: Send to acknowledgement (p50/p95), the last Send
+to the projector showing 30, and the answers found stored (the teacher reveals; the moderation list);
+(b) the 31 tabs polling for --idle seconds with nothing else: the CPU of the server's processes (nginx
+and every worker), then the pages' figures measured again while they poll; (c) with 2 workers or more,
+a worker killed (SIGKILL) after half the class answered: the answers sent before it kept, its tabs back
+on another worker (the browser's reconnect: /_stcore/health until a worker answers, then the page again
+from its URL), the rest answering, and everybody answering the next question.
+
 Not a test: `make test` never runs it. Figures depend on the machine; run it alone on it.
 """
 
@@ -25,6 +37,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import signal
 import socket
 import statistics
@@ -32,10 +45,15 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlencode, urlparse
-from urllib.request import urlopen
+from typing import Any
+from urllib.error import HTTPError
+from urllib.parse import parse_qsl, urlencode, urlparse
+from urllib.request import Request, urlopen
 
 import psutil
 import websockets
@@ -333,9 +351,12 @@ async def measure(
 
 
 def server_pids(url: str, own: subprocess.Popen | None) -> list[int]:
-    """The app processes: the one this script started, or every streamlit process on this machine."""
+    """The app processes: the one this script started, else the server listening on the URL's port here
+    (server_roots), else every streamlit process on this machine."""
     if own is not None:
         return [own.pid]
+    if roots := server_roots(url):
+        return [p.pid for p in roots]
     return [p.pid for p in psutil.process_iter(["cmdline"]) if "streamlit" in " ".join(p.info["cmdline"] or [])]
 
 
@@ -356,12 +377,670 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# -- class mode (issue 35) ---------------------------------------------------------------------------
+# A class of students on /class?code=CODE, each tab rerunning its question box every 2 s (the page's
+# st.fragment(run_every=...), rerun by the client's timer as a browser's is), and the teacher's projector
+# counting every 1 s. Sessions go through the same protocol as above; a browser's Send is the form's
+# widget states and its submit trigger, sent into the box's fragment.
+CLASS_TEXT: dict[str, str] = tomllib.loads((ROOT / "assets" / "i18n" / "en.toml").read_text())["class"]
+SENT = CLASS_TEXT["sent"].split("{answer}")[0]  # "Sent: ", the student's acknowledgement
+GUESSES = "France Europe Paris Germany Italy Spain England Belgium Canada Brazil".split()
+RECONNECT_S = 60.0  # a tab that finds no worker for this long is stuck
+POLL_S = 2.0  # components.classroom_view.POLL_S: a student's box asks for the question this often
+
+
+@dataclass
+class Widget:
+    kind: str
+    id: str
+    label: str
+    form: str
+    fragment: str
+    options: list[str]
+    submit: bool  # a form's submit button
+
+
+@dataclass
+class Drawn:
+    """What one run of a tab sent back."""
+
+    seconds: float
+    status: int
+    texts: list[str]  # markdown, captions, alerts, headings, plain text
+    exceptions: list[str]
+    fragment: str  # the fragment rerun ("" for the whole page)
+
+
+class Disconnected(Exception):
+    """The tab's socket closed (its worker died, or nginx dropped it)."""
+
+
+class Tab:
+    """A browser tab on the Class page: its socket, the widgets it shows, the fragments its timers rerun, and
+    the browser's reconnect (ask /_stcore/health until a worker answers, a new socket, the page again from its
+    URL, which for a student holds the class's code). Its timers start at a random phase: a class's tabs
+    join over a minute, not at one instant."""
+
+    def __init__(self, url: str, query: dict[str, str], page: str = "class", seed: int = 0) -> None:
+        self.url, self.page, self.query = url.rstrip("/"), page, dict(query)
+        self.rng = random.Random(seed)
+        self.cookies: dict[str, str] = {}
+        self.ws: websockets.ClientConnection | None = None
+        self.closed: asyncio.Future | None = None
+        self.widgets: dict[str, Widget] = {}
+        self.states: dict[str, WidgetState] = {}  # values the tab keeps sending (a submitted form's)
+        self.timers: dict[str, float] = {}  # fragment id -> seconds between its reruns
+        self.lock = asyncio.Lock()  # one run at a time: a Send waits for a poll in flight
+        self.on_run: Callable[[Tab, Drawn], None] | None = None
+        self.errors: list[str] = []
+        self.lost_at: float | None = None
+        self.back_at: float | None = None  # when the page was drawn again after a lost socket
+        self.bad_gateways = 0  # 502s met while reconnecting
+
+    @property
+    def worker(self) -> str:
+        return self.cookies.get(serve.COOKIE, "")
+
+    def _get(self, path: str) -> int:
+        request = Request(self.url + path)
+        if self.cookies:
+            request.add_header("Cookie", "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
+        try:
+            with urlopen(request, timeout=30) as response:
+                status, headers = response.status, response.headers
+        except HTTPError as err:
+            status, headers = err.code, err.headers
+            err.close()
+        for cookie in headers.get_all("Set-Cookie") or []:
+            name, _, value = cookie.split(";", 1)[0].partition("=")
+            self.cookies[name.strip()] = value.strip()
+        return status
+
+    async def _connect(self) -> None:
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+        ws_url = "ws" + self.url.removeprefix("http") + "/_stcore/stream"
+        self.ws = await websockets.connect(
+            ws_url, subprotocols=["streamlit"], max_size=None, additional_headers=headers, open_timeout=60
+        )
+        self.closed = asyncio.ensure_future(self.ws.wait_closed())
+        self.widgets, self.states, self.timers = {}, {}, {}  # a new session on the server
+
+    async def open(self) -> Drawn:
+        """The page from its URL: fetched (nginx's cookie), then the socket and the first run."""
+        status = await asyncio.to_thread(self._get, f"/{self.page}?{urlencode(self.query)}")
+        if status != 200:
+            raise RuntimeError(f"/{self.page}: HTTP {status}")
+        await self._connect()
+        return await self.run()
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+    async def run(self, states: Sequence[WidgetState] = (), fragment: str = "", auto: bool = False) -> Drawn:
+        async with self.lock:
+            return await self._run(states, fragment, auto)
+
+    async def _run(self, states: Sequence[WidgetState], fragment: str, auto: bool) -> Drawn:
+        if self.ws is None:
+            raise Disconnected("no socket")
+        msg = BackMsg()
+        rerun = msg.rerun_script
+        rerun.page_name = self.page
+        rerun.query_string = urlencode(self.query)
+        sent = {s.id for s in states}
+        kept = [s for wid, s in self.states.items() if wid in self.widgets and wid not in sent]
+        rerun.widget_states.widgets.extend([*kept, *states])
+        rerun.fragment_id = fragment
+        rerun.is_auto_rerun = auto
+        start = time.perf_counter()
+        widgets: dict[str, Widget] = {}
+        timers: dict[str, float] = {}
+        stopped: list[str] = []
+        texts: list[str] = []
+        exceptions: list[str] = []
+        try:
+            await self.ws.send(msg.SerializeToString())
+            while True:
+                data = await asyncio.wait_for(self.ws.recv(), timeout=300)
+                assert isinstance(data, bytes)
+                fwd = ForwardMsg()
+                fwd.ParseFromString(data)
+                kind = fwd.WhichOneof("type")
+                if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                    _read_element(fwd.delta.new_element, fwd.delta.fragment_id, widgets, texts, exceptions)
+                elif kind == "auto_rerun":
+                    timers[fwd.auto_rerun.fragment_id] = fwd.auto_rerun.interval
+                elif kind == "stop_auto_rerun":
+                    stopped += fwd.stop_auto_rerun.fragment_ids
+                elif kind == "page_info_changed":
+                    self.query = dict(parse_qsl(fwd.page_info_changed.query_string))
+                elif kind == "script_finished":
+                    if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:  # st.rerun: the whole page again
+                        fragment, widgets, timers, texts, exceptions = "", {}, {}, [], []
+                        continue
+                    break
+        except websockets.ConnectionClosed as err:
+            raise Disconnected(str(err)) from err
+        if fragment:
+            self.widgets = {k: w for k, w in self.widgets.items() if w.fragment != fragment} | widgets
+            self.timers |= timers
+        else:
+            self.widgets, self.timers = widgets, timers
+        for f in stopped:
+            self.timers.pop(f, None)
+        drawn = Drawn(time.perf_counter() - start, fwd.script_finished, texts, exceptions, fragment)
+        if self.on_run is not None:
+            self.on_run(self, drawn)
+        return drawn
+
+    async def live(self, stop: asyncio.Event) -> None:
+        """Rerun the page's timed fragments as the browser's timers do, until `stop`; reconnect on a lost socket."""
+        stopping = asyncio.ensure_future(stop.wait())
+        due: dict[str, float] = {}
+        try:
+            while not stop.is_set():
+                now = time.perf_counter()
+                due = {f: due.get(f, now + self.rng.uniform(0, every)) for f, every in self.timers.items()}
+                if self.closed is not None and self.closed.done():
+                    await self.reconnect(stop)
+                    due = {}
+                    continue
+                wait = min(due.values()) - now if due else 0.5
+                if wait > 0:
+                    await asyncio.wait([stopping, *([self.closed] if self.closed else [])], timeout=wait)
+                    continue
+                fragment = min(due, key=lambda f: due[f])
+                while due[fragment] <= now:  # a tick missed while busy is skipped, as setInterval does
+                    due[fragment] += self.timers[fragment]
+                if self.lock.locked():
+                    continue
+                try:
+                    await self.run(fragment=fragment, auto=True)
+                except Disconnected:
+                    await self.reconnect(stop)
+                    due = {}
+        finally:
+            stopping.cancel()
+
+    async def reconnect(self, stop: asyncio.Event) -> None:
+        self.lost_at = time.perf_counter()
+        delay = 0.5
+        while not stop.is_set():
+            try:
+                status = await asyncio.to_thread(self._get, "/_stcore/health")
+            except OSError:
+                status = 0
+            self.bad_gateways += status == 502
+            if status == 200:
+                try:
+                    async with self.lock:
+                        await self._connect()
+                        await self._run((), "", False)
+                    self.back_at = time.perf_counter()
+                    return
+                except (OSError, Disconnected, websockets.InvalidHandshake):
+                    pass
+            if time.perf_counter() - self.lost_at > RECONNECT_S:
+                self.errors.append(f"no worker answered within {RECONNECT_S:.0f} s (last HTTP status {status})")
+                await stop.wait()
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 3.0)
+
+
+def _read_element(element: Any, fragment: str, widgets: dict, texts: list[str], exceptions: list[str]) -> None:
+    kind = element.WhichOneof("type")
+    if kind is None:
+        return
+    body: Any = getattr(element, kind)
+    if kind == "exception":
+        exceptions.append(f"{body.type}: {body.message}")
+    elif kind in ("markdown", "alert", "heading", "text"):
+        texts.append(body.body)
+    elif kind in ("button", "text_input", "radio", "selectbox") and body.id:
+        options = list(getattr(body, "options", []))
+        submit = kind == "button" and body.is_form_submitter
+        widgets[body.id] = Widget(kind, body.id, body.label, body.form_id, fragment, options, submit)
+
+
+def _trigger(widget: Widget) -> WidgetState:
+    return WidgetState(id=widget.id, trigger_value=True)
+
+
+def _button(tab: Tab, label: str) -> Widget:
+    found = [w for w in tab.widgets.values() if w.kind == "button" and not w.submit and w.label == label]
+    if not found:
+        raise RuntimeError(f"no {label!r} button on the teacher's page")
+    return found[0]
+
+
+async def start_class(teacher: Tab) -> str:
+    """The teacher opens /class and presses "Start a class": the code and secret land in the tab's URL."""
+    await teacher.open()
+    await teacher.run([_trigger(_button(teacher, CLASS_TEXT["start"]))])
+    if "code" not in teacher.query or "key" not in teacher.query:
+        raise RuntimeError("the class did not start (no code in the teacher's URL)")
+    return teacher.query["code"]
+
+
+async def ask_blank(teacher: Tab) -> None:
+    """The open task "guess the word the model puts in a blank", asked with the form's default sentence."""
+    form = [w for w in teacher.widgets.values() if w.form == "class_task"]
+    task = next(w for w in form if w.kind == "radio")
+    submit = next(w for w in form if w.submit)
+    blank = next(o for o in task.options if o == CLASS_TEXT["task_blank"])
+    drawn = await teacher.run([WidgetState(id=task.id, string_value=blank), _trigger(submit)])
+    if not any(w.kind == "button" and w.label == CLASS_TEXT["reveal"] for w in teacher.widgets.values()):
+        raise RuntimeError(f"the question was not asked: {drawn.texts[-3:]} {drawn.exceptions}")
+
+
+async def reveal(teacher: Tab) -> list[str]:
+    """The teacher reveals: the moderation list, one "nickname: answer" line per stored answer."""
+    drawn = await teacher.run([_trigger(_button(teacher, CLASS_TEXT["reveal"]))])
+    return list(drawn.texts)
+
+
+async def acknowledged(students: list[Student], projector: Projector, size: int) -> dict:
+    """Send → "Sent" over the students who pressed (p50/p95/max, how many), and the seconds from the last
+    press until the projector counted `size`."""
+    acks = [a for s in students for a in s.acks]
+    shown = await projector.shows(size, max(s.pressed for s in students))
+    return seconds_summary(acks) | {
+        "acknowledged": len(acks),
+        "projector_all_s": None if shown is None else round(shown, 3),
+    }
+
+
+async def end_class(stop: asyncio.Event, live: list, tabs: list[Tab]) -> None:
+    """Stop every tab's timers and close its socket."""
+    stop.set()
+    await asyncio.gather(*live, return_exceptions=True)
+    await asyncio.gather(*(t.close() for t in tabs), return_exceptions=True)
+
+
+def stored(sent: list[str], rows: list[str]) -> int:
+    """How many of the `sent` answers the teacher's moderation list ("nickname: answer" lines) holds, counted
+    as a multiset of answers (a nickname sent through this protocol's fragment form is not always applied;
+    a browser's is, tests/test_class_browser.py)."""
+    held = Counter(row.split(": ", 1)[-1] for row in rows if ": " in row)
+    return sum(min(n, held[a]) for a, n in Counter(sent).items())
+
+
+def answered(drawn: Drawn) -> int | None:
+    """The projector's count ("N answered", in large type) in what a count run drew."""
+    for text in drawn.texts:
+        if "font-size:3rem" in text and (found := re.search(r">\s*(\d+)", text)):
+            return int(found.group(1))
+    return None
+
+
+@dataclass
+class Student:
+    tab: Tab
+    nickname: str
+    seen: dict[int, float] = field(default_factory=dict)  # question id -> when its box first showed it
+    sent: dict[int, str] = field(default_factory=dict)  # question id -> the answer acknowledged
+    acks: list[float] = field(default_factory=list)  # seconds from Send to the acknowledgement
+    pressed: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    def form(self) -> tuple[int, Widget, Widget | None, Widget] | None:
+        """The open question's id, answer box, nickname box and Send button, where the tab shows one."""
+        submit = next((w for w in self.tab.widgets.values() if w.submit and w.form.startswith("class_form_")), None)
+        if submit is None:
+            return None
+        inside = [w for w in self.tab.widgets.values() if w.kind == "text_input" and w.form == submit.form]
+        nickname = next((w for w in inside if w.id.endswith("-class_nickname")), None)
+        box = next(w for w in inside if w is not nickname)
+        return int(submit.form.rsplit("_", 1)[-1]), box, nickname, submit
+
+    def watch(self, tab: Tab, drawn: Drawn) -> None:
+        if (form := self.form()) is not None:
+            self.seen.setdefault(form[0], time.perf_counter())
+
+    async def send(self, answer: str) -> None:
+        """Type the answer and a nickname, press Send; timed until the box acknowledges it."""
+        form = self.form()
+        if form is None:
+            self.errors.append("no question to answer")
+            return
+        qid, box, nickname, submit = form
+        kept = [WidgetState(id=box.id, string_value=answer)]
+        if nickname is not None:
+            kept.append(WidgetState(id=nickname.id, string_value=self.nickname))
+        self.pressed = time.perf_counter()
+        try:
+            drawn = await self.tab.run([*kept, _trigger(submit)], submit.fragment)
+        except Disconnected as err:
+            self.errors.append(f"socket lost while sending: {err}")
+            return
+        self.tab.states |= {s.id: s for s in kept}  # the form keeps its values, as the browser's does
+        if any(text.startswith(SENT) and answer in text for text in drawn.texts):
+            self.acks.append(time.perf_counter() - self.pressed)
+            self.sent[qid] = answer
+        else:
+            self.errors.append(f"no acknowledgement: {[t[:80] for t in drawn.texts[-2:]]} {drawn.exceptions}")
+
+
+@dataclass
+class Projector:
+    tab: Tab
+    counts: list[tuple[float, int]] = field(default_factory=list)  # (when, count shown)
+
+    def watch(self, tab: Tab, drawn: Drawn) -> None:
+        if (n := answered(drawn)) is not None:
+            self.counts.append((time.perf_counter(), n))
+
+    async def shows(self, n: int, after: float, timeout: float = 30) -> float | None:
+        """Seconds from `after` until a count run showed at least `n` (None: not within `timeout`)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            hit = next((when for when, c in self.counts if when >= after and c >= n), None)
+            if hit is not None:
+                return hit - after
+            await asyncio.sleep(0.05)
+        return None
+
+
+async def all_see(students: list[Student], asked: float, timeout: float = 20) -> list[float]:
+    """Wait until every student's box shows the newest question; seconds from `asked` for each."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        newest = [max(s.seen, default=None) for s in students]
+        if all(q is not None and s.seen[q] >= asked for s, q in zip(students, newest, strict=True)):
+            return [s.seen[q] - asked for s, q in zip(students, newest, strict=True) if q is not None]
+        await asyncio.sleep(0.05)
+    return [s.seen[q] - asked for s in students if (q := max(s.seen, default=None)) is not None and s.seen[q] >= asked]
+
+
+def server_roots(url: str) -> list[psutil.Process]:
+    """The server behind `url` on this machine: the process listening on its port or, behind nginx, the
+    `scripts/serve.py` above it (its workers and nginx are its descendants). [] for a server elsewhere."""
+    port = urlparse(url).port or 80
+    roots: dict[int, psutil.Process] = {}
+    for conn in psutil.net_connections("tcp"):
+        if conn.status != psutil.CONN_LISTEN or conn.laddr.port != port or not conn.pid:
+            continue
+        proc = psutil.Process(conn.pid)
+        while (parent := proc.parent()) is not None and (
+            parent.name().startswith("nginx") or parent.cmdline()[1:2] and parent.cmdline()[1].endswith("serve.py")
+        ):
+            proc = parent
+        roots[proc.pid] = proc
+    return list(roots.values())
+
+
+def server_processes(url: str) -> list[psutil.Process]:
+    """server_roots and every process under them."""
+    found = {p.pid: p for p in server_roots(url)}
+    for proc in list(found.values()):
+        found |= {c.pid: c for c in proc.children(recursive=True)}
+    return list(found.values())
+
+
+def worker_processes(url: str) -> dict[str, psutil.Process]:
+    """The app processes behind nginx, by the name the affinity cookie gives them (w1, w2, ...)."""
+    port = urlparse(url).port or 80
+    workers = {}
+    for proc in server_processes(url):
+        args = proc.cmdline()
+        if "streamlit" in " ".join(args) and "--server.port" in args:
+            worker_port = int(args[args.index("--server.port") + 1])
+            if worker_port != port:
+                workers[f"w{worker_port - port}"] = proc
+    return workers
+
+
+def cpu_seconds(procs: list[psutil.Process]) -> float:
+    total = 0.0
+    for proc in procs:
+        try:
+            times = proc.cpu_times()
+            total += times.user + times.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def seconds_summary(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50_s": None, "p95_s": None, "max_s": None}
+    return {
+        "p50_s": round(statistics.median(values), 3),
+        "p95_s": round(percentile(values, 0.95), 3),
+        "max_s": round(max(values), 3),
+    }
+
+
+async def join_class(url: str, code: str, size: int) -> tuple[list[Student], list[str]]:
+    """`size` students open /class?code=CODE at once."""
+    students = [Student(Tab(url, {"code": code}, seed=i), f"s{i:02d}") for i in range(size)]
+    for s in students:
+        s.tab.on_run = s.watch
+    results = await asyncio.gather(*(s.tab.open() for s in students), return_exceptions=True)
+    return students, [f"join: {type(r).__name__}: {r}" for r in results if isinstance(r, BaseException)]
+
+
+async def answer_together(students: list[Student], round_no: int) -> list[Student]:
+    """Every student in `students` presses Send at the same moment; returns them."""
+    await asyncio.gather(*(s.send(f"{GUESSES[(i + round_no) % len(GUESSES)]}") for i, s in enumerate(students)))
+    return students
+
+
+async def class_load(url: str, size: int, idle_s: float, pages: list[Page], sessions: int, rounds: int) -> dict:
+    """(a) `size` students answer at once, (b) `size` + 1 pollers idle, then beside the pages' own load."""
+    out: dict[str, Any] = {"students": size}
+    procs = server_processes(url)
+    teacher = Tab(url, {})
+    projector = Projector(teacher)
+    code = await start_class(teacher)
+    teacher.on_run = projector.watch
+    students, errors = await join_class(url, code, size)
+    out["workers_of_students"] = dict(Counter(s.tab.worker or "w1" for s in students))
+    stop = asyncio.Event()
+    tabs = [teacher, *(s.tab for s in students)]
+    live = [asyncio.ensure_future(t.live(stop)) for t in tabs]
+    typed: list[Typed] = []
+    try:
+        asked = time.perf_counter()
+        await ask_blank(teacher)
+        seen = await all_see(students, asked)
+        out["question_seen"] = seconds_summary(seen) | {"students": len(seen)}
+        # (b) nothing but the timers for idle_s
+        own = psutil.Process()
+        cpu0, own0, t0 = cpu_seconds(procs), cpu_seconds([own]), time.perf_counter()
+        await asyncio.sleep(idle_s)
+        wall = time.perf_counter() - t0
+        out["idle"] = {
+            "seconds": round(wall, 1),
+            "server_cpu_pct_of_one_core": round(100 * (cpu_seconds(procs) - cpu0) / wall, 1),
+            "bench_client_cpu_pct": round(100 * (cpu_seconds([own]) - own0) / wall, 1),
+            "server_processes": len(procs),
+        }
+        # (b) the pages' own figures while the class polls
+        for page in pages:
+            page_typed, failures = await measure(url, page, sessions, rounds, seed=sessions + 7)
+            typed += page_typed
+            out.setdefault("pages_while_polling", {})[page.label] = {"typed": page_typed, "failures": failures}
+        # (a) everybody presses Send at once
+        await answer_together(students, 0)
+        out["answer"] = await acknowledged(students, projector, size)
+        out["projector_all_s"] = out["answer"].pop("projector_all_s")
+        rows = await reveal(teacher)
+        out["stored"] = stored([a for s in students for a in s.sent.values()], rows)
+    finally:
+        await end_class(stop, live, tabs)
+    out["errors"] = errors + [e for s in students for e in s.errors + s.tab.errors] + teacher.errors
+    return out
+
+
+async def class_failover(url: str, size: int) -> dict:
+    """(c) Kill one worker after half the class has answered: nothing sent is lost, its tabs reconnect to
+    another worker (nginx re-pins them), the rest answer, and everybody answers the next question."""
+    out: dict[str, Any] = {"students": size}
+    teacher = Tab(url, {})
+    projector = Projector(teacher)
+    code = await start_class(teacher)
+    teacher.on_run = projector.watch
+    students, errors = await join_class(url, code, size)
+    stop = asyncio.Event()
+    tabs = [teacher, *(s.tab for s in students)]
+    live = [asyncio.ensure_future(t.live(stop)) for t in tabs]
+    try:
+        asked = time.perf_counter()
+        await ask_blank(teacher)
+        await all_see(students, asked)
+        first, rest = students[: size // 2], students[size // 2 :]
+        await answer_together(first, 0)
+        before = [a for s in first for a in s.sent.values()]
+        workers = worker_processes(url)
+        victim = "w1"
+        on_victim = [t for t in tabs if t.worker == victim]
+        out["killed"] = victim
+        out["tabs_on_killed_worker"] = len(on_victim)
+        out["sent_before_kill"] = len(before)
+        killed_at = time.perf_counter()
+        workers[victim].kill()  # SIGKILL: no goodbye to its sockets
+        deadline = killed_at + RECONNECT_S + 10
+        while time.perf_counter() < deadline and not all(
+            t.back_at is not None and t.back_at > killed_at or t.errors for t in on_victim
+        ):
+            await asyncio.sleep(0.1)
+        back = [t for t in on_victim if t.back_at is not None and t.back_at > killed_at and t.lost_at is not None]
+        out["reconnected"] = len(back)
+        out["reconnect"] = seconds_summary([t.back_at - killed_at for t in back])  # type: ignore[operator]
+        out["socket_lost"] = seconds_summary([t.lost_at - killed_at for t in back])  # type: ignore[operator]
+        out["bad_gateways_seen"] = sum(t.bad_gateways for t in on_victim)
+        out["now_on"] = dict(Counter(t.worker for t in on_victim))
+        await asyncio.sleep(2 * POLL_S)  # every box has polled again after its reconnect
+        await answer_together(rest, 1)
+        rows = await reveal(teacher)
+        out["kept_after_kill"] = stored(before, rows)
+        out["first_question_stored"] = stored([a for s in students for a in s.sent.values()], rows)
+        for s in students:
+            s.acks.clear()
+        asked = time.perf_counter()
+        await ask_blank(teacher)
+        await all_see(students, asked)
+        await answer_together(students, 2)
+        out["next_question"] = await acknowledged(students, projector, size)
+        newest = max(max(s.sent, default=0) for s in students)
+        rows = await reveal(teacher)
+        out["next_question"]["stored"] = stored([s.sent[newest] for s in students if newest in s.sent], rows)
+    finally:
+        await end_class(stop, live, tabs)
+    out["errors"] = errors + [e for s in students for e in s.errors + s.tab.errors] + teacher.errors
+    return out
+
+
+def page_row(typed: list[Typed], failures: list[str], sessions: int, peak: int) -> tuple[dict, list[str]]:
+    """One row of figures for a page (and its errors, every answer checked against its own sentence)."""
+    seconds = [t.run.seconds for t in typed]
+    errors = failures + [e for t in typed for e in t.run.exceptions]
+    errors += [f"run ended with status {t.run.status}" for t in typed if t.run.status not in (0, 3)]
+    errors += check_answers(typed)
+    row = {
+        "sessions": sessions,
+        "reruns": len(seconds),
+        "p50_s": round(statistics.median(seconds), 3) if seconds else None,
+        "p95_s": round(percentile(seconds, 0.95), 3) if seconds else None,
+        "max_s": round(max(seconds), 3) if seconds else None,
+        "errors": len(errors),
+        "peak_rss_mb": round(peak / 2**20),
+    }
+    return row, errors
+
+
+def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: dict) -> None:
+    print(f"{'page':<28} {'sessions':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'errors':>6} {'peak RSS':>9}")
+    for page in (p for p in PAGES if p.url_path in args.pages):
+        for n, hog in ((n, hog) for n in args.sessions for hog in [None, *args.hog]):
+            watch.peak = watch.rss()
+            hogging = Hog(hog) if hog else None
+            typed, failures = asyncio.run(measure(url, page, n, args.rounds, seed=n, hog=hogging))
+            row, errors = page_row(typed, failures, n, watch.peak)
+            label = page.label
+            if hogging is not None:
+                label += f" + {hog}"
+                row["hog"] = {"kind": hog, "runs_s": [round(x, 2) for x in hogging.seconds], "errors": hogging.errors}
+                errors += [f"hog: {e}" for e in hogging.errors]
+                row["errors"] = len(errors)
+            report["pages"].setdefault(page.label, []).append(row)
+            print(
+                f"{label:<28} {n:>8} {row['p50_s']:>7} {row['p95_s']:>7} {row['max_s']:>7} "
+                f"{len(errors):>6} {row['peak_rss_mb']:>6} MB"
+            )
+            if hogging is not None:
+                print(f"    {hog} runs alongside (s): {', '.join(f'{x:.1f}' for x in hogging.seconds)}")
+            for e in errors[:5]:
+                print("   ", e[:300])
+
+
+def _s(figures: dict) -> str:
+    return f"p50 {figures['p50_s']} / p95 {figures['p95_s']} / max {figures['max_s']} s"
+
+
+def run_class(args: argparse.Namespace, url: str, workers: int, watch: MemoryWatch, report: dict) -> None:
+    """(a) a class answering at once, (b) a class polling, alone and beside the pages' load, (c) a worker killed."""
+    size = args.class_size
+    pages = [p for p in PAGES if p.url_path in args.pages]
+    sessions = max(args.sessions)
+    print(f"\nclass mode: {size} students and the projector, {workers} worker(s)")
+    watch.peak = watch.rss()
+    found = asyncio.run(class_load(url, size, args.idle, pages, sessions, args.rounds))
+    beside = found.pop("pages_while_polling", {})
+    found["peak_rss_mb"] = round(watch.peak / 2**20)
+    for label, result in beside.items():
+        row, errors = page_row(result["typed"], result["failures"], sessions, watch.peak)
+        found.setdefault("pages_while_polling", {})[label] = row
+        found["errors"] += [f"{label}: {e}" for e in errors]
+    idle, answer, seen = found["idle"], found["answer"], found["question_seen"]
+    print(f"  students per worker: {found['workers_of_students']}")
+    print(f"  question shown on {seen['students']}/{size} students' boxes after asking: {_s(seen)}")
+    print(
+        f"  {size + 1} tabs polling {idle['seconds']} s, nothing else: server CPU {idle['server_cpu_pct_of_one_core']}%"
+        f" of one core ({idle['server_processes']} processes; this client {idle['bench_client_cpu_pct']}%)"
+    )
+    for label, row in found.get("pages_while_polling", {}).items():
+        print(f"  {label} while they poll, {row['sessions']} sessions: p50 {row['p50_s']} / p95 {row['p95_s']} s, "
+              f"{row['errors']} errors")  # fmt: skip
+    print(f"  {size} press Send at once: {answer['acknowledged']}/{size} acknowledged, {_s(answer)}")
+    print(f"  last Send -> projector shows {size}: {found['projector_all_s']} s; stored {found['stored']}/{size}")
+    report["class"] = {"workers": workers, "load": found}
+    if workers >= 2:
+        print(f"  failover: {size} students, one worker killed (SIGKILL) after half of them answered")
+        failover = asyncio.run(class_failover(url, size))
+        report["class"]["failover"] = failover
+        nxt = failover["next_question"]
+        print(
+            f"  killed {failover['killed']} ({failover['tabs_on_killed_worker']} tabs on it); "
+            f"{failover['kept_after_kill']}/{failover['sent_before_kill']} answers sent before the kill kept; "
+            f"{failover['reconnected']}/{failover['tabs_on_killed_worker']} tabs back ({_s(failover['reconnect'])} "
+            f"after the kill; their sockets closed {_s(failover['socket_lost'])} after it; "
+            f"{failover['bad_gateways_seen']} 502s met), now on {failover['now_on']}"
+        )
+        print(f"  first question, all stored after the rest answered: {failover['first_question_stored']}/{size}")
+        print(
+            f"  next question: {nxt['acknowledged']}/{size} acknowledged ({_s(nxt)}), projector shows {size} "
+            f"{nxt['projector_all_s']} s after the last Send, stored {nxt['stored']}/{size}"
+        )
+        found["errors"] += failover["errors"]
+    else:
+        print("  failover: needs --workers 2 or more (make bench-load WORKERS=2)")
+    for e in found["errors"][:8]:
+        print("   ", e[:300])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running server or proxy (default: start one worker here)")
+    parser.add_argument("--only", nargs="+", choices=("pages", "class"), default=["pages", "class"])
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 30])
     parser.add_argument("--rounds", type=int, default=4, help="fresh sentences per session")
     parser.add_argument("--pages", nargs="+", default=[p.url_path for p in PAGES])
+    parser.add_argument("--class-size", type=int, default=30, help="students in the class section")
+    parser.add_argument("--idle", type=float, default=60.0, help="seconds the class polls with nothing else")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
         "--hog",
@@ -373,52 +1052,21 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     own = None if args.url else start_server(port := free_port())
     url = args.url or f"http://127.0.0.1:{port}"
-    report: dict[str, object] = {"url": url, "cpus": os.cpu_count(), "rounds": args.rounds, "pages": {}}
+    workers = max(1, len(worker_processes(url)))
+    report: dict[str, Any] = {"url": url, "cpus": os.cpu_count(), "workers": workers, "rounds": args.rounds}
+    report["pages"] = {}
     try:
         watch = MemoryWatch(server_pids(url, own))
         baseline = watch.rss()
         watch.start()
-        # warm: every model loaded and every page's fixed work done once, as after a class's first minute
+        # warm: every model loaded and every page's fixed work done once in every worker (one session each at
+        # once: the pool gives each to the least busy worker), as after a class's first minute
         for page in (p for p in PAGES if p.url_path in args.pages):
-            asyncio.run(measure(url, page, 1, 1, seed=99))
-        print(f"{'page':<28} {'sessions':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'errors':>6} {'peak RSS':>9}")
-        for page in (p for p in PAGES if p.url_path in args.pages):
-            for n, hog in ((n, hog) for n in args.sessions for hog in [None, *args.hog]):
-                watch.peak = watch.rss()
-                hogging = Hog(hog) if hog else None
-                typed, failures = asyncio.run(measure(url, page, n, args.rounds, seed=n, hog=hogging))
-                seconds = [t.run.seconds for t in typed]
-                errors = failures + [e for t in typed for e in t.run.exceptions]
-                errors += [f"run ended with status {t.run.status}" for t in typed if t.run.status not in (0, 3)]
-                errors += check_answers(typed)
-                row = {
-                    "sessions": n,
-                    "reruns": len(seconds),
-                    "p50_s": round(statistics.median(seconds), 3) if seconds else None,
-                    "p95_s": round(percentile(seconds, 0.95), 3) if seconds else None,
-                    "max_s": round(max(seconds), 3) if seconds else None,
-                    "errors": len(errors),
-                    "peak_rss_mb": round(watch.peak / 2**20),
-                }
-                label = page.label
-                if hogging is not None:
-                    label += f" + {hog}"
-                    row["hog"] = {
-                        "kind": hog,
-                        "runs_s": [round(x, 2) for x in hogging.seconds],
-                        "errors": hogging.errors,
-                    }
-                    errors += [f"hog: {e}" for e in hogging.errors]
-                    row["errors"] = len(errors)
-                report["pages"].setdefault(page.label, []).append(row)  # type: ignore[union-attr]
-                print(
-                    f"{label:<28} {n:>8} {row['p50_s']:>7} {row['p95_s']:>7} {row['max_s']:>7} "
-                    f"{len(errors):>6} {row['peak_rss_mb']:>6} MB"
-                )
-                if hogging is not None:
-                    print(f"    {hog} runs alongside (s): {', '.join(f'{x:.1f}' for x in hogging.seconds)}")
-                for e in errors[:5]:
-                    print("   ", e[:300])
+            asyncio.run(measure(url, page, workers, 1, seed=99))
+        if "pages" in args.only:
+            run_pages(args, url, watch, report)
+        if "class" in args.only:
+            run_class(args, url, workers, watch, report)
         watch.done.set()
         report["baseline_rss_mb"] = round(baseline / 2**20)
         if args.json:

@@ -13,6 +13,8 @@ N processes of the app listen on PORT+1 .. PORT+N (loopback only) and nginx list
 - each worker's torch uses cores / N threads, so N workers do not oversubscribe the CPU.
 - the workers share the model files and caches on disk (~/.cache/contextlab, the Hugging Face
   cache); each holds its own copy of the models in memory (about 1 GB a worker).
+- a worker that stops is started again; meanwhile nginx passes its browsers to the others (their
+  tabs reconnect there and rerun from their URL) and re-pins them with the cookie.
 WORKERS=1 runs the app alone on PORT, as `make run` does. docs/deploy.md: more machines.
 Needs nginx (Debian: apt-get install nginx-light). Stops everything on Ctrl-C or SIGTERM.
 """
@@ -41,10 +43,19 @@ def nginx_config(port: int, workers: list[int], folder: Path) -> str:
     holds a websocket, so this counts sessions) and the answer pins the browser there with a
     cookie naming that worker; later requests, the websocket and reconnects follow the cookie.
     (A hash of a random cookie also keeps browsers apart, but splits a class of 30 as unevenly
-    as coin flips do: 20 and 10 is common.)"""
+    as coin flips do: 20 and 10 is common.) A pinned worker that is down (killed, restarting)
+    is passed over for the others, and the answer pins the browser to the worker that gave it:
+    its tab reconnects there instead of meeting 502s until the worker is back."""
     servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=0;" for p in workers)
-    pinned = "\n".join(f"        w{i} 127.0.0.1:{p};" for i, p in enumerate(workers, 1))
-    names = "\n".join(f"        127.0.0.1:{p} w{i};" for i, p in enumerate(workers, 1))
+    pinned = "\n".join(f"        w{i} w{i};" for i in range(1, len(workers) + 1))
+    # the address that answered is the last one tried ($upstream_addr lists every one tried)
+    names = "\n".join(f'        "~127\\.0\\.0\\.1:{p}$" w{i};' for i, p in enumerate(workers, 1))
+    upstreams = "\n".join(
+        f"    upstream w{i} {{\n        server 127.0.0.1:{p} max_fails=0;\n"
+        + "".join(f"        server 127.0.0.1:{other} backup max_fails=0;\n" for other in workers if other != p)
+        + "    }"
+        for i, p in enumerate(workers, 1)
+    )
     temp = " ".join(
         f"{name}_temp_path {folder / name};" for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )
@@ -77,6 +88,9 @@ http {{
         least_conn;
 {servers}
     }}
+    # A pinned worker, and the others as backups for when it is down: a connection it refuses is
+    # tried on the next (proxy_next_upstream's default, error and timeout, before anything is sent).
+{upstreams}
     server {{
         listen {port};
         location / {{
@@ -147,22 +161,21 @@ def main(argv: list[str] | None = None) -> None:
     ports = [args.port + 1 + i for i in range(args.workers)]
     folder = Path(tempfile.mkdtemp(prefix="contextlab-nginx-"))
     (folder / "nginx.conf").write_text(nginx_config(args.port, ports, folder))
-    procs = [subprocess.Popen(worker_command(p), cwd=ROOT, env=env) for p in ports]
+    workers = [subprocess.Popen(worker_command(p), cwd=ROOT, env=env) for p in ports]
+    proxy: subprocess.Popen | None = None
     try:
         for p in ports:
             wait_healthy(p)
         proxy = subprocess.Popen([nginx, "-p", str(folder), "-c", str(folder / "nginx.conf"), "-g", "daemon off;"])
-        procs.append(proxy)
         print(
             f"ContextLab: {args.workers} workers ({threads} torch thread(s) each) behind nginx on http://localhost:{args.port}"
         )
         signal.signal(signal.SIGTERM, _interrupt)
-        while all(p.poll() is None for p in procs):
-            time.sleep(1)
-        raise SystemExit("a worker or nginx stopped: stopping the others")
+        supervise(workers, ports, proxy, env)
     except KeyboardInterrupt:
         pass
     finally:
+        procs = [*workers, *([proxy] if proxy else [])]
         for p in procs:
             if p.poll() is None:
                 p.terminate()
@@ -172,6 +185,26 @@ def main(argv: list[str] | None = None) -> None:
             except subprocess.TimeoutExpired:
                 p.kill()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def supervise(workers: list[subprocess.Popen], ports: list[int], proxy: subprocess.Popen, env: dict) -> None:
+    """Start again a worker that stops (a crash, a kill, memory): meanwhile nginx sends its browsers to the
+    others and re-pins them, and a class keeps its data (in the class store, not in the worker). A worker
+    that stops again within a minute of its start waits twice as long as the last time (up to a minute)."""
+    started = [time.monotonic()] * len(workers)
+    delay = [1.0] * len(workers)
+    while proxy.poll() is None:
+        for i, proc in enumerate(workers):
+            if proc.poll() is None:
+                continue
+            soon = time.monotonic() - started[i] < 60
+            delay[i] = min(delay[i] * 2, 60.0) if soon else 1.0
+            print(f"worker on port {ports[i]} stopped ({proc.returncode}): starting it again in {delay[i]:.0f} s")
+            time.sleep(delay[i])
+            workers[i] = subprocess.Popen(worker_command(ports[i]), cwd=ROOT, env=env)
+            started[i] = time.monotonic()
+        time.sleep(1)
+    raise SystemExit("nginx stopped: stopping the workers")
 
 
 if __name__ == "__main__":

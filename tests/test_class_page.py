@@ -197,3 +197,23 @@ def test_a_followed_students_tab_that_reconnects_rejoins_its_class() -> None:
     store().end_class(code, secret)
     gone = app(**{"class": code}).run()
     assert not gone.exception and "class" not in gone.query_params  # an ended class: the lesson goes on alone
+
+
+def test_a_student_who_reloads_is_the_same_student_and_sees_what_they_sent() -> None:
+    """A reload (or a reconnect to another worker) is a fresh session with the same URL: the tab's random
+    id is in it, so the answer is replaced, not counted twice, and "Sent" comes back."""
+    at, code, secret = start_class()
+    question = store().ask(code, secret, "class_blank", "Which word goes in the blank?", (), {"kind": "blank"})
+    student = open_class(code=code)
+    me = student.query_params["me"]
+    student.text_input[0].set_value("France")
+    next(b for b in student.button if b.label == "Send").click().run()
+    again = open_class(code=code, me=me if isinstance(me, str) else me[0])  # the reload
+    assert "Sent: France" in "\n".join(str(e.value) for e in again.success)
+    again.text_input[0].set_value("Paris")
+    next(b for b in again.button if b.label == "Send").click().run()
+    assert store().count(code, question.id) == 1 and [b.text for b in store().answers(code, secret, question.id)] == [
+        "Paris"
+    ]
+    other = open_class(code=code, me="not an id <b>")  # a link's bad id: a fresh one, never an error
+    assert not other.exception and other.query_params["me"] != "not an id <b>"

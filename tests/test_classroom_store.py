@@ -306,3 +306,27 @@ def test_the_projector_keeps_the_models_answer_and_the_teacher_brings_the_class_
         store.follow(code, secret, "https://elsewhere.example/")  # only a view of this server
     with pytest.raises(TooLong):
         store.ask(code, secret, "k", "q", (), {"text": "x" * 20_000})
+
+
+def test_students_polls_read_the_database_once_per_half_second_and_class(db_url: str) -> None:
+    """Thirty tabs on a worker polling every 2 s share one read per STATUS_TTL_S; a question asked through
+    another worker reaches them within that time, one asked through the same worker at once."""
+    a, b = ClassStore(db_url), ClassStore(db_url)  # two workers
+    clock = [0.0]
+    b._clock = lambda: clock[0]
+    try:
+        code, secret = a.start_class()
+        first = a.ask(code, secret, "k", "First?")
+        assert b.status(code).question == first
+        second = a.ask(code, secret, "k", "Second?")
+        assert b.status(code).question == first  # within STATUS_TTL_S: this worker's last read
+        clock[0] += b.status_ttl
+        assert b.status(code).question == second
+        third = b.ask(code, secret, "k", "Third?")  # asked through this worker: seen at once
+        assert b.status(code).question == third
+        b.end_class(code, secret)
+        with pytest.raises(UnknownClass):
+            b.status(code)
+    finally:
+        a.close()
+        b.close()

@@ -27,7 +27,8 @@ NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 def test_nginx_config_keeps_a_browser_on_one_worker_and_proxies_websockets(tmp_path: Path) -> None:
     conf = serve.nginx_config(8501, [8502, 8503], tmp_path)
     assert "server 127.0.0.1:8502" in conf and "server 127.0.0.1:8503" in conf
-    assert "least_conn;" in conf and f"$cookie_{serve.COOKIE}" in conf and "w2 127.0.0.1:8503;" in conf
+    assert "least_conn;" in conf and f"$cookie_{serve.COOKIE}" in conf and "w2 w2;" in conf
+    assert "server 127.0.0.1:8502 backup" in conf  # a browser pinned to a dead worker goes to another
     assert "proxy_set_header Upgrade $http_upgrade;" in conf
     if Path(NGINX).exists():  # nginx itself accepts it
         (tmp_path / "nginx.conf").write_text(conf)

@@ -42,6 +42,7 @@ ANSWER_CHARS = 200
 NICKNAME_CHARS = 24
 PROMPT_CHARS = 1000
 SESSION_CHARS = 64
+STATUS_TTL_S = 0.5  # a student's poll reads the database at most this often per class and process
 RATE_SENDS, RATE_WINDOW_S = 3, 1.0  # a session sends at most RATE_SENDS answers in any RATE_WINDOW_S
 DEFAULT_RETENTION_H = 24.0
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides, isolates: could turn the projector's text
@@ -151,6 +152,9 @@ class ClassStore:
         self._now, self._clock = now, clock
         self._sends: dict[str, deque[float]] = {}
         self._sends_lock = threading.Lock()
+        self.status_ttl = STATUS_TTL_S
+        self._status: dict[str, tuple[float, Status | UnknownClass]] = {}
+        self._status_lock = threading.Lock()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -201,11 +205,14 @@ class ClassStore:
             )
             db.add(question)
             db.flush()
-            return _question_info(question)
+            info = _question_info(question)
+        self._changed(code)
+        return info
 
     def reveal(self, code: str, secret: str, question: int) -> None:
         with self._sessions.begin() as db:
             self._question(db, self._teacher(db, code, secret), question).revealed = True
+        self._changed(code)
 
     def answers(self, code: str, secret: str, question: int) -> list[Bar]:
         """The class's answers to `question` as a histogram, largest first (hidden answers left out).
@@ -238,6 +245,7 @@ class ClassStore:
         """Delete the class, its questions and their answers."""
         with self._sessions.begin() as db:
             db.delete(self._teacher(db, code, secret))
+        self._changed(code)
 
     def export_csv(self, code: str, secret: str) -> str:
         """Every question and answer of the class as CSV (question, asked_at, nickname, answer, hidden, sent_at)."""
@@ -264,6 +272,7 @@ class ClassStore:
                 klass.follow_n += 1
             else:
                 klass.follow = None
+        self._changed(code)
 
     def purge_expired(self, now: datetime) -> int:
         """Delete every class started longer ago than the retention period; returns how many."""
@@ -280,17 +289,50 @@ class ClassStore:
             return ClassInfo(klass.code, klass.created_at, klass.created_at + retention())
 
     def status(self, code: str) -> Status:
-        """A student's poll: the current question and the teacher's follow link, in one session."""
+        """A student's poll: the current question and the teacher's follow link. Read once per STATUS_TTL_S
+        and code in this process, whoever asks: thirty tabs polling every 2 s cost one read, not fifteen, a
+        second (a change made through this process is seen at once; another worker's within STATUS_TTL_S)."""
+        normal, now = _normal_code(code), self._clock()
+        with self._status_lock:
+            kept = self._status.get(normal)
+        if kept is None or now - kept[0] >= self.status_ttl:
+            try:
+                with self._sessions() as db:
+                    klass = self._live(db, normal)
+                    assert klass is not None
+                    question = self._current(db, klass)
+                    info = None if question is None else _question_info(question)
+                    found: Status | UnknownClass = Status(info, klass.follow, klass.follow_n)
+            except UnknownClass as err:
+                found = err
+            kept = (now, found)
+            with self._status_lock:
+                if len(self._status) > 1000:
+                    self._status.clear()
+                self._status[normal] = kept
+        if isinstance(kept[1], UnknownClass):
+            raise UnknownClass(normal)
+        return kept[1]
+
+    def my_answer(self, code: str, session: str, question: int) -> str | None:
+        """What `session` sent to `question` (a tab that reloaded shows its answer again), or None."""
         with self._sessions() as db:
             klass = self._live(db, code)
             assert klass is not None
-            question = self._current(db, code)
-            info = None if question is None else _question_info(question)
-            return Status(info, klass.follow, klass.follow_n)
+            q = self._question(db, klass, question)
+            where = (Answer.question_id == q.id) & (Answer.session == session[:SESSION_CHARS])
+            return db.scalar(select(Answer.text).where(where))
+
+    def _changed(self, code: str) -> None:
+        """Forget this process's status of `code` (the teacher changed it here)."""
+        with self._status_lock:
+            self._status.pop(_normal_code(code), None)
 
     def current_question(self, code: str) -> QuestionInfo | None:
         with self._sessions() as db:
-            question = self._current(db, code)
+            klass = self._live(db, code)
+            assert klass is not None
+            question = self._current(db, klass)
             return None if question is None else _question_info(question)
 
     def answer(
@@ -305,7 +347,9 @@ class ClassStore:
         session = session[:SESSION_CHARS]
         self._throttle(session)
         with self._sessions.begin() as db:
-            current = self._current(db, code)
+            klass = self._live(db, code)
+            assert klass is not None
+            current = self._current(db, klass)
             if current is None:
                 raise NoQuestion(_normal_code(code))
             if question is not None and question != current.id:
@@ -356,9 +400,7 @@ class ClassStore:
             raise NoQuestion(klass.code)
         return found
 
-    def _current(self, db: Session, code: str) -> Question | None:
-        klass = self._live(db, code)
-        assert klass is not None
+    def _current(self, db: Session, klass: Class) -> Question | None:
         return db.scalar(
             select(Question).where(Question.class_id == klass.id).order_by(Question.asked_at.desc(), Question.id.desc())
         )
