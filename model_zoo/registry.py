@@ -375,7 +375,10 @@ def cache_root() -> Path:
     """ContextLab's own cache (downloads from outside the Hub, converted models, encoded sentence
     sets): CONTEXTLAB_CACHE, else ~/.cache/contextlab."""
     root = Path(os.environ.get("CONTEXTLAB_CACHE") or Path.home() / ".cache" / "contextlab")
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a read-only or full disk: the caches under it are skipped (model_zoo.disk), not fatal
+        pass
     return root
 
 

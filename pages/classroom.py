@@ -47,7 +47,10 @@ def landing() -> None:
         st.subheader(t("class.teach_title"))
         st.write(t("class.teach_how"))
         if st.button(t("class.start"), type="primary", icon=":material/co_present:"):
-            start()
+            try:
+                start()
+            except ModelZooError as err:  # no store on this server: one sentence
+                render_error(err)
 
 
 # -- the teacher's projector -------------------------------------------------------------------------

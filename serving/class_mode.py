@@ -27,7 +27,7 @@ _purging: list[threading.Thread] = []
 
 def store() -> ClassStore:
     """This worker's class store (serving.classroom.default_store), with its retention timer running."""
-    found = default_store()
+    found = default_store()  # StoreUnavailable (one sentence) where its database cannot be opened
     with _purger:
         if not _purging:
             thread = threading.Thread(target=_purge_forever, args=(found,), name="class-purge", daemon=True)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import disk
 from ..errors import MissingCapability
 from .onehot import cosine_matrix
 
@@ -221,14 +222,12 @@ def cached_features(
     ).hexdigest()[:12]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model.name)
     path = folder / f"{safe}-{key}.npy"
-    if path.exists():
-        return np.load(path, mmap_mode="r")
+    if (kept := disk.read(path, lambda found: np.load(found, mmap_mode="r"))) is not None:
+        return kept
     features = word_features(model, sentences, targets, on_progress)
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp.npy")
-    np.save(partial, features)
-    partial.replace(path)  # whole or not at all, even with two sessions writing at once
-    return np.load(path, mmap_mode="r")
+    if disk.keep(path, lambda partial: np.save(partial, features), ".tmp.npy"):
+        return np.load(path, mmap_mode="r")  # mapped: the workers share the pages
+    return features  # a cache that cannot be written: this process keeps them in memory
 
 
 # -- tasks --------------------------------------------------------------------------------------

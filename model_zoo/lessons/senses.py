@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import disk
 from .onehot import cosine_matrix
 from .probing import nn_sense_accuracy  # a 1-NN probe
 from .sense_data import (  # noqa: F401 (re-exported)
@@ -308,14 +309,21 @@ def cached_sense_vectors(
     """encode_senses, kept on disk in `folder` across restarts, keyed on model, its weights, word and data."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
     path = folder / f"{safe}-{weights_version(encoder)}-{sense_set.word}-{data_version()}.npz"
-    if path.exists():
-        with np.load(path) as saved:
+
+    def load(found: Path) -> SenseVectors:
+        with np.load(found) as saved:
             return SenseVectors(sense_set.word, saved["vectors"], saved["intra"], saved["baseline"])
+
+    if (kept := disk.read(path, load)) is not None:
+        return kept
     encoded = encode_senses(encoder, sense_set, on_progress)
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp.npz")
-    np.savez(partial, vectors=encoded.vectors, intra=encoded.intra_similarity, baseline=encoded.baseline)
-    partial.replace(path)  # whole or not at all, even with two sessions writing at once
+    disk.keep(
+        path,
+        lambda partial: np.savez(
+            partial, vectors=encoded.vectors, intra=encoded.intra_similarity, baseline=encoded.baseline
+        ),
+        ".tmp.npz",
+    )
     return encoded
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .. import disk
 from ..contextual import Contextual, Encoder, Reader
 from ..errors import EmptyInput
 from .probing import TaskSet
@@ -357,8 +358,9 @@ def cached_task_heads(
     data = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:12]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model.name)
     path = folder / f"{safe}-{weights_version(model)}-{task}-{data}-v{HEADS_VERSION}.npz"
-    if path.exists():
-        with np.load(path) as saved:
+
+    def load(found: Path) -> dict[str, TrainedHead]:
+        with np.load(found) as saved:
             out = {}
             for pooling in POOLINGS:
                 meta = json.loads(str(saved[f"{pooling}.meta"]))
@@ -366,6 +368,9 @@ def cached_task_heads(
                 head = Head(classes=tuple(meta.pop("classes")), **arrays, **meta.pop("head"))
                 out[pooling] = TrainedHead(head, development=tuple(meta.pop("development")), **meta)
             return out
+
+    if (kept := disk.read(path, load)) is not None:
+        return kept
     heads = train_task_heads(model, task, on_progress)
     saved_arrays: dict[str, Any] = {}
     for pooling, trained in heads.items():
@@ -375,10 +380,7 @@ def cached_task_heads(
         meta.update(classes=list(fields.pop("classes")), head=fields, development=list(trained.development))
         saved_arrays[f"{pooling}.meta"] = np.array(json.dumps(meta))
         saved_arrays.update({f"{pooling}.{k}": getattr(h, k) for k in _HEAD_ARRAYS})
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp.npz")
-    np.savez(partial, **saved_arrays)
-    partial.replace(path)  # whole or not at all, even with two servers writing at once
+    disk.keep(path, lambda partial: np.savez(partial, **saved_arrays), ".tmp.npz")
     return heads
 
 

@@ -58,3 +58,11 @@ class AlreadyRevealed(ClassroomError):
     def __init__(self, code: str) -> None:
         self.code = code
         super().__init__(f"The teacher of class {code} has revealed this question's answers: wait for the next one.")
+
+
+class StoreUnavailable(ClassroomError):
+    """The class store's database cannot be opened (a read-only or full cache folder, a database away)."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"Class mode's store cannot be opened here: {problem}.")

@@ -27,13 +27,23 @@ from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from model_zoo.errors import EmptyInput
 
 from .db import database_url, make_engine, migrate
-from .errors import AlreadyRevealed, NoAnswer, NoQuestion, NotTeacher, QuestionClosed, TooFast, TooLong, UnknownClass
+from .errors import (
+    AlreadyRevealed,
+    NoAnswer,
+    NoQuestion,
+    NotTeacher,
+    QuestionClosed,
+    StoreUnavailable,
+    TooFast,
+    TooLong,
+    UnknownClass,
+)
 from .models import Answer, Class, Question
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: a code read off a projector is typed right
@@ -439,5 +449,8 @@ def default_store() -> ClassStore:
     url = database_url()
     with _stores_lock:
         if url not in _stores:
-            _stores[url] = ClassStore(url)
+            try:
+                _stores[url] = ClassStore(url)
+            except (OSError, SQLAlchemyError) as err:  # a read-only or full cache folder, a database away
+                raise StoreUnavailable(str(err).splitlines()[0][:200]) from err
         return _stores[url]

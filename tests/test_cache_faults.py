@@ -1,0 +1,73 @@
+"""What a class meets when ContextLab's cache folder is full, read-only or holds a damaged file (issue 36):
+the answer still comes, computed again rather than read; nothing half-written is left; the Class page says
+in one sentence that it cannot open its store."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import model_zoo
+from model_zoo.lessons import probing
+from model_zoo.lessons.senses import SenseSet, cached_sense_vectors
+from tests.conftest import all_text, open_page
+from tests.test_probing import sentences
+
+BANK = SenseSet(
+    "bank",
+    ("the man went to the bank", "we sat on the river bank", "his money is at the bank", "the fish at the bank"),
+    ("m", "r", "m", "r"),
+    {"m": "money", "r": "river"},
+)
+
+
+def full_disk(*_args: object, **_kwargs: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_full_cache_costs_the_work_again_not_the_answer(tiny_bert: Path, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    model = model_zoo.load(tiny_bert)
+    expected = cached_sense_vectors(model, BANK, tmp_path / "ok")
+    monkeypatch.setattr(np, "savez", full_disk)
+    monkeypatch.setattr(np, "save", full_disk)
+    got = cached_sense_vectors(model, BANK, tmp_path / "full")
+    np.testing.assert_array_equal(got.vectors, expected.vectors)
+    assert list((tmp_path / "full").glob("*")) == []  # no partial file left behind
+    data = sentences()
+    features = probing.cached_features(model, data, probing.select_targets(data), tmp_path / "probing")
+    assert features.shape[1] == 3 and list((tmp_path / "probing").glob("*")) == []
+
+
+def test_a_damaged_cache_file_is_computed_and_written_again(tiny_bert: Path, tmp_path: Path) -> None:
+    model = model_zoo.load(tiny_bert)
+    first = cached_sense_vectors(model, BANK, tmp_path)
+    (kept,) = tmp_path.glob("*.npz")
+    kept.write_bytes(kept.read_bytes()[:100])  # torn: a disk that filled mid-write, a copy cut short
+    again = cached_sense_vectors(model, BANK, tmp_path)
+    np.testing.assert_array_equal(again.vectors, first.vectors)
+    with np.load(kept) as saved:  # written whole again
+        np.testing.assert_array_equal(saved["vectors"], first.vectors)
+
+
+def test_a_cache_folder_that_cannot_be_created_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("CONTEXTLAB_CACHE", str(blocker / "cache"))
+    assert model_zoo.cache_root() == blocker / "cache"  # writes under it are skipped, reads find nothing
+
+
+def test_the_class_page_says_in_one_sentence_that_it_cannot_open_its_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("CONTEXTLAB_DB", f"sqlite:///{blocker / 'class.sqlite3'}")
+    at = open_page("pages/classroom.py")
+    next(b for b in at.button if b.label == "Start a class").click().run()
+    assert not at.exception
+    assert "Class mode cannot open its store on this server" in all_text(at)
+    student = open_page("pages/classroom.py", code="ABC234")
+    assert not student.exception and "Class mode cannot open its store on this server" in all_text(student)
