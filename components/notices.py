@@ -95,6 +95,9 @@ def with_fallback(name: str, get: Callable[[str], tuple[M, ModelUnavailable | No
     except ModelUnavailable as err:
         render_unavailable(err)
         st.stop()
+    except ModelZooError as err:  # its files are damaged (BadCheckpoint): one sentence, and the page stops here
+        render_error(err)
+        st.stop()
     if unavailable is not None:
         render_unavailable(unavailable)
     return model

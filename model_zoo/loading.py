@@ -16,7 +16,7 @@ from .bidirectional import BidirectionalLM, BidirectionalReader, load_mntp, load
 from .contextual import CausalLM, Encoder, MaskedLM, Reader
 from .device import select_device
 from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
-from .errors import ModelUnavailable
+from .errors import BadCheckpoint, ModelUnavailable, ModelZooError
 from .registry import (
     ModelCard,
     _offline_forced,
@@ -56,9 +56,26 @@ def load(name_or_path: str | os.PathLike[str], device: str | None = None) -> Mod
     """
     path = Path(name_or_path)
     with _LOADING:
-        if path.is_dir():
-            return _load_folder(path, device)
-        return _load_card(get_card(str(name_or_path)), device)
+        try:
+            if path.is_dir():
+                return _load_folder(path, device)
+            return _load_card(get_card(str(name_or_path)), device)
+        except ModelZooError:
+            raise
+        except DAMAGED as err:  # a weights file cut short or overwritten: one sentence, never a traceback
+            problem = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+            raise BadCheckpoint(name_or_path, f"its files are damaged or unreadable ({problem})") from err
+
+
+def _damaged() -> tuple[type[BaseException], ...]:
+    """What reading a damaged checkpoint raises: the OS, numpy/json (ValueError), torch (RuntimeError),
+    safetensors' own error, a missing tensor (KeyError), a file cut short (EOFError)."""
+    from safetensors import SafetensorError
+
+    return (OSError, ValueError, RuntimeError, KeyError, EOFError, SafetensorError)
+
+
+DAMAGED = _damaged()
 
 
 # One load at a time in a process. transformers builds a model's skeleton on the meta device through

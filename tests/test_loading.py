@@ -56,7 +56,7 @@ def test_unknown_name_lists_the_known_ones() -> None:
 
 
 def test_folder_without_checkpoint_says_what_is_missing(tmp_path) -> None:
-    with pytest.raises(FileNotFoundError, match="config.json"):
+    with pytest.raises(model_zoo.BadCheckpoint, match="config.json"):  # one sentence a page can show
         model_zoo.load(tmp_path)
 
 
