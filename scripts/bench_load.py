@@ -832,6 +832,10 @@ async def class_load(url: str, size: int, idle_s: float, pages: list[Page], sess
     """(a) `size` students answer at once, (b) `size` + 1 pollers idle, then beside the pages' own load."""
     out: dict[str, Any] = {"students": size}
     procs = server_processes(url)
+    # the same processes with no tab open, first: what the polling adds is the difference
+    cpu0, t0 = cpu_seconds(procs), time.perf_counter()
+    await asyncio.sleep(min(idle_s, 20.0))
+    no_tabs = 100 * (cpu_seconds(procs) - cpu0) / (time.perf_counter() - t0)
     teacher = Tab(url, {})
     projector = Projector(teacher)
     code = await start_class(teacher)
@@ -855,6 +859,7 @@ async def class_load(url: str, size: int, idle_s: float, pages: list[Page], sess
         out["idle"] = {
             "seconds": round(wall, 1),
             "server_cpu_pct_of_one_core": round(100 * (cpu_seconds(procs) - cpu0) / wall, 1),
+            "server_cpu_pct_with_no_tab_open": round(no_tabs, 1),
             "bench_client_cpu_pct": round(100 * (cpu_seconds([own]) - own0) / wall, 1),
             "server_processes": len(procs),
         }
@@ -1000,6 +1005,7 @@ def run_class(args: argparse.Namespace, url: str, workers: int, watch: MemoryWat
     print(f"  question shown on {seen['students']}/{size} students' boxes after asking: {_s(seen)}")
     print(
         f"  {size + 1} tabs polling {idle['seconds']} s, nothing else: server CPU {idle['server_cpu_pct_of_one_core']}%"
+        f" (with no tab open {idle['server_cpu_pct_with_no_tab_open']}%)"
         f" of one core ({idle['server_processes']} processes; this client {idle['bench_client_cpu_pct']}%)"
     )
     for label, row in found.get("pages_while_polling", {}).items():
