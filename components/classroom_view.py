@@ -14,7 +14,7 @@ import re
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import streamlit as st
 
@@ -109,13 +109,7 @@ def here() -> str:
     """This view as a path on this server with its query (what "Bring the class here" sends students to)."""
     url = urlsplit(st.context.url or "/")
     query = [(k, v) for k, v in parse_qsl(url.query) if k not in ("code", "key", JOINED, ME)]
-    return (url.path or "/") + ("?" + "&".join(f"{k}={v}" for k, v in _quoted(query)) if query else "")
-
-
-def _quoted(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    from urllib.parse import quote
-
-    return [(quote(k, safe=""), quote(v, safe="")) for k, v in pairs]
+    return (url.path or "/") + ("?" + urlencode(query, quote_via=quote) if query else "")
 
 
 def page_of(link: str) -> tuple[str, dict[str, str]] | None:

@@ -5,6 +5,7 @@ again."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import zipfile
 from collections.abc import Callable
@@ -29,10 +30,7 @@ def keep(path: Path, write: Callable[[Path], None], partial_suffix: str) -> bool
         return True
     except OSError as err:
         log.warning("ContextLab's cache was not written (%s): %s", path, err)
-        try:
-            partial.unlink(missing_ok=True)
-        except OSError:
-            pass
+        _drop(partial)
         return False
 
 
@@ -45,8 +43,11 @@ def read(path: Path, load: Callable[[Path], T]) -> T | None:
         return load(path)
     except UNREADABLE as err:
         log.warning("ContextLab's cache file %s cannot be read (%s): computing it again", path, err)
-        try:
-            path.unlink(missing_ok=True)
-        except OSError:
-            pass
+        _drop(path)
         return None
+
+
+def _drop(path: Path) -> None:
+    """Remove `path` where it can be (a read-only cache keeps it: then it is only not used)."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)

@@ -114,7 +114,7 @@ def sentence_map(code: str, secret: str, question: QuestionInfo) -> None:
     sentences = [r.text for r in class_mode.store().responses(code, secret, question.id) if not r.hidden]
     sense_set = lesson_senses.sense_sets()[word]
     try:
-        depth = class_mode.class_map(word, 0, []).depth
+        depth = class_mode.map_depth(word)
         layer = st.slider(t("class.layer"), 0, depth, depth, key=f"class_layer_{question.id}")
         with st.spinner(t_plain("class.reading", n=len(sentences))):
             drawn = class_mode.class_map(word, layer, sentences)

@@ -78,6 +78,11 @@ def uses_word(sentence: str, word: str) -> bool:
     return lesson_senses.other_forms(sentence, word) is None
 
 
+def map_depth(word: str) -> int:
+    """The layers of map_model() above its embeddings (the teacher's layer slider ends there)."""
+    return int(serving.sense_vectors(map_model(), word).vectors.shape[1] - 1)
+
+
 @dataclass(frozen=True)
 class ClassMap:
     """The Word senses map at one layer with the class's sentences on it."""
@@ -99,7 +104,7 @@ def class_map(word: str, layer: int, sentences: list[str]) -> ClassMap:
     name = map_model()
     sense_set = lesson_senses.sense_sets()[word]
     uses = serving.sense_vectors(name, word).vectors
-    depth = uses.shape[1] - 1
+    depth = map_depth(word)
     layer = max(0, min(layer, depth))
     drawn = [s for s in sentences if uses_word(s, word)][:SENTENCES_SHOWN]
     pca = serving.sense_pca(name, word, layer)

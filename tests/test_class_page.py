@@ -174,7 +174,7 @@ def test_the_classs_sentences_land_on_the_word_senses_map_coloured_by_their_vote
         student = open_class(code=code)
         student.text_input[0].set_value(text)
         next(b for b in student.button if b.label == "Send").click().run()
-        said = all_text(student) + "\\n".join(str(e.value) for e in student.success)
+        said = all_text_and_success(student)
         assert ("does not use “bank”" in said) == (i == 2)
     next(b for b in at.button if b.label == "Reveal").click().run()
     assert not at.exception
