@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import Any
 
 # pandas whole, before any page runs: plotly reads pandas from sys.modules without importing it
 # (_plotly_utils.optional_imports), so on a fresh server a figure built while another session's
@@ -26,9 +28,10 @@ def page(lesson: Lesson, default: bool = False) -> st.Page:
 
 
 def class_mode_on(url_path: str) -> None:
-    """On every page but the Class page itself: a student's current question atop the page (polled), and a
-    teacher's class box in the sidebar. The store is opened only in a tab that has joined or started a class."""
-    classroom_view.install(class_store)
+    """On every page but the Class page itself: a student's current question atop the page (pushed by the
+    server when the class changes), and a teacher's class box in the sidebar. The store is opened only in a
+    tab that has joined or started a class."""
+    classroom_view.install(class_store, push_on_change)
     if url_path == CLASSROOM.key:
         return
     if classroom_view.STUDENT not in st.session_state and (followed := st.query_params.get(classroom_view.JOINED)):
@@ -45,6 +48,12 @@ def class_store() -> classroom_view.Store:
     from serving import class_mode
 
     return class_mode.store()
+
+
+def push_on_change(code: str, shown: Hashable, key: Callable[[Any], Hashable]) -> bool:
+    from serving import class_mode
+
+    return class_mode.push_on_change(code, shown, key)
 
 
 def uses_word(sentence: str, word: str) -> bool:

@@ -10,9 +10,10 @@ typed is shown as text: widget values, plotly bars (escaped in components.charts
 from __future__ import annotations
 
 import io
+import os
 import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -25,7 +26,11 @@ from .i18n import md_escape, t, t_plain
 from .notices import render_error
 from .road import CLASSROOM, HOME, PLAYGROUND, ready_lessons
 
-POLL_S = 2.0  # a student's screen asks for the current question this often (the issue: within two seconds)
+# A student's screen asks for the current question every POLL_S where the server cannot push, and every
+# BACKSTOP_S where it can (a push gone astray is caught up then). The browser tests set both past their
+# waits, so that only the server's push can bring a change to a student's screen.
+POLL_S = float(os.environ.get("CONTEXTLAB_CLASS_POLL_S", "1.5"))
+BACKSTOP_S = float(os.environ.get("CONTEXTLAB_CLASS_BACKSTOP_S", "10"))
 COUNT_S = 1.0  # the projector's count
 TEACHER = "class_teacher"  # session_state: (code, secret) while this browser tab teaches a class
 STUDENT = "class_student"  # session_state: the code of the class this tab has joined
@@ -76,12 +81,17 @@ class Store(Protocol):
     def my_answer(self, code: str, session: str, question: int) -> str | None: ...
 
 
+Push = Callable[[str, Hashable, Callable[[Any], Hashable]], bool]
 _stores: list[Callable[[], Store]] = []
+_pushes: list[Push] = []
 
 
-def install(get_store: Callable[[], Store]) -> None:
-    """The store to call (app.py, on every run: a function, so nothing opens the database before it is used)."""
+def install(get_store: Callable[[], Store], push: Push | None = None) -> None:
+    """The store to call (app.py, on every run: a function, so nothing opens the database before it is used),
+    and `push(code, shown, key)`: have the server rerun this tab once `key(status)` of class `code` is no
+    longer `shown` (serving.class_mode.push_on_change; False where it cannot, and the tab polls)."""
     _stores[:] = [get_store]
+    _pushes[:] = [] if push is None else [push]
 
 
 def store() -> Store:
@@ -243,7 +253,7 @@ def render_teacher_sidebar() -> None:
 
 
 # -- a student's screen ------------------------------------------------------------------------------
-def _signature(now: StatusLike) -> tuple[int | None, bool, int]:
+def _signature(now: Any) -> tuple[int | None, bool, int]:
     """What a student's screen shows, in short: a change of it redraws the screen."""
     question = now.question
     return (None if question is None else question.id, bool(question and question.revealed), now.follow_n)
@@ -254,9 +264,11 @@ def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) 
     asks, reveals or brings the class somewhere (then this tab moves). `big`: the Class page's own (else a
     box atop a lesson).
 
-    Only a watcher polls (every POLL_S, in a fragment that draws nothing, comparing a short signature):
-    redrawing the question box at every poll cost a class of thirty 11% of a core, most of it Streamlit's
-    work for the box's widgets. A change reruns this tab once; Send reruns the box's own fragment."""
+    The server reruns this tab when its class changes (serving.class_push: one thread per worker reads
+    the class, no tab polls); a watcher fragment that draws nothing still looks every BACKSTOP_S, and
+    every POLL_S where the server cannot push. Redrawing the question box at every poll cost a class of
+    thirty 11% of a core, and the watchers alone, every 2 s, about 3% and a question's last screen 2 s.
+    A change reruns this tab once; Send reruns the box's own fragment."""
     session_id()  # into the URL now: a reload keeps it
     try:
         now = store().status(code)
@@ -272,7 +284,8 @@ def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) 
             st.switch_page(target[0], query_params=target[1] | {JOINED: code, ME: session_id()})
     elif seen is None:
         st.session_state["class_follow_seen"] = now.follow_n
-    st.session_state["class_shown"] = _signature(now)
+    shown = st.session_state["class_shown"] = _signature(now)
+    pushed = bool(_pushes) and _pushes[0](code, shown, _signature)
 
     @st.fragment
     def box() -> None:
@@ -284,7 +297,7 @@ def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) 
                 return
             render_question(code, current, uses_word, big)
 
-    @st.fragment(run_every=POLL_S)
+    @st.fragment(run_every=BACKSTOP_S if pushed else POLL_S)
     def watch() -> None:
         try:
             changed = _signature(store().status(code)) != st.session_state.get("class_shown")

@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 import tomllib
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -426,7 +426,11 @@ class Tab:
         self.rng = random.Random(seed)
         self.cookies: dict[str, str] = {}
         self.ws: websockets.ClientConnection | None = None
-        self.closed: asyncio.Future | None = None
+        self.closed: asyncio.Future | None = None  # the socket's reader: done once the socket is closed
+        self.inbox: deque[ForwardMsg | None] = deque()  # what the server sent, not read yet (None: closed)
+        self.arrived = asyncio.Event()  # set when something comes in
+        self.pushed = 0  # runs the server started itself
+        self.last: Drawn | None = None  # what the last run drew
         self.widgets: dict[str, Widget] = {}
         self.states: dict[str, WidgetState] = {}  # values the tab keeps sending (a submitted form's)
         self.timers: dict[str, float] = {}  # fragment id -> seconds between its reruns
@@ -462,8 +466,42 @@ class Tab:
         self.ws = await websockets.connect(
             ws_url, subprotocols=["streamlit"], max_size=None, additional_headers=headers, open_timeout=60
         )
-        self.closed = asyncio.ensure_future(self.ws.wait_closed())
+        self.inbox = deque()
+        self.closed = asyncio.ensure_future(self._read(self.ws, self.inbox, self.arrived))
         self.widgets, self.states, self.timers = {}, {}, {}  # a new session on the server
+
+    @staticmethod
+    async def _read(ws: websockets.ClientConnection, inbox: deque, arrived: asyncio.Event) -> None:
+        """Everything the server sends, as it comes: the answers to this tab's runs and the runs the server
+        starts itself (class mode's push); None once the socket is closed."""
+        try:
+            async for data in ws:
+                fwd = ForwardMsg()
+                fwd.ParseFromString(data if isinstance(data, bytes) else data.encode())
+                inbox.append(fwd)
+                arrived.set()
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            inbox.append(None)
+            arrived.set()
+
+    def pushed_run(self) -> bool:
+        """Whether the server started a run of this tab by itself (class mode's push) that is not read yet:
+        what came after this tab's last run ended, up to a new run's first message, is passed over."""
+        while self.inbox and self.inbox[0] is not None and self.inbox[0].WhichOneof("type") != "new_session":
+            self.inbox.popleft()
+        return bool(self.inbox) and self.inbox[0] is not None
+
+    async def _next(self) -> ForwardMsg:
+        deadline = time.perf_counter() + 300
+        while not self.inbox:
+            self.arrived.clear()
+            await asyncio.wait_for(self.arrived.wait(), timeout=max(0.0, deadline - time.perf_counter()))
+        fwd = self.inbox[0]
+        if fwd is None:  # closed: left there for whoever reads next too
+            raise Disconnected("socket closed")
+        return self.inbox.popleft()  # type: ignore[return-value]
 
     async def open(self) -> Drawn:
         """The page from its URL: fetched (nginx's cookie), then the socket and the first run."""
@@ -493,43 +531,55 @@ class Tab:
         rerun.widget_states.widgets.extend([*kept, *states])
         rerun.fragment_id = fragment
         rerun.is_auto_rerun = auto
+        while self.pushed_run():  # a run the server started, not yet read: first, as the browser does
+            self.pushed += 1
+            await self._collect("", time.perf_counter())
         start = time.perf_counter()
+        try:
+            await self.ws.send(msg.SerializeToString())
+        except websockets.ConnectionClosed as err:
+            raise Disconnected(str(err)) from err
+        return await self._collect(fragment, start)
+
+    async def _collect(self, fragment: str, start: float) -> Drawn:
+        """Read one run's messages until the script finishes (a run this tab asked for, or one the server
+        started: then `fragment` is "", the whole page)."""
         widgets: dict[str, Widget] = {}
         timers: dict[str, float] = {}
         stopped: list[str] = []
         texts: list[str] = []
         exceptions: list[str] = []
-        try:
-            await self.ws.send(msg.SerializeToString())
-            while True:
-                data = await asyncio.wait_for(self.ws.recv(), timeout=300)
-                assert isinstance(data, bytes)
-                fwd = ForwardMsg()
-                fwd.ParseFromString(data)
-                kind = fwd.WhichOneof("type")
-                if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                    _read_element(fwd.delta.new_element, fwd.delta.fragment_id, widgets, texts, exceptions)
-                elif kind == "auto_rerun":
-                    timers[fwd.auto_rerun.fragment_id] = fwd.auto_rerun.interval
-                elif kind == "stop_auto_rerun":
-                    stopped += fwd.stop_auto_rerun.fragment_ids
-                elif kind == "page_info_changed":
-                    self.query = dict(parse_qsl(fwd.page_info_changed.query_string))
-                elif kind == "script_finished":
-                    if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:  # st.rerun: the whole page again
-                        fragment, widgets, timers, texts, exceptions = "", {}, {}, [], []
-                        continue
-                    break
-        except websockets.ConnectionClosed as err:
-            raise Disconnected(str(err)) from err
-        if fragment:
-            self.widgets = {k: w for k, w in self.widgets.items() if w.fragment != fragment} | widgets
+        ran_fragments: set[str] = set()
+        while True:
+            fwd = await self._next()
+            kind = fwd.WhichOneof("type")
+            if kind == "delta" and fwd.delta.fragment_id:
+                ran_fragments.add(fwd.delta.fragment_id)
+            if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                _read_element(fwd.delta.new_element, fwd.delta.fragment_id, widgets, texts, exceptions)
+            elif kind == "auto_rerun":
+                timers[fwd.auto_rerun.fragment_id] = fwd.auto_rerun.interval
+            elif kind == "stop_auto_rerun":
+                stopped += fwd.stop_auto_rerun.fragment_ids
+            elif kind == "page_info_changed":
+                self.query = dict(parse_qsl(fwd.page_info_changed.query_string))
+            elif kind == "script_finished":
+                if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:  # st.rerun: the whole page again
+                    fragment, widgets, timers, texts, exceptions, ran_fragments = "", {}, {}, [], [], set()
+                    continue
+                break
+        # what ran decides, not what was asked: a run the server pushed while this tab's fragment ran (or the
+        # other way round) arrives in the other's place
+        if fwd.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            ran = {fragment} if fragment else ran_fragments
+            self.widgets = {k: w for k, w in self.widgets.items() if w.fragment not in ran} | widgets
             self.timers |= timers
         else:
             self.widgets, self.timers = widgets, timers
         for f in stopped:
             self.timers.pop(f, None)
         drawn = Drawn(time.perf_counter() - start, fwd.script_finished, texts, exceptions, fragment)
+        self.last = drawn
         if self.on_run is not None:
             self.on_run(self, drawn)
         return drawn
@@ -546,9 +596,27 @@ class Tab:
                     await self.reconnect(stop)
                     due = {}
                     continue
+                if self.pushed_run():  # a run the server started (class push), once this tab's own is read
+                    try:
+                        async with self.lock:
+                            if self.pushed_run():
+                                self.pushed += 1
+                                await self._collect("", time.perf_counter())
+                    except Disconnected:
+                        await self.reconnect(stop)
+                        due = {}
+                    continue
                 wait = min(due.values()) - now if due else 0.5
                 if wait > 0:
-                    await asyncio.wait([stopping, *([self.closed] if self.closed else [])], timeout=wait)
+                    self.arrived.clear()
+                    if not self.pushed_run():
+                        arrival = asyncio.ensure_future(self.arrived.wait())
+                        await asyncio.wait(
+                            [stopping, arrival, *([self.closed] if self.closed else [])],
+                            timeout=wait,
+                            return_when=asyncio.FIRST_COMPLETED,
+                        )
+                        arrival.cancel()
                     continue
                 fragment = min(due, key=lambda f: due[f])
                 while due[fragment] <= now:  # a tick missed while busy is skipped, as setInterval does
@@ -560,6 +628,9 @@ class Tab:
                 except Disconnected:
                     await self.reconnect(stop)
                     due = {}
+        except Exception as err:  # a tab whose timers died would look like one the server forgot
+            self.errors.append(f"the tab's timers stopped: {type(err).__name__}: {err}")
+            raise
         finally:
             stopping.cancel()
 
@@ -703,7 +774,11 @@ class Student:
         """Type the answer and a nickname, press Send; timed until the box acknowledges it."""
         form = self.form()
         if form is None:
-            self.errors.append("no question to answer")
+            tab = self.tab
+            self.errors.append(
+                f"no question to answer (tab on {tab.worker or 'w1'}: {tab.pushed} runs pushed, timers"
+                f" {sorted(tab.timers.values())}, {len(tab.inbox)} messages unread, widgets {[w.label for w in tab.widgets.values()][:6]}; last run: {tab.last})"
+            )
             return
         qid, box, nickname, submit = form
         kept = [WidgetState(id=box.id, string_value=answer)]
@@ -832,7 +907,9 @@ async def class_load(url: str, size: int, idle_s: float, pages: list[Page], sess
     """(a) `size` students answer at once, (b) `size` + 1 pollers idle, then beside the pages' own load."""
     out: dict[str, Any] = {"students": size}
     procs = server_processes(url)
-    # the same processes with no tab open, first: what the polling adds is the difference
+    # the same processes with no tab open, first (once the warm-up's last work has settled): what the
+    # class's tabs add is the difference
+    await asyncio.sleep(min(idle_s, 20.0))
     cpu0, t0 = cpu_seconds(procs), time.perf_counter()
     await asyncio.sleep(min(idle_s, 20.0))
     no_tabs = 100 * (cpu_seconds(procs) - cpu0) / (time.perf_counter() - t0)
@@ -877,6 +954,7 @@ async def class_load(url: str, size: int, idle_s: float, pages: list[Page], sess
     finally:
         await end_class(stop, live, tabs)
     out["errors"] = errors + [e for s in students for e in s.errors + s.tab.errors] + teacher.errors
+    out["runs_pushed_by_the_server"] = sum(tab.pushed for tab in tabs)
     return out
 
 
@@ -936,6 +1014,7 @@ async def class_failover(url: str, size: int) -> dict:
     finally:
         await end_class(stop, live, tabs)
     out["errors"] = errors + [e for s in students for e in s.errors + s.tab.errors] + teacher.errors
+    out["runs_pushed_by_the_server"] = sum(tab.pushed for tab in tabs)
     return out
 
 
@@ -1004,7 +1083,7 @@ def run_class(args: argparse.Namespace, url: str, workers: int, watch: MemoryWat
     print(f"  students per worker: {found['workers_of_students']}")
     print(f"  question shown on {seen['students']}/{size} students' boxes after asking: {_s(seen)}")
     print(
-        f"  {size + 1} tabs polling {idle['seconds']} s, nothing else: server CPU {idle['server_cpu_pct_of_one_core']}%"
+        f"  {size + 1} tabs open {idle['seconds']} s, nothing else: server CPU {idle['server_cpu_pct_of_one_core']}%"
         f" (with no tab open {idle['server_cpu_pct_with_no_tab_open']}%)"
         f" of one core ({idle['server_processes']} processes; this client {idle['bench_client_cpu_pct']}%)"
     )

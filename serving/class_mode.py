@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -14,7 +15,7 @@ import numpy as np
 
 import serving
 from model_zoo.lessons import senses
-from serving import lesson_senses
+from serving import class_push, lesson_senses
 from serving.classroom import ClassStore, default_store, retention
 
 PURGE_EVERY_S = 600.0  # how often each worker deletes classes past the retention period
@@ -23,6 +24,7 @@ SENTENCES_SHOWN = 60  # a class's sentences drawn on the map at most (a class of
 
 _purger = threading.Lock()
 _purging: list[threading.Thread] = []
+_watchers: dict[int, class_push.Watcher] = {}  # by id of the store (one per database URL)
 
 
 def store() -> ClassStore:
@@ -34,6 +36,20 @@ def store() -> ClassStore:
             thread.start()
             _purging.append(thread)
     return found
+
+
+def push_on_change(code: str, shown: Hashable, key: Callable[[object], Hashable]) -> bool:
+    """Have this worker rerun the calling tab once `key` of class `code`'s status is no longer `shown`
+    (serving.class_push). False where Streamlit offers no way: the tab then polls on its own."""
+    found = class_push.tab_rerunner()
+    if found is None:
+        return False
+    current = store()
+    with _purger:
+        if (watcher := _watchers.get(id(current))) is None:
+            watcher = _watchers[id(current)] = class_push.Watcher(current.status)
+            current.on_change.append(watcher.changed)
+    return watcher.watch(found[0], code, shown, key, found[1])
 
 
 def _purge_forever(found: ClassStore) -> None:

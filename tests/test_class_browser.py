@@ -36,6 +36,9 @@ TEACHER_ONLY = (
 WAIT_MS = 180_000  # a first question loads the masked LM, on a machine that may be busy with other work
 SEEN_MS = 20_000  # what a live screen (the projector's count, a student's poll) is given to catch up
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+# A student's own watcher looks only every 10 minutes, pushed or not: the reveal reaches the students' screens
+# in these tests by the server's push alone (serving.class_push), on one worker and across two.
+PUSH_ONLY = {"CONTEXTLAB_CLASS_POLL_S": "600", "CONTEXTLAB_CLASS_BACKSTOP_S": "600"}
 
 
 def worker_of(tab: Page) -> str | None:
@@ -126,7 +129,7 @@ def run_class(browser, url: str, name: str) -> Class:  # noqa: ANN001, F811
             student.page.get_by_label("Your answer").fill(answer)
             if i % 2:
                 student.page.get_by_label("Nickname (optional)").fill(f"student {i}")
-        students[-1].page.wait_for_timeout(2500)  # the question is polled every 2 s: typed answers stay meanwhile
+        students[-1].page.wait_for_timeout(2500)  # typed answers stay while the class's tabs are pushed and polled
         for student in students:
             student.page.get_by_role("button", name="Send").click()
         for student, answer in zip(students, ANSWERS, strict=True):
@@ -167,7 +170,7 @@ def run_class(browser, url: str, name: str) -> Class:  # noqa: ANN001, F811
 
 def test_eight_students_answer_and_the_projector_counts_and_reveals(browser, tmp_path: Path) -> None:  # noqa: F811
     """One app process, the class in a SQLite file of this test's own."""
-    with serve({"CONTEXTLAB_DB": f"sqlite:///{tmp_path / 'class.sqlite3'}"}) as url:
+    with serve({"CONTEXTLAB_DB": f"sqlite:///{tmp_path / 'class.sqlite3'}"} | PUSH_ONLY) as url:
         taught = run_class(browser, url, "class")
         taught.close()
     assert (tmp_path / "class.sqlite3").exists()  # the class was kept where the test said, not in the user's cache
@@ -188,7 +191,7 @@ def two_workers(class_postgres: str) -> Iterator[str]:
     if not Path(NGINX).exists():
         pytest.fail("nginx is not installed: run `make nginx` (Debian's nginx-light); `make test` does it first.")
     port = _free_port_block(2)
-    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "CONTEXTLAB_DB": class_postgres}
+    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "CONTEXTLAB_DB": class_postgres} | PUSH_ONLY
     command = [sys.executable, "scripts/serve.py", "--workers", "2", "--port", str(port)]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -308,9 +308,9 @@ def test_the_projector_keeps_the_models_answer_and_the_teacher_brings_the_class_
         store.ask(code, secret, "k", "q", (), {"text": "x" * 20_000})
 
 
-def test_students_polls_read_the_database_once_per_half_second_and_class(db_url: str) -> None:
-    """Thirty tabs on a worker polling every 2 s share one read per STATUS_TTL_S; a question asked through
-    another worker reaches them within that time, one asked through the same worker at once."""
+def test_a_workers_reads_of_a_class_share_one_database_read_per_memo_period(db_url: str) -> None:
+    """A worker's push thread and thirty tabs' runs share one read per STATUS_TTL_S and class; a question asked
+    through another worker is seen within that time, one asked through the same worker at once."""
     a, b = ClassStore(db_url), ClassStore(db_url)  # two workers
     clock = [0.0]
     b._clock = lambda: clock[0]

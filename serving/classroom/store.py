@@ -52,7 +52,7 @@ ANSWER_CHARS = 200
 NICKNAME_CHARS = 24
 PROMPT_CHARS = 1000
 SESSION_CHARS = 64
-STATUS_TTL_S = 0.5  # a student's poll reads the database at most this often per class and process
+STATUS_TTL_S = 0.25  # a class's status is read from the database at most this often per class and process
 RATE_SENDS, RATE_WINDOW_S = 3, 1.0  # a session sends at most RATE_SENDS answers in any RATE_WINDOW_S
 DEFAULT_RETENTION_H = 24.0
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides, isolates: could turn the projector's text
@@ -165,6 +165,7 @@ class ClassStore:
         self.status_ttl = STATUS_TTL_S
         self._status: dict[str, tuple[float, Status | UnknownClass]] = {}
         self._status_lock = threading.Lock()
+        self.on_change: list[Callable[[str], None]] = []  # told of each change made through this store
 
     def close(self) -> None:
         self.engine.dispose()
@@ -299,9 +300,9 @@ class ClassStore:
             return ClassInfo(klass.code, klass.created_at, klass.created_at + retention())
 
     def status(self, code: str) -> Status:
-        """A student's poll: the current question and the teacher's follow link. Read once per STATUS_TTL_S
-        and code in this process, whoever asks: thirty tabs polling every 2 s cost one read, not fifteen, a
-        second (a change made through this process is seen at once; another worker's within STATUS_TTL_S)."""
+        """What a student's screen shows: the current question and the teacher's follow link. Read once per
+        STATUS_TTL_S and code in this process, whoever asks (the worker's push thread, thirty tabs' runs):
+        a change made through this process is seen at once, another worker's within STATUS_TTL_S."""
         normal, now = _normal_code(code), self._clock()
         with self._status_lock:
             kept = self._status.get(normal)
@@ -337,6 +338,8 @@ class ClassStore:
         """Forget this process's status of `code` (the teacher changed it here)."""
         with self._status_lock:
             self._status.pop(_normal_code(code), None)
+        for listener in self.on_change:
+            listener(code)
 
     def current_question(self, code: str) -> QuestionInfo | None:
         with self._sessions() as db:
