@@ -4,6 +4,8 @@ as a product of next-word probabilities, sizes, and GPT-1's input formats next t
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import streamlit as st
 
 import model_zoo
@@ -95,12 +97,14 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
         st.session_state.written = {"prompt": prompt, "steps": [], "done": False, "cut": False}
         written = st.session_state.written
         try:
-            for step in serving.generate(model.name, prompt, strategy):
-                written["steps"].append(view.step_row(step, len(written["steps"]) + 1))
-                written["text"], written["cut"] = step.text, step.cut
-                written["ended"] = step.token if step.ended else ""
-                shown.code(step.text, language=None, wrap_lines=True)
-                table.dataframe(written["steps"], hide_index=True, width="stretch")
+            # closing: a Stop or a rerun mid-text takes the text out of the worker's shared batch at once
+            with closing(serving.generate(model.name, prompt, strategy)) as steps:
+                for step in steps:
+                    written["steps"].append(view.step_row(step, len(written["steps"]) + 1))
+                    written["text"], written["cut"] = step.text, step.cut
+                    written["ended"] = step.token if step.ended else ""
+                    shown.code(step.text, language=None, wrap_lines=True)
+                    table.dataframe(written["steps"], hide_index=True, width="stretch")
             written["done"] = True
         except model_zoo.ModelZooError as err:
             render_error(err)

@@ -19,13 +19,18 @@ the other pages by the sentence's words in what the server sent.
 The class section (class mode, issue 35): a teacher's tab starts a class and asks a question from the
 Class page's form; 30 students' tabs on /class?code=CODE rerun their question box every 2 s and the
 projector its count every 1 s (the pages' st.fragment(run_every=...), rerun by the client as a browser's
-timer does). Reported: (a) all 30 press Send at once: Send to acknowledgement (p50/p95), the last Send
+timer does; since the server pushes a class's changes, the students' tabs look only every 10 s, and every
+run the server starts is read as it comes). Reported: (a) all 30 press Send at once: Send to acknowledgement (p50/p95), the last Send
 to the projector showing 30, and the answers found stored (the teacher reveals; the moderation list);
 (b) the 31 tabs polling for --idle seconds with nothing else: the CPU of the server's processes (nginx
 and every worker), then the pages' figures measured again while they poll; (c) with 2 workers or more,
 a worker killed (SIGKILL) after half the class answered: the answers sent before it kept, its tabs back
 on another worker (the browser's reconnect: /_stcore/health until a worker answers, then the page again
 from its URL), the rest answering, and everybody answering the next question.
+
+The writers section (issue 36): 1, 10 and 30 sessions on the GPT lesson press Write at once, each with a
+prompt of its own (greedy, 30 tokens): the time to each session's first token (its first streamed text)
+and the tokens a second each session then sees, p50 and the slowest, and all sessions' tokens a second.
 
 Not a test: `make test` never runs it. Figures depend on the machine; run it alone on it.
 """
@@ -669,7 +674,7 @@ def _read_element(element: Any, fragment: str, widgets: dict, texts: list[str], 
         exceptions.append(f"{body.type}: {body.message}")
     elif kind in ("markdown", "alert", "heading", "text"):
         texts.append(body.body)
-    elif kind in ("button", "text_input", "radio", "selectbox") and body.id:
+    elif kind in ("button", "text_input", "text_area", "radio", "selectbox") and body.id:
         options = list(getattr(body, "options", []))
         submit = kind == "button" and body.is_form_submitter
         widgets[body.id] = Widget(kind, body.id, body.label, body.form_id, fragment, options, submit)
@@ -1018,6 +1023,104 @@ async def class_failover(url: str, size: int) -> dict:
     return out
 
 
+# -- the GPT lesson's writers (issue 36) ---------------------------------------------------------------
+WRITERS = (1, 10, 30)
+WRITE_TOPICS = ("river", "market", "garden", "winter", "music", "train", "kitchen", "forest", "school", "harbour")
+
+
+@dataclass
+class Written:
+    first_s: float | None = None  # Write pressed -> the first token's text on the page
+    tokens: int = 0
+    per_s: float | None = None  # the tokens after the first, a second, as this session saw them come
+    error: str = ""
+
+
+async def write_once(url: str, i: int, ready: asyncio.Barrier) -> Written:
+    """One session on /gpt: its own prompt, Write pressed when every session is ready; each streamed text timed."""
+    tab = Tab(url, {"lang": "en"}, page="gpt", seed=i)
+    found = Written()
+    try:
+        await tab.open()
+        box = next(w for w in tab.widgets.values() if w.id.endswith("-prompt"))
+        write = next(w for w in tab.widgets.values() if w.kind == "button" and w.id.endswith("-write"))
+        prompt = f"Student {i} wrote a story about the {WRITE_TOPICS[i % len(WRITE_TOPICS)]}: it began"
+        await ready.wait()
+        msg = BackMsg()
+        msg.rerun_script.page_name = "gpt"
+        msg.rerun_script.query_string = urlencode(tab.query)
+        msg.rerun_script.widget_states.widgets.extend([WidgetState(id=box.id, string_value=prompt), _trigger(write)])
+        pressed = time.perf_counter()
+        assert tab.ws is not None
+        await tab.ws.send(msg.SerializeToString())
+        seen: dict[str, float] = {}  # each streamed text, when it came
+        while True:
+            fwd = await tab._next()
+            kind = fwd.WhichOneof("type")
+            if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                element = fwd.delta.new_element
+                if element.WhichOneof("type") == "exception":
+                    found.error = element.exception.message[:200]
+                elif element.WhichOneof("type") == "code" and element.code.code_text.startswith(prompt):
+                    seen.setdefault(element.code.code_text, time.perf_counter())
+            elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                break
+        times = sorted(seen.values())
+        found.tokens = len(times)
+        if times:
+            found.first_s = times[0] - pressed
+        if len(times) > 1:
+            found.per_s = (len(times) - 1) / (times[-1] - times[0])
+        if not times and not found.error:
+            found.error = "no text written"
+    except Exception as err:  # noqa: BLE001
+        found.error = f"{type(err).__name__}: {err}"
+    finally:
+        await tab.close()
+    return found
+
+
+async def writers_at_once(url: str, n: int) -> list[Written]:
+    ready = asyncio.Barrier(n)
+    return list(await asyncio.gather(*(write_once(url, i, ready) for i in range(n))))
+
+
+def run_writers(url: str, workers: int, watch: MemoryWatch, report: dict) -> None:
+    print("\nGPT lesson: sessions pressing Write at once (greedy, 30 tokens, a prompt each)")
+    asyncio.run(writers_at_once(url, 2 * workers))  # warm: the causal LM loaded in every worker
+    print(
+        f"{'writers':>8} {'first token p50':>16} {'p95':>7} {'tokens/s each p50':>18} {'slowest':>8} {'all':>7} errors"
+    )
+    rows = []
+    for n in WRITERS:
+        watch.peak = watch.rss()
+        started = time.perf_counter()
+        done = asyncio.run(writers_at_once(url, n))
+        wall = time.perf_counter() - started
+        firsts = [w.first_s for w in done if w.first_s is not None]
+        rates = [w.per_s for w in done if w.per_s is not None]
+        errors = [w.error for w in done if w.error]
+        row = {
+            "writers": n,
+            "first_token_p50_s": round(percentile(firsts, 0.5), 2) if firsts else None,
+            "first_token_p95_s": round(percentile(firsts, 0.95), 2) if firsts else None,
+            "tokens_per_s_each_p50": round(percentile(rates, 0.5), 1) if rates else None,
+            "tokens_per_s_slowest": round(min(rates), 1) if rates else None,
+            "tokens_per_s_all": round(sum(w.tokens for w in done) / wall, 1),
+            "errors": len(errors),
+            "peak_rss_mb": round(watch.peak / 2**20),
+        }
+        rows.append(row)
+        print(
+            f"{n:>8} {row['first_token_p50_s']!s:>16} {row['first_token_p95_s']!s:>7}"
+            f" {row['tokens_per_s_each_p50']!s:>18} {row['tokens_per_s_slowest']!s:>8} {row['tokens_per_s_all']!s:>7}"
+            f" {len(errors)}"
+        )
+        for e in errors[:3]:
+            print("   ", e)
+    report["writers"] = rows
+
+
 def page_row(typed: list[Typed], failures: list[str], sessions: int, peak: int) -> tuple[dict, list[str]]:
     """One row of figures for a page (and its errors, every answer checked against its own sentence)."""
     seconds = [t.run.seconds for t in typed]
@@ -1120,7 +1223,9 @@ def run_class(args: argparse.Namespace, url: str, workers: int, watch: MemoryWat
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running server or proxy (default: start one worker here)")
-    parser.add_argument("--only", nargs="+", choices=("pages", "class"), default=["pages", "class"])
+    parser.add_argument(
+        "--only", nargs="+", choices=("pages", "writers", "class"), default=["pages", "writers", "class"]
+    )
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 30])
     parser.add_argument("--rounds", type=int, default=4, help="fresh sentences per session")
     parser.add_argument("--pages", nargs="+", default=[p.url_path for p in PAGES])
@@ -1150,6 +1255,8 @@ def main(argv: list[str] | None = None) -> None:
             asyncio.run(measure(url, page, workers, 1, seed=99))
         if "pages" in args.only:
             run_pages(args, url, watch, report)
+        if "writers" in args.only:
+            run_writers(url, workers, watch, report)
         if "class" in args.only:
             run_class(args, url, workers, watch, report)
         watch.done.set()

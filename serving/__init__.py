@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -27,6 +27,7 @@ from .runtime import (
     TRAINING_NICE,
     Memo,
     MicroBatcher,
+    Writers,
     freeze_startup_objects,
     gate,
     low_priority_threads,
@@ -703,18 +704,25 @@ def retrain_probe(
 
 
 # -- GPT vs BERT ---------------------------------------------------------------------------------
-def _generation_gate() -> threading.Semaphore:
-    """At most two generations at once per server: each takes a core while it writes; the rest queue."""
-    return gate("generation", 2)
+WRITERS_AT_ONCE = 64  # texts a worker writes together with one model at most; more wait their turn
 
 
-def generate(model_name: str, text: str, strategy: model_zoo.lessons.generation.Strategy) -> Iterator[Step]:
-    """The causal LM's steps after `text`, one at a time (not cached: the page draws each as it comes)."""
-    from model_zoo.lessons.generation import generate_steps
+@st.cache_resource(show_spinner=False)
+def writers(model_name: str) -> Writers[Step]:
+    """Everything this worker's learners write with `model_name`, written together (serving.runtime.Writers
+    around model_zoo.lessons.generation.Batch), once per server and model."""
+    from model_zoo.lessons.generation import Batch
 
     model = loaded(model_name, model_zoo.CausalLM)
-    with _generation_gate():
-        yield from generate_steps(model, text, strategy)
+    return Writers(lambda: Batch(model), slots=WRITERS_AT_ONCE)
+
+
+def generate(
+    model_name: str, text: str, strategy: model_zoo.lessons.generation.Strategy
+) -> Generator[Step, None, None]:
+    """The causal LM's steps after `text`, one at a time, as the worker's shared batch writes them (not
+    cached: the page draws each as it comes; leaving the loop takes the text out of the batch)."""
+    yield from writers(model_name).write(text, strategy)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import gc
 import os
+import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from model_zoo.errors import ModelZooError
 
 T = TypeVar("T")
 K = TypeVar("K")
 V = TypeVar("V")
+S = TypeVar("S")
+S_co = TypeVar("S_co", covariant=True)
 
 
 class MicroBatcher(Generic[K, V]):
@@ -97,6 +100,111 @@ class _Slot(Generic[K, V]):
         if self.error is not None:
             raise self.error
         return self.value  # type: ignore[return-value]
+
+
+class Batch(Protocol[S_co]):
+    """What Writers runs (model_zoo.lessons.generation.Batch): texts written together, a token each a step."""
+
+    def __len__(self) -> int: ...
+    def add_many(self, texts: Sequence[tuple[str, Any]]) -> Sequence[tuple[Any, S_co] | BaseException]: ...
+    def step(self) -> Sequence[tuple[Any, S_co]]: ...
+    def leave(self, gone: Sequence[Any]) -> None: ...
+
+
+@dataclass(eq=False)
+class _Writer(Generic[S]):
+    text: str
+    strategy: Any
+    steps: queue.SimpleQueue  # its steps as they are made, then None (done) or the error that stopped it
+    stopped: threading.Event
+
+
+class Writers(Generic[S]):
+    """Every text a worker's learners write with one causal LM, written together by one thread
+    (continuous batching): a writer joins the running batch between steps, each step gives every writer
+    its next token, and a writer who presses Stop or leaves the page frees its slot at the next step.
+
+    Thirty learners pressing Write at once used to run thirty decoding loops, two at a time (a gate)
+    and the rest waiting: a step of one text costs almost what a step of thirty does on these cores,
+    since the time goes to reading the weights. At most `slots` texts are written at once; the rest
+    wait in arrival order (the page shows a spinner until their first token)."""
+
+    def __init__(self, batch: Callable[[], Batch[S]], slots: int = 64) -> None:
+        self._batch, self.slots = batch, slots
+        self._waiting: list[_Writer[S]] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.steps_run: list[int] = []  # the batch's size at its last steps (tests, make bench-load)
+
+    def write(self, text: str, strategy: Any) -> Iterator[S]:
+        """The steps of `text` as they are written (ModelZooError for an input the model cannot take).
+        Leaving the loop early (Stop, the page rerun, the tab closed) takes the text out of the batch."""
+        writer: _Writer[S] = _Writer(text, strategy, queue.SimpleQueue(), threading.Event())
+        with self._lock:
+            self._waiting.append(writer)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._forever, name="writers", daemon=True)
+                self._thread.start()
+        self._wake.set()
+        try:
+            while (step := writer.steps.get()) is not None:
+                if isinstance(step, BaseException):
+                    raise step
+                yield step
+        finally:
+            writer.stopped.set()
+            self._wake.set()
+
+    def _forever(self) -> None:
+        batch = self._batch()
+        writing: dict[int, tuple[Any, _Writer[S]]] = {}  # id of a text in the batch -> (it, its writer)
+        while True:
+            if not writing and not self._waiting:
+                self._wake.wait(1.0)
+                self._wake.clear()
+                continue
+            with self._lock:  # join between steps, up to the slots
+                room = max(0, self.slots - len(writing))
+                joining, self._waiting = self._waiting[:room], self._waiting[room:]
+            joining = [writer for writer in joining if not writer.stopped.is_set()]
+            try:  # their prompts in one forward pass
+                started = batch.add_many([(writer.text, writer.strategy) for writer in joining]) if joining else []
+            except BaseException as err:  # noqa: BLE001  a failed pass: its writers hear why
+                started = [err] * len(joining)
+            for writer, found in zip(joining, started, strict=True):
+                if isinstance(found, BaseException):  # the writer's own input: told to the writer alone
+                    writer.steps.put(found)
+                    continue
+                text, first = found
+                writer.steps.put(first)
+                if getattr(text, "done", False):
+                    writer.steps.put(None)
+                else:
+                    writing[id(text)] = (text, writer)
+            gone = [text for text, writer in writing.values() if writer.stopped.is_set()]
+            if gone:
+                batch.leave(gone)
+                for text in gone:
+                    writing.pop(id(text))
+            if not len(batch):
+                continue
+            try:
+                size = len(batch)
+                stepped = batch.step()
+                self.steps_run = [*self.steps_run[-99:], size]
+            except BaseException as err:  # noqa: BLE001  every writer of a failed step hears why; a new batch
+                for _, writer in writing.values():
+                    writer.steps.put(err)
+                writing.clear()
+                batch = self._batch()
+                continue
+            for text, step in stepped:
+                _, writer = writing[id(text)]
+                writer.steps.put(step)
+                if getattr(text, "done", False):
+                    writer.steps.put(None)
+                    writing.pop(id(text))
 
 
 class Memo:

@@ -19,6 +19,7 @@ from model_zoo.lessons.generation import (
     left_only_vs_whole,
     token_logprobs,
 )
+from tests.conftest import save_tiny_llama
 
 PROMPT = "the man went to the bank"
 
@@ -26,6 +27,14 @@ PROMPT = "the man went to the bank"
 @pytest.fixture(scope="module")
 def gpt2(tiny_gpt2: Path) -> model_zoo.CausalLM:
     model = model_zoo.load(tiny_gpt2)
+    assert isinstance(model, model_zoo.CausalLM)
+    return model
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory: pytest.TempPathFactory, tiny_gpt2: Path) -> model_zoo.CausalLM:
+    """A tiny random Llama (SmolLM2's architecture: rotary positions, grouped KV heads)."""
+    model = model_zoo.load(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), tiny_gpt2))
     assert isinstance(model, model_zoo.CausalLM)
     return model
 
@@ -142,3 +151,139 @@ def test_smollm2_ends_a_text_at_either_of_its_end_tokens() -> None:
     assert isinstance(model, model_zoo.CausalLM)
     vocab = model.tokenizer.get_vocab()
     assert {vocab["<|endoftext|>"], vocab["<|im_end|>"]} <= end_ids(model)
+
+
+# -- continuous batching (model_zoo.lessons.generation.Batch) -------------------------------------
+WRITERS = (
+    ("the man went to the bank", Strategy("greedy", max_new_tokens=9)),
+    ("a river", Strategy("top_k", top_k=5, seed=3, max_new_tokens=12)),
+    (
+        "she sat on the bank of the river and looked at the water",
+        Strategy("top_p", top_p=0.8, seed=7, max_new_tokens=6),
+    ),
+    ("the", Strategy("top_k", top_k=40, temperature=1.5, seed=1, max_new_tokens=15)),
+)
+
+
+def _alone(model: model_zoo.CausalLM, text: str, strategy: Strategy) -> list[tuple[int, float]]:
+    return [(s.token_id, s.probability) for s in generate_steps(model, text, strategy)]
+
+
+@pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])
+def test_texts_written_together_are_the_texts_written_alone(zoo_model: str, request: pytest.FixtureRequest) -> None:
+    """Four writers with their own strategies and seeds, joining a running batch at different steps and
+    leaving it at their own lengths: each writes exactly the tokens it writes alone."""
+    model = request.getfixturevalue(zoo_model)
+    from model_zoo.lessons.generation import Batch
+
+    batch = Batch(model)
+    written: list[list[tuple[int, float]]] = [[] for _ in WRITERS]
+    rows = {}
+    for step_no in range(40):
+        if step_no < len(WRITERS):  # one more joins at each of the first steps
+            text, strategy = WRITERS[step_no]
+            writing, first = batch.add(text, strategy)
+            rows[id(writing)] = step_no
+            written[step_no].append((first.token_id, first.probability))
+        for writing, step in batch.step():
+            written[rows[id(writing)]].append((step.token_id, step.probability))
+    assert len(batch) == 0  # every text left when it was done
+    for (text, strategy), got in zip(WRITERS, written, strict=True):
+        expected = _alone(model, text, strategy)
+        assert [t for t, _ in got] == [t for t, _ in expected], text
+        assert [p for _, p in got] == pytest.approx([p for _, p in expected], abs=1e-4)
+
+
+def test_a_writer_that_stops_leaves_the_batch_and_the_others_go_on(gpt2) -> None:  # noqa: ANN001
+    from model_zoo.lessons.generation import Batch
+
+    batch = Batch(gpt2)
+    a, _ = batch.add(WRITERS[0][0], Strategy("greedy", max_new_tokens=30))
+    b, first = batch.add(WRITERS[1][0], WRITERS[1][1])
+    got = [first.token_id] + [s.token_id for w, s in batch.step() if w is b]
+    batch.leave([a])  # Stop pressed, or the tab closed: its slot is free at once
+    assert batch.rows == [b]
+    while len(batch):
+        got += [s.token_id for _, s in batch.step()]
+    assert got == [t for t, _ in _alone(gpt2, *WRITERS[1])]
+    with pytest.raises(model_zoo.ModelZooError):
+        batch.add("   ", Strategy())
+
+
+# -- a worker's writers (serving.runtime.Writers around Batch) -------------------------------------
+def _write_in_threads(writers, jobs, stop_after=None):  # noqa: ANN001, ANN202
+    """Each (text, strategy) of `jobs` written from a thread of its own, as thirty sessions do; the tokens
+    each got, or the error it met. A writer in `stop_after` leaves after that many steps."""
+    import threading
+
+    got: list = [None] * len(jobs)
+    start = threading.Barrier(len(jobs))
+
+    def one(i: int) -> None:
+        start.wait()
+        tokens = []
+        try:
+            for step in writers.write(*jobs[i]):
+                tokens.append(step.token_id)
+                if stop_after and i in stop_after and len(tokens) >= stop_after[i]:
+                    break
+            got[i] = tokens
+        except Exception as err:  # noqa: BLE001
+            got[i] = err
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return got
+
+
+def test_a_class_writing_at_once_shares_steps_and_each_gets_its_own_text(gpt2) -> None:  # noqa: ANN001
+    from model_zoo.lessons.generation import Batch
+    from serving.runtime import Writers
+
+    writers = Writers(lambda: Batch(gpt2), slots=64)
+    jobs = [WRITERS[i % len(WRITERS)] for i in range(12)]
+    got = _write_in_threads(writers, jobs)
+    for (text, strategy), tokens in zip(jobs, got, strict=True):
+        assert tokens == [t for t, _ in _alone(gpt2, text, strategy)], text
+    assert max(writers.steps_run) > 1  # steps were shared, not one loop per writer
+
+
+def test_a_writer_who_leaves_frees_its_slot_and_a_bad_prompt_stops_only_its_writer(gpt2) -> None:  # noqa: ANN001
+    from model_zoo.lessons.generation import Batch
+    from serving.runtime import Writers
+
+    writers = Writers(lambda: Batch(gpt2), slots=2)  # two at once: the third waits its turn
+    long = Strategy("greedy", max_new_tokens=40)
+    jobs = [(PROMPT, long), ("   ", Strategy()), (PROMPT, long), ("a river", long)]
+    got = _write_in_threads(writers, jobs, stop_after={0: 3})
+    assert got[0] == [t for t, _ in _alone(gpt2, PROMPT, long)][:3]  # left after three tokens
+    assert isinstance(got[1], model_zoo.ModelZooError)  # one sentence for its writer alone
+    assert got[2] == [t for t, _ in _alone(gpt2, PROMPT, long)]
+    assert got[3] == [t for t, _ in _alone(gpt2, "a river", long)]
+    assert max(writers.steps_run) <= 2
+
+
+def test_prompts_joining_together_run_in_passes_of_bounded_size(gpt2, monkeypatch) -> None:  # noqa: ANN001
+    """Many prompts at once run in passes of at most PREFILL_TOKENS padded tokens (thirty long prompts must
+    not hold thirty long passes' activations at once), and each text is still the text written alone."""
+    from model_zoo.lessons import generation
+    from model_zoo.lessons.generation import Batch
+
+    monkeypatch.setattr(generation, "PREFILL_TOKENS", 24)
+    passes: list[int] = []
+    batch = Batch(gpt2)
+    real = batch._prefill
+    monkeypatch.setattr(batch, "_prefill", lambda ready, results: passes.append(len(ready)) or real(ready, results))
+    jobs = [WRITERS[i % len(WRITERS)] for i in range(8)] + [("  ", Strategy())]
+    started = batch.add_many(jobs)
+    assert isinstance(started[-1], model_zoo.ModelZooError)  # the empty prompt alone
+    assert len(passes) > 1 and sum(passes) == 8
+    written = {id(w): [s.token_id] for w, s in started[:-1]}
+    while len(batch):
+        for w, s in batch.step():
+            written[id(w)].append(s.token_id)
+    for (text, strategy), (w, _) in zip(jobs, started[:-1]):
+        assert written[id(w)] == [t for t, _ in _alone(gpt2, text, strategy)], text

@@ -13,19 +13,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Literal, get_args
+import inspect
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
 
 from ..contextual import MAX_CHARS, CausalLM, Guess
-from ..errors import EmptyInput, NoMaskToken
+from ..errors import EmptyInput, ModelZooError, NoMaskToken
 from ..words import valid_text
 from .attention import uniform_first_token_share
 
 MAX_NEW_TOKENS = 64  # a page's limit: a class shares the server
+PREFILL_TOKENS = 2048  # prompts joining a batch together run in passes of at most this many (padded) tokens
 BLANK = "___"
 StrategyKind = Literal["greedy", "top_k", "top_p"]
 STRATEGIES: tuple[StrategyKind, ...] = get_args(StrategyKind)
@@ -107,42 +109,229 @@ def _prompt_ids(model: CausalLM, text: str, room: int) -> tuple[torch.Tensor, bo
     return ids[:, -keep:], ids.shape[1] > keep or len(text) > MAX_CHARS
 
 
+@dataclass
+class Writing:
+    """One text being written: its settings, its own random stream (a seed gives the same text alone or
+    in a batch) and what it has written so far."""
+
+    strategy: Strategy
+    prompt: str  # as read (its start cut where it was too long)
+    cut: bool
+    ends: frozenset[int]
+    generator: torch.Generator
+    left: int  # tokens it may still write
+    made: list[int] = field(default_factory=list)
+    last: int = -1  # the token chosen last: the next step's input
+    done: bool = False
+
+
+def start_writing(model: CausalLM, text: str, strategy: Strategy) -> tuple[Writing, torch.Tensor]:
+    """A Writing for `text` and the prompt's ids (1, T) to run the model on (EmptyInput for no text)."""
+    new = max(1, min(strategy.max_new_tokens, MAX_NEW_TOKENS))
+    ids, cut = _prompt_ids(model, text, new)
+    prompt = model.tokenizer.decode(ids[0], skip_special_tokens=False) if cut else valid_text(text[-MAX_CHARS:])
+    writing = Writing(strategy, prompt, cut, end_ids(model), torch.Generator().manual_seed(strategy.seed), new)
+    return writing, ids
+
+
+def choose(model: CausalLM, writing: Writing, logits: torch.Tensor, n_candidates: int = 5) -> Step:
+    """The next token of `writing` from the model's `logits` (V,) for it: drawn as its strategy says, with
+    the candidates the model weighed."""
+    probs = _distribution(logits.float().cpu(), writing.strategy)
+    if writing.strategy.kind == "greedy":
+        chosen = int(probs.argmax())
+    else:
+        chosen = int(torch.multinomial(probs, 1, generator=writing.generator))
+    top = probs.topk(n_candidates)
+    ended = chosen in writing.ends
+    if not ended:
+        writing.made.append(chosen)
+    writing.last, writing.left = chosen, writing.left - 1
+    writing.done = ended or writing.left <= 0
+    return Step(
+        token=model.tokenizer.decode([chosen]),
+        token_id=chosen,
+        probability=float(probs[chosen]),
+        candidates=list(zip(model.decode_each(top.indices.tolist()), top.values.tolist())),
+        text=writing.prompt + model.tokenizer.decode(writing.made),
+        cut=writing.cut,
+        ended=ended,
+    )
+
+
 @torch.inference_mode()
 def generate_steps(
     model: CausalLM, text: str, strategy: Strategy = Strategy(), n_candidates: int = 5
 ) -> Iterator[Step]:
     """Write after `text`, one token a step, until max_new_tokens or a token that ends a text (`end_ids`)."""
-    new = max(1, min(strategy.max_new_tokens, MAX_NEW_TOKENS))
-    ids, cut = _prompt_ids(model, text, new)
-    prompt = model.tokenizer.decode(ids[0], skip_special_tokens=False) if cut else valid_text(text[-MAX_CHARS:])
-    generator = torch.Generator().manual_seed(strategy.seed)
-    ends = end_ids(model)
-    made: list[int] = []
+    writing, ids = start_writing(model, text, strategy)
     past, step_ids = None, ids.to(model.device)
-    for _ in range(new):
-        out = model.fast_model(input_ids=step_ids, past_key_values=past, use_cache=True)
-        past = out.past_key_values
-        probs = _distribution(out.logits[0, -1].float().cpu(), strategy)
-        if strategy.kind == "greedy":
-            chosen = int(probs.argmax())
-        else:
-            chosen = int(torch.multinomial(probs, 1, generator=generator))
-        top = probs.topk(n_candidates)
-        ended = chosen in ends
-        if not ended:
-            made.append(chosen)
-        yield Step(
-            token=model.tokenizer.decode([chosen]),
-            token_id=chosen,
-            probability=float(probs[chosen]),
-            candidates=list(zip(model.decode_each(top.indices.tolist()), top.values.tolist())),
-            text=prompt + model.tokenizer.decode(made),
-            cut=cut,
-            ended=ended,
+    while not writing.done:
+        out = _forward(model, past, input_ids=step_ids)
+        past = _cache_of(out)
+        yield choose(model, writing, out.logits[0, -1], n_candidates)
+        step_ids = torch.tensor([[writing.last]], device=model.device)
+
+
+class Batch:
+    """Texts written together (continuous batching): each step runs the model once for every text in the
+    batch, one new token each; a text joins between steps (its prompt run alone, then its cache put beside
+    the others', left-padded) and leaves when it ends, reaches its length or its writer stops. Each text
+    keeps its own strategy, seed, candidates and stop.
+
+    transformers' own ContinuousBatchingManager (generate_batch) writes in batches too, and on CPU here: 30
+    requests of 30 tokens in 8.9 s. It cannot serve the GPT lesson: one greedy-or-sampling choice for the
+    whole manager, no seed per request, and only the chosen token's log-probability where the page draws
+    the candidates the model weighed at every step (docs/deploy.md). So the step is written here, on the
+    model's own forward with its KV cache, attention mask and position ids; a test holds every text's
+    tokens to those of the same text written alone."""
+
+    def __init__(self, model: CausalLM, n_candidates: int = 5) -> None:
+        self.model, self.n_candidates = model, n_candidates
+        self.rows: list[Writing] = []
+        self._cache: Any = None  # the batch's KV cache (transformers' DynamicCache), rows in self.rows' order
+        self._mask = torch.zeros((0, 0), dtype=torch.long)  # (B, T) 1 where a row has a token, 0 for padding
+        self._next = torch.zeros(0, dtype=torch.long)  # (B,) each row's next position
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, text: str, strategy: Strategy) -> tuple[Writing, Step]:
+        """Start writing `text` (add_many for one; its ModelZooError raised)."""
+        found = self.add_many([(text, strategy)])[0]
+        if isinstance(found, ModelZooError):
+            raise found
+        return found
+
+    @torch.inference_mode()
+    def add_many(self, texts: Sequence[tuple[str, Strategy]]) -> list[tuple[Writing, Step] | ModelZooError]:
+        """Start writing these texts: their prompts run together (left-padded, one forward pass) and give each
+        its first step; those that go on join the batch for the next steps. A text the model cannot take
+        gets its ModelZooError in its place, the others go on."""
+        started: list[tuple[Writing, torch.Tensor] | ModelZooError] = []
+        for text, strategy in texts:
+            try:
+                started.append(start_writing(self.model, text, strategy))
+            except ModelZooError as err:
+                started.append(err)
+        results: list[Any] = list(started)  # the errors stay in their places; the rest are filled in below
+        ready = [(i, found) for i, found in enumerate(started) if not isinstance(found, ModelZooError)]
+        # shortest first, in passes of at most PREFILL_TOKENS padded tokens: thirty long prompts at once
+        # would hold thirty 512-token passes' activations together
+        ready.sort(key=lambda item: item[1][1].shape[1])
+        while ready:
+            count = 1
+            while count < len(ready) and (count + 1) * ready[count][1][1].shape[1] <= PREFILL_TOKENS:
+                count += 1
+            self._prefill(ready[:count], results)
+            ready = ready[count:]
+        return results
+
+    def _prefill(self, ready: list[tuple[int, tuple[Writing, torch.Tensor]]], results: list[Any]) -> None:
+        """One forward pass over these prompts, left-padded: each text's first step into `results`, and the
+        texts that go on into the batch."""
+        width = max(ids.shape[1] for _, (_, ids) in ready)
+        ids = torch.cat([_left_pad(ids, width, dim=1) for _, (_, ids) in ready])
+        mask = torch.cat([_left_pad(torch.ones_like(i), width, dim=1) for _, (_, i) in ready])
+        device = self.model.device
+        out = _forward(
+            self.model,
+            None,
+            input_ids=ids.to(device),
+            attention_mask=mask.to(device),
+            position_ids=(mask.cumsum(1) - 1).clamp(min=0).to(device),
         )
-        if ended:
+        going = []
+        for row, (i, (writing, _)) in enumerate(ready):
+            results[i] = (writing, choose(self.model, writing, out.logits[row, -1], self.n_candidates))
+            if not writing.done:
+                going.append(row)
+        if going:
+            index = torch.tensor(going)
+            layers = [(layer.keys[index.to(device)], layer.values[index.to(device)]) for layer in _cache_of(out).layers]
+            self._join([ready[r][1][0] for r in going], layers, mask[index])
+
+    def _join(self, rows: list[Writing], layers: list[tuple[torch.Tensor, torch.Tensor]], mask: torch.Tensor) -> None:
+        """Put rows with their KV cache (B', H, T', D) and mask (B', T') beside the batch's, both left-padded
+        to the longer of the two."""
+        from transformers import DynamicCache
+
+        self._next = torch.cat([self._next, mask.sum(1)])  # each new row's next position: the tokens it has
+        if self.rows:
+            width = max(self._mask.shape[1], mask.shape[1])
+            old = [(layer.keys, layer.values) for layer in self._cache.layers]
+            layers = [
+                (
+                    torch.cat([_left_pad(k0, width), _left_pad(k1, width)]),
+                    torch.cat([_left_pad(v0, width), _left_pad(v1, width)]),
+                )
+                for (k0, v0), (k1, v1) in zip(old, layers, strict=True)
+            ]
+            mask = torch.cat([_left_pad(self._mask, width, dim=1), _left_pad(mask, width, dim=1)])
+        self._cache = DynamicCache(ddp_cache_data=layers)
+        self._mask = mask
+        self.rows += rows
+
+    @torch.inference_mode()
+    def step(self) -> list[tuple[Writing, Step]]:
+        """One token for every text in the batch; the texts that are done leave it."""
+        if not self.rows:
+            return []
+        device = self.model.device
+        batch = len(self.rows)
+        mask = torch.cat([self._mask, torch.ones((batch, 1), dtype=torch.long)], dim=1)
+        out = _forward(
+            self.model,
+            self._cache,
+            input_ids=torch.tensor([[w.last] for w in self.rows], device=device),
+            attention_mask=mask.to(device),
+            position_ids=self._next[:, None].to(device),
+        )
+        self._cache, self._mask, self._next = _cache_of(out), mask, self._next + 1
+        logits = out.logits[:, -1]
+        stepped = [(w, choose(self.model, w, logits[i], self.n_candidates)) for i, w in enumerate(self.rows)]
+        self.leave([w for w in self.rows if w.done])
+        return stepped
+
+    def leave(self, gone: Sequence[Writing]) -> None:
+        """Take these texts out of the batch (ended, or their writer stopped or left): their slots free."""
+        keep = [i for i, w in enumerate(self.rows) if not any(w is g for g in gone)]
+        if len(keep) == len(self.rows):
             return
-        step_ids = torch.tensor([[chosen]], device=model.device)
+        self.rows = [self.rows[i] for i in keep]
+        if not keep:
+            self._cache, self._mask, self._next = None, torch.zeros((0, 0), dtype=torch.long), self._next[:0]
+            return
+        index = torch.tensor(keep)
+        self._cache.batch_select_indices(index.to(self.model.device))
+        self._mask, self._next = self._mask[index], self._next[index]
+        first = int(self._mask.any(0).long().argmax())  # columns every row left pads: dropped
+        if first:
+            self._mask = self._mask[:, first:]
+            for layer in self._cache.layers:
+                layer.keys, layer.values = layer.keys[..., first:, :], layer.values[..., first:, :]
+
+
+def _forward(model: CausalLM, cache: Any, **inputs: Any) -> Any:
+    """The model's forward with its KV cache: named `cache` from transformers 5.2x on (`past_key_values`,
+    deprecated there, goes in 5.40), `past_key_values` before."""
+    name = "cache" if "cache" in inspect.signature(model.fast_model.forward).parameters else "past_key_values"
+    return model.fast_model(**inputs, **{name: cache}, use_cache=True)
+
+
+def _cache_of(out: Any) -> Any:
+    found = getattr(out, "cache", None)
+    return found if found is not None else out.past_key_values
+
+
+def _left_pad(tensor: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:
+    """`tensor` with zeros before its entries along `dim` up to `width` (a KV cache: (B, H, T, D), dim 2)."""
+    missing = width - tensor.shape[dim]
+    if missing <= 0:
+        return tensor
+    shape = list(tensor.shape)
+    shape[dim] = missing
+    return torch.cat([tensor.new_zeros(shape), tensor], dim=dim)
 
 
 @dataclass(frozen=True)
