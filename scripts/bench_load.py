@@ -85,6 +85,12 @@ def fresh_sentence(page: str, rng: random.Random) -> tuple[str, str]:
         return f"The {adj} {noun} went to the [MASK] to {verb} {n} friends from the {place}.", noun
     if page == "senses":
         return f"The {adj} {noun} waited {n} minutes on the bank of the {place}.", noun
+    if page == "embeddings":  # a list of words (the page's words box)
+        return f"{noun} {place} {rng.choice(NOUNS)} {rng.choice(PLACES)} {adj}", noun
+    if page == "gpt":  # left only vs both sides: a blank (the page shows the candidates, not the sentence)
+        return f"The {adj} {noun} walked {n} miles to the ___ by the {place}.", ""
+    if page == "using_bert":  # the reader's passage (its question stays the page's)
+        return f"The {adj} {noun} walked {n} miles along the {place}. Rain falls under gravity.", noun
     return f"The {adj} {noun} walked {n} miles along the {place} to {verb} a friend.", noun
 
 
@@ -100,6 +106,18 @@ PAGES = (
     Page("senses", "mine", "Word senses (own sentence)"),
     Page("attention", "text", "Attention"),
 )
+# Every other lesson with a text box (`--pages` names them; `make bench-load PAGES=all`): its main box.
+MORE_PAGES = (
+    Page("onehot", "text", "One-hot vectors"),
+    Page("embeddings", "words", "Word embeddings (words)"),
+    Page("transformer", "tf_text", "The Transformer"),
+    Page("elmo", "sentence", "ELMo (weighted sum)"),
+    Page("bert_inputs", "a", "BERT inputs"),
+    Page("using_bert", "passage", "Using BERT (reader's passage)"),
+    Page("gpt", "blank_text", "GPT (left only vs both sides)"),
+    Page("playground", "text", "Playground"),
+)
+EVERY_PAGE = PAGES + MORE_PAGES
 
 
 @dataclass
@@ -1141,7 +1159,7 @@ def page_row(typed: list[Typed], failures: list[str], sessions: int, peak: int) 
 
 def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: dict) -> None:
     print(f"{'page':<28} {'sessions':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'errors':>6} {'peak RSS':>9}")
-    for page in (p for p in PAGES if p.url_path in args.pages):
+    for page in (p for p in EVERY_PAGE if p.url_path in args.pages):
         for n, hog in ((n, hog) for n in args.sessions for hog in [None, *args.hog]):
             watch.peak = watch.rss()
             hogging = Hog(hog) if hog else None
@@ -1171,7 +1189,7 @@ def _s(figures: dict) -> str:
 def run_class(args: argparse.Namespace, url: str, workers: int, watch: MemoryWatch, report: dict) -> None:
     """(a) a class answering at once, (b) a class polling, alone and beside the pages' load, (c) a worker killed."""
     size = args.class_size
-    pages = [p for p in PAGES if p.url_path in args.pages]
+    pages = [p for p in EVERY_PAGE if p.url_path in args.pages]
     sessions = max(args.sessions)
     print(f"\nclass mode: {size} students and the projector, {workers} worker(s)")
     watch.peak = watch.rss()
@@ -1228,7 +1246,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 30])
     parser.add_argument("--rounds", type=int, default=4, help="fresh sentences per session")
-    parser.add_argument("--pages", nargs="+", default=[p.url_path for p in PAGES])
+    parser.add_argument(
+        "--pages",
+        nargs="+",
+        default=[p.url_path for p in PAGES],
+        help=f"pages to type into ('all': every lesson with a text box: {', '.join(p.url_path for p in EVERY_PAGE)})",
+    )
     parser.add_argument("--class-size", type=int, default=30, help="students in the class section")
     parser.add_argument("--idle", type=float, default=60.0, help="seconds the class polls with nothing else")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -1240,6 +1263,8 @@ def main(argv: list[str] | None = None) -> None:
         help="measure again while one more session runs this long work (isolation: umap, word2vec)",
     )
     args = parser.parse_args(argv)
+    if args.pages == ["all"]:
+        args.pages = [p.url_path for p in EVERY_PAGE]
     own = None if args.url else start_server(port := free_port())
     url = args.url or f"http://127.0.0.1:{port}"
     workers = max(1, len(worker_processes(url)))
@@ -1251,7 +1276,7 @@ def main(argv: list[str] | None = None) -> None:
         watch.start()
         # warm: every model loaded and every page's fixed work done once in every worker (one session each at
         # once: the pool gives each to the least busy worker), as after a class's first minute
-        for page in (p for p in PAGES if p.url_path in args.pages):
+        for page in (p for p in EVERY_PAGE if p.url_path in args.pages):
             asyncio.run(measure(url, page, workers, 1, seed=99))
         if "pages" in args.only:
             run_pages(args, url, watch, report)
