@@ -738,7 +738,25 @@ def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[mo
     """The blank filled from the left alone, each candidate (and `extra` ones) rescored with the whole sentence."""
     from model_zoo.lessons.generation import left_only_vs_whole
 
-    return left_only_vs_whole(loaded(model_name, model_zoo.CausalLM), text, 8, extra)
+    return left_only_vs_whole(loaded(model_name, model_zoo.CausalLM), text, 8, extra, _sentence_batcher(model_name))
+
+
+@st.cache_resource(show_spinner=False)
+def _sentence_batcher(model_name: str) -> MicroBatcher[list[str], list[float]]:
+    """The whole-sentence scores of the blanks a class sends together, in shared passes (a blank's candidates
+    are a dozen sentences; thirty learners' are scored SCORE_BATCH at a time, not thirty separate passes)."""
+
+    def run(items: list[list[str]]) -> list[list[float]]:
+        from model_zoo.lessons.generation import sentence_logprobs
+
+        flat = sentence_logprobs(loaded(model_name, model_zoo.CausalLM), [s for item in items for s in item])
+        out, at = [], 0
+        for item in items:
+            out.append(flat[at : at + len(item)])
+            at += len(item)
+        return out
+
+    return MicroBatcher(run)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

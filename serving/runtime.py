@@ -119,6 +119,9 @@ class _Writer(Generic[S]):
     stopped: threading.Event
 
 
+STEP_WAIT_S = 120.0  # a writer waiting this long for its next token is told the writing stopped
+
+
 class Writers(Generic[S]):
     """Every text a worker's learners write with one causal LM, written together by one thread
     (continuous batching): a writer joins the running batch between steps, each step gives every writer
@@ -148,7 +151,13 @@ class Writers(Generic[S]):
                 self._thread.start()
         self._wake.set()
         try:
-            while (step := writer.steps.get()) is not None:
+            while True:
+                try:
+                    step = writer.steps.get(timeout=STEP_WAIT_S)
+                except queue.Empty:
+                    raise WritingFailed(f"no token came for {STEP_WAIT_S:.0f} s") from None
+                if step is None:
+                    return
                 if isinstance(step, BaseException):
                     raise step
                 yield step
@@ -164,47 +173,70 @@ class Writers(Generic[S]):
                 self._wake.wait(1.0)
                 self._wake.clear()
                 continue
-            with self._lock:  # join between steps, up to the slots
-                room = max(0, self.slots - len(writing))
-                joining, self._waiting = self._waiting[:room], self._waiting[room:]
-            joining = [writer for writer in joining if not writer.stopped.is_set()]
-            try:  # their prompts in one forward pass
-                started = batch.add_many([(writer.text, writer.strategy) for writer in joining]) if joining else []
-            except BaseException as err:  # noqa: BLE001  a failed pass: its writers hear why
-                started = [err] * len(joining)
-            for writer, found in zip(joining, started, strict=True):
-                if isinstance(found, BaseException):  # the writer's own input: told to the writer alone
-                    writer.steps.put(found)
-                    continue
-                text, first = found
-                writer.steps.put(first)
-                if getattr(text, "done", False):
-                    writer.steps.put(None)
-                else:
-                    writing[id(text)] = (text, writer)
-            gone = [text for text, writer in writing.values() if writer.stopped.is_set()]
-            if gone:
-                batch.leave(gone)
-                for text in gone:
-                    writing.pop(id(text))
-            if not len(batch):
-                continue
             try:
-                size = len(batch)
-                stepped = batch.step()
-                self.steps_run = [*self.steps_run[-99:], size]
-            except BaseException as err:  # noqa: BLE001  every writer of a failed step hears why; a new batch
+                self._join(batch, writing)
+                self._step(batch, writing)
+            except BaseException as err:  # noqa: BLE001  every writer in the batch hears why, in one sentence
                 for _, writer in writing.values():
-                    writer.steps.put(err)
+                    writer.steps.put(_failure(err))
                 writing.clear()
                 batch = self._batch()
+
+    def _join(self, batch: Batch[S], writing: dict[int, tuple[Any, _Writer[S]]]) -> None:
+        """The writers waiting, up to the free slots, into the batch (their prompts in one pass); the writers
+        who left, out of it."""
+        with self._lock:
+            room = max(0, self.slots - len(writing))
+            joining, self._waiting = self._waiting[:room], self._waiting[room:]
+        joining = [writer for writer in joining if not writer.stopped.is_set()]
+        try:
+            started = batch.add_many([(writer.text, writer.strategy) for writer in joining]) if joining else []
+        except BaseException as err:  # the pass failed: its writers hear why; the batch starts anew
+            for writer in joining:
+                writer.steps.put(_failure(err))
+            raise
+        for writer, found in zip(joining, started, strict=True):
+            if isinstance(found, BaseException):  # the writer's own input: told to the writer alone
+                writer.steps.put(found)
                 continue
-            for text, step in stepped:
-                _, writer = writing[id(text)]
-                writer.steps.put(step)
-                if getattr(text, "done", False):
-                    writer.steps.put(None)
-                    writing.pop(id(text))
+            text, first = found
+            writer.steps.put(first)
+            if getattr(text, "done", False):
+                writer.steps.put(None)
+            else:
+                writing[id(text)] = (text, writer)
+        gone = [text for text, writer in writing.values() if writer.stopped.is_set()]
+        if gone:
+            batch.leave(gone)
+            for text in gone:
+                writing.pop(id(text))
+
+    def _step(self, batch: Batch[S], writing: dict[int, tuple[Any, _Writer[S]]]) -> None:
+        """One token for every text in the batch, each to its writer; the texts done leave."""
+        if not len(batch):
+            return
+        size = len(batch)
+        stepped = batch.step()
+        self.steps_run = [*self.steps_run[-99:], size]
+        for text, step in stepped:
+            _, writer = writing[id(text)]
+            writer.steps.put(step)
+            if getattr(text, "done", False):
+                writer.steps.put(None)
+                writing.pop(id(text))
+
+
+def _failure(err: BaseException) -> ModelZooError:
+    return err if isinstance(err, ModelZooError) else WritingFailed(err)
+
+
+class WritingFailed(ModelZooError):
+    """The shared batch could not go on (an error in the model's pass): each of its writers is told so."""
+
+    def __init__(self, cause: BaseException | str) -> None:
+        lines = str(cause).splitlines() or [""]
+        self.why = cause if isinstance(cause, str) else f"{type(cause).__name__}: {lines[0][:160]}"
+        super().__init__(f"The model stopped writing ({self.why}). Press Write again.")
 
 
 class Memo:

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -28,6 +28,7 @@ from .attention import uniform_first_token_share
 
 MAX_NEW_TOKENS = 64  # a page's limit: a class shares the server
 PREFILL_TOKENS = 2048  # prompts joining a batch together run in passes of at most this many (padded) tokens
+SCORE_BATCH = 16  # sentences scored in one pass at most (SmolLM2: a 20-token sentence's logits are 4 MB)
 BLANK = "___"
 StrategyKind = Literal["greedy", "top_k", "top_p"]
 STRATEGIES: tuple[StrategyKind, ...] = get_args(StrategyKind)
@@ -376,6 +377,34 @@ def token_logprobs(model: CausalLM, text: str) -> Factors:
     return Factors(model.decode_each(ids[0].tolist()), logprobs.cpu().numpy(), model.tokenizer.decode([start]))
 
 
+@torch.inference_mode()
+def sentence_logprobs(model: CausalLM, texts: Sequence[str]) -> list[float]:
+    """log P(text) of each of `texts` (token_logprobs' total), in one right-padded forward pass: the whole-
+    sentence scores of a blank's candidates cost one pass, not one each."""
+    if len(texts) > SCORE_BATCH:  # every position's logits over the vocabulary: bounded passes
+        return [
+            t for i in range(0, len(texts), SCORE_BATCH) for t in sentence_logprobs(model, texts[i : i + SCORE_BATCH])
+        ]
+    if not texts:
+        return []
+    start = _start_id(model)
+    rows = []
+    for text in texts:
+        if not text or not text.strip():
+            raise EmptyInput()
+        ids = model.tokenize(text, truncation=True, padding=False, max_length=model.max_length - 1)["input_ids"][0]
+        rows.append(torch.cat([torch.tensor([start]), ids]))
+    width = max(len(r) for r in rows)
+    full = torch.zeros((len(rows), width), dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        full[i, : len(row)], mask[i, : len(row)] = row, 1
+    logits = model.fast_model(input_ids=full.to(model.device), attention_mask=mask.to(model.device)).logits
+    logits = logits[:, :-1].float()
+    logprobs = logits.gather(2, full[:, 1:, None].to(model.device)).squeeze(2) - logits.logsumexp(-1)
+    return (logprobs * mask[:, 1:].to(logprobs.device)).sum(1).cpu().tolist()
+
+
 @dataclass(frozen=True)
 class Rescored:
     candidate: str
@@ -385,10 +414,17 @@ class Rescored:
     whole_rank: int
 
 
-def left_only_vs_whole(model: CausalLM, text: str, k: int = 8, extra: tuple[str, ...] = ()) -> list[Rescored]:
+def left_only_vs_whole(
+    model: CausalLM,
+    text: str,
+    k: int = 8,
+    extra: tuple[str, ...] = (),
+    score: Callable[[list[str]], list[float]] | None = None,
+) -> list[Rescored]:
     """Fill the blank (___) in `text` from its left context alone (the causal LM's top k next words),
     then rank those candidates, and any `extra` ones (a masked LM's), by the probability of the whole
-    sentence with each in place: what reading both sides of the blank gives."""
+    sentence with each in place: what reading both sides of the blank gives. `score` gives those sentences'
+    log-probabilities (default: sentence_logprobs; the server's shares its passes across sessions)."""
     if BLANK not in text:
         raise NoMaskToken(BLANK)
     left, right = text.split(BLANK, 1)
@@ -401,7 +437,8 @@ def left_only_vs_whole(model: CausalLM, text: str, k: int = 8, extra: tuple[str,
     more = [(w.strip(), 0.0) for w in extra if w.strip() and w.strip().lower() not in seen]
     joined = left.rstrip() + " {} " + right.lstrip() if right.strip() else left.rstrip() + " {}"
     everyone = words + list(dict(more).items())
-    totals = [token_logprobs(model, joined.format(w)).total for w, _ in everyone]
+    sentences = [joined.format(w) for w, _ in everyone]
+    totals = score(sentences) if score is not None else sentence_logprobs(model, sentences)
     rank = {int(i): r + 1 for r, i in enumerate(np.argsort(-np.array(totals), kind="stable"))}
     return [Rescored(w, p, i + 1 if i < len(words) else 0, totals[i], rank[i]) for i, (w, p) in enumerate(everyone)]
 
