@@ -147,35 +147,35 @@ def reorderings(model: Encoder, token_ids: np.ndarray) -> list[Reordering]:
     n = len(ids)
     words = list(range(1, n - 1))  # the word pieces between [CLS] and [SEP]
 
-    def top(order: list[int], positions: list[int]) -> torch.Tensor:
-        out = model.base(
-            input_ids=torch.tensor([[ids[i] for i in order]], device=model.device),
-            position_ids=torch.tensor([positions], device=model.device),
-            token_type_ids=torch.zeros((1, n), dtype=torch.long, device=model.device),
-            attention_mask=torch.ones((1, n), dtype=torch.long, device=model.device),
-        )
-        states = out.last_hidden_state[0].float()
-        back = torch.empty_like(states)
-        back[torch.tensor(order, device=model.device)] = states  # row i: token i of the usual order
-        return back
-
-    usual = top(list(range(n)), list(range(n)))
-
-    def cosine(moved: torch.Tensor, rows: list[int]) -> float:
-        return float(torch.nn.functional.cosine_similarity(moved[rows], usual[rows], dim=-1).mean())
-
     cls_last = [*range(1, n), 0]
     reversed_words = [0, *words[::-1], n - 1]
-    cases = (
-        ("cls_kept", cls_last, cls_last, [0]),
-        ("cls_renumbered", cls_last, list(range(n)), [0]),
-        ("words_kept", reversed_words, reversed_words, words),
-        ("words_renumbered", reversed_words, list(range(n)), words),
+    cases = [
+        (key, order, positions, rows)
+        for key, order, positions, rows in (
+            ("cls_kept", cls_last, cls_last, [0]),
+            ("cls_renumbered", cls_last, list(range(n)), [0]),
+            ("words_kept", reversed_words, reversed_words, words),
+            ("words_renumbered", reversed_words, list(range(n)), words),
+        )
+        if rows  # an empty sentence: no words to reverse
+    ]
+    # the usual order and every case in one pass: the same n tokens each, so a batch without padding
+    orders = [list(range(n)), *(order for _, order, _, _ in cases)]
+    positions = [list(range(n)), *(p for _, _, p, _ in cases)]
+    out = model.base(
+        input_ids=torch.tensor([[ids[i] for i in order] for order in orders], device=model.device),
+        position_ids=torch.tensor(positions, device=model.device),
+        token_type_ids=torch.zeros((len(orders), n), dtype=torch.long, device=model.device),
+        attention_mask=torch.ones((len(orders), n), dtype=torch.long, device=model.device),
     )
+    states = out.last_hidden_state.float()
+    back = torch.empty_like(states)
+    for b, order in enumerate(orders):
+        back[b, torch.tensor(order, device=model.device)] = states[b]  # row i: token i of the usual order
+    usual = back[0]
     result = []
-    for key, order, positions, rows in cases:
-        if not rows:  # an empty sentence: no words to reverse
-            continue
-        moved = top(order, positions)
-        result.append(Reordering(key, model.token_strings([ids[i] for i in order]), positions, cosine(moved, rows)))
+    for b, (key, order, place, rows) in enumerate(cases, start=1):
+        moved = back[b]
+        cosine = float(torch.nn.functional.cosine_similarity(moved[rows], usual[rows], dim=-1).mean())
+        result.append(Reordering(key, model.token_strings([ids[i] for i in order]), place, cosine))
     return result
