@@ -88,8 +88,9 @@ class Watcher:
             if tab.code not in now or (now[tab.code] is not _ENDED and tab.key(now[tab.code]) == tab.shown):
                 continue
             with self._lock:  # the tab's own next run watches again with what it then draws
-                if self._tabs.get(tab_id) is tab:
-                    del self._tabs[tab_id]
+                if self._tabs.get(tab_id) is not tab:  # it ran since this look began: its new screen is
+                    continue  # looked at next tick
+                del self._tabs[tab_id]
             if tab.rerun():
                 done += 1
         self.pushed += done

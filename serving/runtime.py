@@ -102,12 +102,19 @@ class _Slot(Generic[K, V]):
         return self.value  # type: ignore[return-value]
 
 
+class Written(Protocol):
+    """A text in a Batch: done once it has its last token."""
+
+    @property
+    def done(self) -> bool: ...
+
+
 class Batch(Protocol[S_co]):
     """What Writers runs (model_zoo.lessons.generation.Batch): texts written together, a token each a step."""
 
     def __len__(self) -> int: ...
-    def add_many(self, texts: Sequence[tuple[str, Any]]) -> Sequence[tuple[Any, S_co] | BaseException]: ...
-    def step(self) -> Sequence[tuple[Any, S_co]]: ...
+    def add_many(self, texts: Sequence[tuple[str, Any]]) -> Sequence[tuple[Written, S_co] | BaseException]: ...
+    def step(self) -> Sequence[tuple[Written, S_co]]: ...
     def leave(self, gone: Sequence[Any]) -> None: ...
 
 
@@ -167,7 +174,7 @@ class Writers(Generic[S]):
 
     def _forever(self) -> None:
         batch = self._batch()
-        writing: dict[int, tuple[Any, _Writer[S]]] = {}  # id of a text in the batch -> (it, its writer)
+        writing: dict[int, tuple[Written, _Writer[S]]] = {}  # id of a text in the batch -> (it, its writer)
         while True:
             if not writing and not self._waiting:
                 self._wake.wait(1.0)
@@ -182,7 +189,7 @@ class Writers(Generic[S]):
                 writing.clear()
                 batch = self._batch()
 
-    def _join(self, batch: Batch[S], writing: dict[int, tuple[Any, _Writer[S]]]) -> None:
+    def _join(self, batch: Batch[S], writing: dict[int, tuple[Written, _Writer[S]]]) -> None:
         """The writers waiting, up to the free slots, into the batch (their prompts in one pass); the writers
         who left, out of it."""
         with self._lock:
@@ -201,7 +208,7 @@ class Writers(Generic[S]):
                 continue
             text, first = found
             writer.steps.put(first)
-            if getattr(text, "done", False):
+            if text.done:
                 writer.steps.put(None)
             else:
                 writing[id(text)] = (text, writer)
@@ -211,7 +218,7 @@ class Writers(Generic[S]):
             for text in gone:
                 writing.pop(id(text))
 
-    def _step(self, batch: Batch[S], writing: dict[int, tuple[Any, _Writer[S]]]) -> None:
+    def _step(self, batch: Batch[S], writing: dict[int, tuple[Written, _Writer[S]]]) -> None:
         """One token for every text in the batch, each to its writer; the texts done leave."""
         if not len(batch):
             return
@@ -221,7 +228,7 @@ class Writers(Generic[S]):
         for text, step in stepped:
             _, writer = writing[id(text)]
             writer.steps.put(step)
-            if getattr(text, "done", False):
+            if text.done:
                 writer.steps.put(None)
                 writing.pop(id(text))
 

@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -60,11 +61,14 @@ def serve(extra_env: dict[str, str] | None = None) -> Iterator[str]:
     """A fresh `streamlit run app.py` on a free port, with `extra_env` in its environment; its URL."""
     port = free_port()
     env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", **(extra_env or {})}  # the classics are out of reach
+    # the server's log goes to a file (a pipe nobody reads would stall it once full); its tail is printed
+    # at the end, which pytest shows where a test failed
+    log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
@@ -74,6 +78,9 @@ def serve(extra_env: dict[str, str] | None = None) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+        log.seek(0)
+        print("server log (tail):", log.read().decode(errors="replace")[-6000:], sep="\n")
+        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +156,10 @@ class Page:
 
     def exceptions(self) -> int:
         return self.page.locator('[data-testid="stException"]').count()
+
+    def exception_text(self) -> str:
+        """The text of the exceptions drawn, for a failing test's message."""
+        return "\n".join(self.page.locator('[data-testid="stException"]').all_inner_texts())
 
     def shot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -515,7 +526,7 @@ def test_several_pages_opened_at_once_on_a_fresh_server(browser) -> None:
                 tab.page.goto(f"{url}/{PAGES[name]}", wait_until="commit")
             for tab, name in zip(tabs, opened):
                 tab.settle()
-                assert tab.exceptions() == 0, name
+                assert tab.exceptions() == 0, (name, tab.exception_text())
                 assert tab.h1(), name
                 assert tab.page.locator('[data-testid="stAlertContentError"]').count() == 0, name
                 assert tab.blocked == [], name

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -316,8 +317,13 @@ class Batch:
 def _forward(model: CausalLM, cache: Any, **inputs: Any) -> Any:
     """The model's forward with its KV cache: named `cache` from transformers 5.2x on (`past_key_values`,
     deprecated there, goes in 5.40), `past_key_values` before."""
-    name = "cache" if "cache" in inspect.signature(model.fast_model.forward).parameters else "past_key_values"
-    return model.fast_model(**inputs, **{name: cache}, use_cache=True)
+    return model.fast_model(**inputs, **{_cache_keyword(model.fast_model.__class__): cache}, use_cache=True)
+
+
+@functools.lru_cache(maxsize=16)
+def _cache_keyword(model_type: Any) -> str:
+    """The name a model class's forward takes its cache by (read once per class, not per step)."""
+    return "cache" if "cache" in inspect.signature(model_type.forward).parameters else "past_key_values"
 
 
 def _cache_of(out: Any) -> Any:
