@@ -3,7 +3,7 @@ tokenizer cuts a word into, and which reversal of the learner's sentence moves t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from components.quiz import Question, Solved, render_predict
 from components.tokens import render_tokens
@@ -40,15 +40,20 @@ def order_answer(moves: Sequence[Reordering]) -> tuple[str, dict[str, str]]:
     return answer, {"kept": f"{kept:.3f}", "renumbered": f"{fresh:.3f}"}
 
 
-def render_guess_order(model_name: str, text: str, moves: Sequence[Reordering]) -> bool:
+def render_guess_order(model_name: str, text: str, moves: Callable[[], Sequence[Reordering]]) -> bool:
     """Predict, then see: the learner's sentence A with its words reversed, keeping each token's position
     number or numbering them afresh: which moves its words' vectors? True once revealed: the page then draws
-    the table."""
-    answer, cosines = order_answer(moves)
+    the table. `moves` runs only then (or on a teacher's Ask): five passes of the model that a class typing
+    sentences would otherwise pay on every keystroke, before anyone has guessed."""
+
+    def solve() -> Solved:
+        answer, cosines = order_answer(moves())
+        return Solved(answer, cosines | {"model": model_name})
+
     question = Question(
         "inputs_order",
         ("kept", "renumbered", "neither"),
-        lambda: Solved(answer, cosines | {"model": model_name}),
+        solve,
         translated=True,
         about={"sentence": text, "model": model_name},
     )

@@ -173,14 +173,33 @@ class Encoder:
         if text_pair is not None:
             self._check_text(text_pair)
         batch = self.tokenize(text, text_pair, max_length=min(max_length or self.max_length, self.max_length))
-        out = self._forward(batch, attentions=attentions)
-        ids = batch["input_ids"][0]
+        return self._encoding(batch, self._forward(batch, attentions=attentions), 0, text, text_pair)
+
+    def encode_many(self, texts: Sequence[str], pairs: Sequence[str | None] | None = None) -> list[Encoding]:
+        """Many texts (each with its pair's second text, or None) in padded passes, without attention
+        weights: each Encoding is what encode(text, pair, attentions=False) gives alone, to float rounding.
+        What a class types at once (serving's MicroBatcher) costs a few passes, not one per learner."""
+        seconds = list(pairs) if pairs is not None else [None] * len(texts)
+        found: list[Encoding | None] = [None] * len(texts)
+        for paired in (False, True):  # a tokenizer's batch is all single texts or all pairs
+            where = [i for i, pair in enumerate(seconds) if (pair is not None) == paired]
+            firsts = [texts[i] for i in where]
+            for start, batch, _, out in self.batches(firsts, [str(seconds[i]) for i in where] if paired else None):
+                for row in range(len(batch["input_ids"])):
+                    i = where[start + row]
+                    found[i] = self._encoding(batch, out, row, texts[i], seconds[i])
+        return [e for e in found if e is not None]
+
+    def _encoding(self, batch: Any, out: Any, row: int, text: str, text_pair: str | None) -> Encoding:
+        """Row `row` of a forward pass over a (right-padded) batch, cut to that text's own tokens."""
+        n = int(batch["attention_mask"][row].sum())
+        ids = batch["input_ids"][row][:n]
         segments = batch.get("token_type_ids")
-        words = _words(batch, 0, text, sequence=0)
-        word_ids = batch.word_ids(0)
+        words = _words(batch, row, text, sequence=0)
+        word_ids = batch.word_ids(row)[:n]
         if text_pair is not None:
-            second = _words(batch, 0, text_pair, sequence=1)
-            sequence = batch.sequence_ids(0)
+            second = _words(batch, row, text_pair, sequence=1)
+            sequence = batch.sequence_ids(row)
             word_ids = [w + len(words) if w is not None and s == 1 else w for w, s in zip(word_ids, sequence)]
             words = words + second
         return Encoding(
@@ -189,10 +208,10 @@ class Encoder:
             token_ids=ids.numpy(),
             word_ids=word_ids,
             words=words,
-            segment_ids=(segments[0] if segments is not None else torch.zeros_like(ids)).numpy(),
-            hidden_states=_stack(out.hidden_states, 0),
-            attentions=_stack(out.attentions, 0) if attentions else None,
-            truncated=_overflowed(batch),
+            segment_ids=(segments[row][:n] if segments is not None else torch.zeros_like(ids)).numpy(),
+            hidden_states=_stack(out.hidden_states, row)[:, :n],
+            attentions=_stack(out.attentions, row)[:, :, :n, :n] if out.attentions is not None else None,
+            truncated=bool(batch.encodings[row].overflowing),
         )
 
     def count_tokens(self, text: str, text_pair: str | None = None) -> int:
@@ -539,11 +558,6 @@ def span_means(
 
 def _stack(layers: tuple[torch.Tensor, ...], index: int) -> np.ndarray:
     return torch.stack([layer[index] for layer in layers]).float().cpu().numpy()
-
-
-def _overflowed(batch: Any) -> bool:
-    """Whether truncation cut something off the first sequence of `batch`."""
-    return bool(batch.encodings[0].overflowing)
 
 
 def _max_length(model: Any, tokenizer: Any) -> int:

@@ -97,10 +97,17 @@ def embeddings_summed(model: model_zoo.Encoder, text_a: str, text_b: str | None,
     rows = encoding.tokens[:MAX_ROWS]
     if len(encoding.tokens) > MAX_ROWS:
         st.caption(t("inputs.rows_capped", shown=MAX_ROWS, total=len(encoding.tokens)))
-    tabs = st.tabs([t("inputs.tab_token"), t("inputs.tab_segment"), t("inputs.tab_position"), t("inputs.tab_sum")])
+    # lazy tabs: only the open one's chart is built and sent (four per run were a third of a class's time)
+    tabs = st.tabs(
+        [t("inputs.tab_token"), t("inputs.tab_segment"), t("inputs.tab_position"), t("inputs.tab_sum")],
+        key="sum_tab",
+        on_change="rerun",
+    )
     for tab, matrix, key in zip(
         tabs, (parts.token, parts.segment, parts.position, parts.normalised), ("token", "segment", "position", "sum")
     ):
+        if tab.open is False:
+            continue
         with tab:
             labels = [f"{i}:{tok}" for i, tok in enumerate(rows)]
             st.plotly_chart(build_vector_strip(labels, matrix[:MAX_ROWS], t(f"inputs.strip_{key}")), key=f"strip_{key}")
@@ -111,13 +118,13 @@ def word_order(model: model_zoo.Encoder, text_a: str) -> None:
     """What position embeddings change: the same words in other orders."""
     st.header(t("inputs.order_title"))
     st.write(t("inputs.order_intro"))
+    if not view.render_guess_order(model.name, text_a, lambda: serving.reorderings(model.name, text_a)):
+        return  # the table once the learner has guessed (the model's passes run then, not before)
     try:
-        moves = serving.reorderings(model.name, text_a)
+        moves = serving.reorderings(model.name, text_a)  # cached: the guess's answer came from these
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        if not view.render_guess_order(model.name, text_a, moves):  # the table once the learner has guessed
-            return
         st.dataframe(
             pd.DataFrame(
                 {  # the cosine (the section's point) before the long token column, so that it never leaves the screen

@@ -178,15 +178,31 @@ def suggestions(model_name: str, word: str, n: int) -> list[str]:
 @st.cache_data(max_entries=16, show_spinner=False)
 def hidden_states(model_name: str, text: str) -> model_zoo.Encoding:
     """Tokens and every layer's vectors of `text`, without attention weights (any contextual model)."""
-    model = contextual(model_name)
-    return model.encode(text, attentions=False)
+    return _states_batcher(model_name)((text, None))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def pair_states(model_name: str, text_a: str, text_b: str) -> model_zoo.Encoding:
     """A sentence pair as BERT reads it ([CLS] A [SEP] B [SEP]), without attention weights."""
-    model = loaded(model_name, model_zoo.Encoder)
-    return model.encode(text_a, text_b, attentions=False)
+    loaded(model_name, model_zoo.Encoder)  # a model that reads no pairs says so in one sentence
+    return _states_batcher(model_name)((text_a, text_b))
+
+
+@st.cache_resource(show_spinner=False)
+def _states_batcher(model_name: str) -> MicroBatcher[tuple[str, str | None], model_zoo.Encoding]:
+    """Texts (and pairs) a class sends together, as BERT inputs' sentences, read in padded passes
+    (Encoder.encode_many; ELMo's reads single texts), not one pass per learner (the model looked up at
+    each batch, as in _fill_mask_batcher)."""
+
+    def run(items: list[tuple[str, str | None]]) -> list[model_zoo.Encoding]:
+        texts = [text for text, _ in items]
+        if any(pair is not None for _, pair in items):
+            return loaded(model_name, model_zoo.Encoder).encode_many(texts, [pair for _, pair in items])
+        model = contextual(model_name)
+        many = getattr(model, "encode_many", None)
+        return many(texts) if many is not None else [model.encode(text, attentions=False) for text in texts]
+
+    return MicroBatcher(run)
 
 
 @st.cache_data(show_spinner=False)
@@ -350,7 +366,7 @@ def input_embeddings(model_name: str, text: str, text_b: str | None) -> model_zo
     return parts(model, encoding.token_ids, encoding.segment_ids)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)  # a class's sentences: each guessed one reruns from here
 def reorderings(model_name: str, text: str) -> list[model_zoo.lessons.architecture.Reordering]:
     """`text` fed with [CLS] last and with its words reversed, keeping or renumbering positions
     (model_zoo.lessons.architecture.reorderings): the top layer's cosine with the usual order."""

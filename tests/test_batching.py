@@ -232,3 +232,55 @@ def test_a_short_text_is_under_the_limit_without_taking_the_tokenizer(tiny_zoo, 
     assert serving.over_limit("minilm-l6-mlm", "The man went to the [MASK].") is None
     with pytest.raises(AssertionError):  # near the limit it still counts
         serving.over_limit("minilm-l6-mlm", "b" * model.max_length)
+
+
+@pytest.mark.parametrize("fixture", ["tiny_bert", "tiny_gpt2"])
+def test_encodings_read_together_equal_one_by_one(fixture: str, request: pytest.FixtureRequest) -> None:
+    """BERT inputs' sentences (and every page's hidden states) from a class share padded passes
+    (Encoder.encode_many): each learner gets the tokens, words, segments, truncation and every layer's
+    vectors their text gets alone, singles and pairs mixed, a text cut at the model's length included."""
+    model = model_zoo.load(request.getfixturevalue(fixture))
+    texts = ["My dog loves word embeddings.", "a", "He plays fetch by the river bank.", "word " * 600, "Zürich 🏦"]
+    pairs = [None, "b c d", "It rained.", None, None] if fixture == "tiny_bert" else None
+    together = model.encode_many(texts, pairs)
+    assert len(together) == len(texts)
+    for i, got in enumerate(together):
+        alone = model.encode(texts[i], pairs[i] if pairs else None, attentions=False)
+        assert (got.text, got.tokens, got.words, got.word_ids) == (
+            alone.text,
+            alone.tokens,
+            alone.words,
+            alone.word_ids,
+        )
+        assert got.truncated == alone.truncated == (i == 3)
+        assert (got.segment_ids == alone.segment_ids).all() and got.attentions is None
+        assert got.hidden_states.shape == alone.hidden_states.shape
+        assert abs(got.hidden_states - alone.hidden_states).max() < 1e-4
+
+
+def test_a_class_sending_sentences_shares_the_passes(tiny_zoo) -> None:
+    """Twelve learners typing into BERT inputs at once: their sentences (alone and as pairs) run in
+    shared passes, each learner gets their own, and an empty one gets its sentence alone."""
+    texts = [f"The {n} farmers went to the bank." for n in range(12)]
+    got: dict[int, object] = {}
+
+    def send(n: int) -> None:
+        try:
+            got[n] = (
+                serving.pair_states("minilm-l6", texts[n], "They sat.")
+                if n % 2
+                else serving.hidden_states("minilm-l6", texts[n] if n != 4 else " ")
+            )
+        except model_zoo.ModelZooError as err:
+            got[n] = err
+
+    serving._states_batcher("minilm-l6").wait_s = 0.2  # every thread is in before the first pass
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert max(serving._states_batcher("minilm-l6").batches) > 1
+    assert isinstance(got[4], model_zoo.EmptyInput)
+    for n in (0, 1, 2, 3, 5):
+        assert got[n].text == (texts[n] if n % 2 == 0 else f"{texts[n]} ||| They sat.")  # type: ignore[attr-defined]

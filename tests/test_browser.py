@@ -492,6 +492,21 @@ def test_sense_map_shows_html_in_a_sentence_as_text(server: str, tab: Page) -> N
     assert tab.dialogs == [] and tab.exceptions() == 0
 
 
+def test_the_embedding_tabs_draw_the_one_opened(server: str, tab: Page) -> None:
+    """BERT inputs' four embedding strips: only the open tab's chart is built (a class's runs stay short);
+    opening another tab draws its chart in place of the first."""
+    tab.open(f"{server}/bert_inputs")
+    tab.chart("Token embeddings: the same token always gets the same row")
+    assert tab.page.locator(".stPlotlyChart").filter(has_text="Position embeddings").count() == 0
+    tab.page.get_by_role("tab", name="Position embedding").click()
+    tab.chart("Position embeddings: one learned vector per position")
+    tab.settle()
+    assert tab.page.locator(".stPlotlyChart").filter(has_text="Token embeddings").count() == 0
+    assert tab.page.get_by_role("tab", name="Position embedding").get_attribute("aria-selected") == "true"
+    assert tab.exceptions() == 0 and tab.blocked == []
+    tab.shot("bert_inputs_position_tab")
+
+
 def test_check_yourself_checks_a_pick_and_shows_every_answer(server: str, tab: Page) -> None:
     """A learner's pick is checked against the model; the teacher's switch shows the answers."""
     tab.open(f"{server}/bert_inputs")

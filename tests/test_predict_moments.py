@@ -100,13 +100,19 @@ def test_transfer_first_point_is_guessed_from_the_curve_drawn(monkeypatch: pytes
     assert "transfer_words" in {c.proto.id.rsplit("-", 1)[-1] for c in at.get("bidi_component")}
 
 
-def test_bert_inputs_moments_judge_against_minilm(offline_models) -> None:  # noqa: ANN001
+def test_bert_inputs_moments_judge_against_minilm(offline_models, monkeypatch) -> None:  # noqa: ANN001
+    import serving
+    from model_zoo.lessons import architecture
     from model_zoo.lessons.architecture import reorderings
 
     minilm = offline_models("minilm-l6")
+    passes: list[int] = []
+    monkeypatch.setattr(architecture, "reorderings", lambda *a: passes.append(1) or reorderings(*a))
+    serving.reorderings.clear()
     at = open_page("pages/bert_inputs.py")
     assert not at.exception
     assert len(at.dataframe) == 2  # the tokens and the sizes: the reorderings wait for the guess
+    assert passes == []  # and so do their five passes of the model (a class typing sentences pays none)
     pieces = minilm.pieces("unhappiness")
     options = list(at.radio(key="predict_inputs_pieces").options)
     verdicts = judged(at, "inputs_pieces", options)
@@ -119,6 +125,7 @@ def test_bert_inputs_moments_judge_against_minilm(offline_models) -> None:  # no
     said = verdicts["kept"][1]
     assert f"{moves['words_kept']:.3f} keeping the numbers, {moves['words_renumbered']:.3f} numbered afresh" in said
     assert len(at.dataframe) == 3  # now the reorderings' table too
+    assert passes == [1]  # run once for the guess, the table reads the same
 
 
 def test_onehot_moments_judge_against_one_hot_and_glove(offline_models) -> None:  # noqa: ANN001
