@@ -632,7 +632,9 @@ def build_task_diagram(
         "showlegend": False,
         "plot_bgcolor": "rgba(0,0,0,0)",
     }
-    return go.Figure({"data": [], "layout": layout})
+    # Not validated: plotly checks each of its hundreds of shapes, 19 ms of a 25 ms page part, paid by every
+    # learner of a class on every run; these are built above from known keys (a test compares the two)
+    return go.Figure({"data": [], "layout": layout}, _validate=False)
 
 
 def build_lines(

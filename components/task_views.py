@@ -8,14 +8,13 @@ import streamlit as st
 from components.charts import build_span_curves, build_task_diagram
 from components.i18n import md_escape, t, t_plain
 from components.tokens import readable
-from model_zoo.contextual import Encoding
 from model_zoo.lessons import tasks
 
 
-def render_task_diagram(kind: str, encoding: Encoding, key: str) -> None:
-    """Which output vector feeds which classifier, over the learner's own tokens."""
+def render_task_diagram(kind: str, tokens: list[str], segments: list[int], key: str) -> None:
+    """Which output vector feeds which classifier, over the learner's own tokens (and their segments)."""
     labels = {k: t_plain(f"using.diagram_{k}") for k in ("bert", "linear", "class", "tag", "start", "end")}
-    shown = tasks.abridged(encoding.tokens, encoding.segment_ids.tolist(), passage=kind == "qa")
+    shown = tasks.abridged(tokens, segments, passage=kind == "qa")
     figure = build_task_diagram(kind, [readable(tok) for tok in shown.tokens], shown.segments, shown.positions, labels)
     st.plotly_chart(figure, key=key, config={"staticPlot": True})
 

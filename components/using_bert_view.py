@@ -119,7 +119,8 @@ def render_heads(heads: dict[str, tasks.TrainedHead], model_name: str, pooling: 
 
 def render_sentence_diagram(pooling: str, encoding: Encoding) -> None:
     """The one-sentence diagram: [CLS]'s vector, or the mean of every token's, feeds the classifier."""
-    render_task_diagram("sentence" if pooling == "cls" else "mean", encoding, "sentence_diagram")
+    kind = "sentence" if pooling == "cls" else "mean"
+    render_task_diagram(kind, encoding.tokens, encoding.segment_ids.tolist(), "sentence_diagram")
 
 
 def render_verdict(guesses: list[Guess], pooling: str) -> None:

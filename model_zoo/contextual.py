@@ -175,6 +175,17 @@ class Encoder:
         batch = self.tokenize(text, text_pair, max_length=min(max_length or self.max_length, self.max_length))
         return self._encoding(batch, self._forward(batch, attentions=attentions), 0, text, text_pair)
 
+    def read_tokens(self, text: str, text_pair: str | None = None) -> tuple[list[str], list[int]]:
+        """The tokens encode(text, text_pair) reads, and their segments (0, or 1 for a pair's second text),
+        without running the model: what a diagram of them needs."""
+        self._check_text(text)
+        if text_pair is not None:
+            self._check_text(text_pair)
+        batch = self.tokenize(text, text_pair)
+        ids = batch["input_ids"][0]
+        segments = batch.get("token_type_ids")
+        return self.token_strings(ids.tolist()), (segments[0].tolist() if segments is not None else [0] * len(ids))
+
     def encode_many(self, texts: Sequence[str], pairs: Sequence[str | None] | None = None) -> list[Encoding]:
         """Many texts (each with its pair's second text, or None) in padded passes, without attention
         weights: each Encoding is what encode(text, pair, attentions=False) gives alone, to float rounding.
@@ -468,23 +479,42 @@ class Reader(Encoder):
 
     kind = "qa"
 
-    @torch.inference_mode()
-    def read(self, question: str, passage: str) -> Reading:
+    def check_question(self, question: str, passage: str) -> None:
+        """The learner's own mistake (an empty text, a question that leaves the passage no room), said
+        before the pair joins a batch that others share."""
         self._check_text(question)
         self._check_text(passage)
         asked = self.count_tokens(question)
         if asked + 8 > self.max_length:  # the passage needs a few tokens' room (and its special tokens)
             raise QuestionTooLong(self.name, asked, self.max_length)
-        batch = self.tokenize(question, passage, truncation="only_second")
-        last = self.fast_base(**self._inputs(batch)).last_hidden_state
-        logits = self.model.qa_outputs(last)[0].float().cpu().numpy()  # (T, 2)
-        sequence = batch.sequence_ids(0)
-        inside = [k for k, s in enumerate(sequence) if s == 1]
+
+    def read(self, question: str, passage: str) -> Reading:
+        return self.read_many([(question, passage)])[0]
+
+    @torch.inference_mode()
+    def read_many(self, asked: Sequence[tuple[str, str]]) -> list[Reading]:
+        """read() for several (question, passage) pairs in padded passes of BATCH_SIZE: each Reading is
+        what it reads alone, to float rounding. A class's passages (serving's MicroBatcher) cost a few
+        passes, where one per learner read the model's weights from memory thirty times."""
+        for question, passage in asked:
+            self.check_question(question, passage)
+        found: list[Reading] = []
+        for start in range(0, len(asked), BATCH_SIZE):
+            chunk = asked[start : start + BATCH_SIZE]
+            batch = self.tokenize([q for q, _ in chunk], [p for _, p in chunk], truncation="only_second")
+            last = self.fast_base(**self._inputs(batch)).last_hidden_state
+            logits = self.model.qa_outputs(last).float().cpu().numpy()  # (B, T, 2)
+            found += [self._reading(batch, row, logits[row], passage) for row, (_, passage) in enumerate(chunk)]
+        return found
+
+    def _reading(self, batch: Any, row: int, logits: np.ndarray, passage: str) -> Reading:
+        """Row `row` of a read batch: the passage's tokens between the two specials, with their scores."""
+        inside = [k for k, s in enumerate(batch.sequence_ids(row)) if s == 1]
         if not inside:
             raise EmptyInput()
         keep = [0, *inside, inside[-1] + 1]
-        ids = batch["input_ids"][0, keep].tolist()
-        spans = [batch.token_to_chars(0, k) for k in inside]
+        ids = batch["input_ids"][row, keep].tolist()
+        spans = [batch.token_to_chars(row, k) for k in inside]
         chars: list[tuple[int, int] | None] = [None, *[(c.start, c.end) for c in spans], None]
         read = _readable(passage)
         cut = bool(spans) and spans[-1].end < len(read.rstrip())

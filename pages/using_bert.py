@@ -83,7 +83,8 @@ def one_class_per_token(model: model_zoo.Encoder) -> None:
         t("using.token_text"), value=NER_EXAMPLE, key="ner_text", bind="query-params", max_chars=MAX_CHARS
     )
     try:
-        render_task_diagram("token", serving.hidden_states(model.name, ner_text), "token_diagram")
+        read = serving.hidden_states(model.name, ner_text)
+        render_task_diagram("token", read.tokens, read.segment_ids.tolist(), "token_diagram")
     except model_zoo.ModelZooError as err:
         render_error(err)
     tag_model = serving.tagger_model(model.name)
@@ -110,7 +111,7 @@ def two_sentences(model: model_zoo.Encoder) -> None:
     pairs = trained(model, "nli", pooling)
     try:
         encoding = serving.pair_states(model.name, premise, hypothesis)
-        render_task_diagram("pair", encoding, "pair_diagram")
+        render_task_diagram("pair", encoding.tokens, encoding.segment_ids.tolist(), "pair_diagram")
         guesses = serving.classify(model.name, "nli", pooling, premise, hypothesis)
     except model_zoo.ModelZooError as err:
         render_error(err)
@@ -124,6 +125,7 @@ def two_sentences(model: model_zoo.Encoder) -> None:
     view.render_guess_swap(model.name, premise, hypothesis, pairs, classify)
 
 
+@st.fragment  # a learner's passage or question reruns this section alone, not the lesson's other six
 def question_answering(model: model_zoo.Encoder) -> None:
     """4. Extractive question answering: a fine-tuned reader, and the frozen-vector head beside it."""
     st.header(t("using.qa_title"))
@@ -136,7 +138,8 @@ def question_answering(model: model_zoo.Encoder) -> None:
     passage, question = view.read_passage(PASSAGES, LECTURE_PASSAGE, MAX_PASSAGE_CHARS, MAX_CHARS)
     render_script_note(reader.name, f"{question} {passage}", ANSWER_SPAN)
     try:
-        render_task_diagram("qa", serving.pair_states(reader.name, question, passage), "qa_diagram")
+        # the reader's tokens without a pass of its own: its one pass is the reading below
+        render_task_diagram("qa", *serving.pair_tokens(reader.name, question, passage), "qa_diagram")
         got, missed = lesson_tasks.read_question(reader.name, question, passage)
     except model_zoo.ModelZooError as err:
         render_error(err)

@@ -188,6 +188,12 @@ def pair_states(model_name: str, text_a: str, text_b: str) -> model_zoo.Encoding
     return _states_batcher(model_name)((text_a, text_b))
 
 
+@st.cache_data(max_entries=256, show_spinner=False)
+def pair_tokens(model_name: str, text_a: str, text_b: str) -> tuple[list[str], list[int]]:
+    """The tokens and segments pair_states reads, without a pass of the model (a diagram's labels)."""
+    return loaded(model_name, model_zoo.Encoder).read_tokens(text_a, text_b)
+
+
 @st.cache_resource(show_spinner=False)
 def _states_batcher(model_name: str) -> MicroBatcher[tuple[str, str | None], model_zoo.Encoding]:
     """Texts (and pairs) a class sends together, as BERT inputs' sentences, read in padded passes
@@ -881,7 +887,16 @@ def read_question(model_name: str, question: str, passage: str) -> model_zoo.les
     learner's question: its own start and end scores over [CLS], the passage and [SEP], and the span."""
     from model_zoo.lessons import tasks
 
-    return tasks.read_answer(loaded(model_name, model_zoo.Reader), question, passage)
+    reader = loaded(model_name, model_zoo.Reader)
+    reader.check_question(question, passage)  # a learner's own mistake stays theirs: it never joins a batch
+    return tasks.answer_of(_reading_batcher(model_name)((question, passage)))
+
+
+@st.cache_resource(show_spinner=False)
+def _reading_batcher(model_name: str) -> MicroBatcher[tuple[str, str], model_zoo.Reading]:
+    """Questions and passages a class sends together (Using BERT's reader) read in padded passes
+    (Reader.read_many; the model looked up at each batch, as in _fill_mask_batcher)."""
+    return MicroBatcher(lambda asked: loaded(model_name, model_zoo.Reader).read_many(asked))
 
 
 def fine_tuned(

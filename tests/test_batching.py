@@ -253,6 +253,7 @@ def test_encodings_read_together_equal_one_by_one(fixture: str, request: pytest.
             alone.word_ids,
         )
         assert got.truncated == alone.truncated == (i == 3)
+        assert model.read_tokens(texts[i], pairs[i] if pairs else None) == (alone.tokens, alone.segment_ids.tolist())
         assert (got.segment_ids == alone.segment_ids).all() and got.attentions is None
         assert got.hidden_states.shape == alone.hidden_states.shape
         assert abs(got.hidden_states - alone.hidden_states).max() < 1e-4

@@ -507,6 +507,26 @@ def test_the_embedding_tabs_draw_the_one_opened(server: str, tab: Page) -> None:
     tab.shot("bert_inputs_position_tab")
 
 
+def test_the_reader_reads_a_passage_typed_in(server: str, tab: Page) -> None:
+    """Using BERT's reader: a learner's own passage and question rerun the section (a fragment, so a class
+    typing passages does not rerun the whole lesson each) and the answer is read off the new passage."""
+    tab.open(f"{server}/using_bert")
+    passage = "Marta keeps her bicycle in the red shed behind the school."
+    tab.page.get_by_label("Passage (edit it, or paste your own)").fill(passage)
+    tab.page.get_by_label("Passage (edit it, or paste your own)").press("Control+Enter")
+    tab.settle()
+    read = '[data-testid="stMarkdown"], [data-testid="stAlert"]'  # the answer highlighted, or "no answer" and its best span
+    tab.page.locator(read).filter(has_text="school").first.wait_for(timeout=60_000)  # read off the new passage
+    question = tab.page.get_by_label("Question", exact=True)
+    question.fill("Where does Marta keep her bicycle?")
+    question.press("Enter")
+    tab.settle()
+    tab.page.wait_for_function("() => new URL(location.href).searchParams.get('question')?.includes('Marta')")
+    tab.page.locator(read).filter(has_text="shed").first.wait_for(timeout=60_000)
+    assert tab.exceptions() == 0 and tab.blocked == []
+    tab.shot("using_bert_reader_own_passage")
+
+
 def test_check_yourself_checks_a_pick_and_shows_every_answer(server: str, tab: Page) -> None:
     """A learner's pick is checked against the model; the teacher's switch shows the answers."""
     tab.open(f"{server}/bert_inputs")

@@ -184,6 +184,8 @@ def test_the_score_chart_shades_the_span_and_shows_tokens_as_text() -> None:
 
 
 def test_the_diagram_feeds_each_task_from_its_vectors() -> None:
+    import plotly.graph_objects as go
+
     from components.charts import build_task_diagram
 
     labels = {k: k for k in ("bert", "linear", "class", "tag", "start", "end")}
@@ -198,6 +200,9 @@ def test_the_diagram_feeds_each_task_from_its_vectors() -> None:
     qa = drawn("qa")
     assert "start" in qa and "end" in qa and "linear" not in qa
     assert {"d1", "d2", "d7"} <= set(qa) and "T1" in qa  # the passage's vectors are counted from 1
+    for kind in ("sentence", "pair", "mean", "token", "qa"):  # built unvalidated: what plotly's checks make of it
+        figure = build_task_diagram(kind, tokens, segments, positions, labels)
+        assert go.Figure(figure.to_dict()).to_dict() == figure.to_dict()
 
 
 # -- a reader on a decoder made a masked LM (train_qa --base) ---------------------------------------
@@ -253,3 +258,34 @@ def test_a_question_too_long_for_the_reader_is_one_sentence(tiny_reader: Path) -
     with pytest.raises(model_zoo.errors.QuestionTooLong, match="too long"):
         reader.read("where is the boat ? " * 40, PASSAGE)  # tiny BERT reads 64 tokens
     assert reader.read("where is the boat ?", PASSAGE).tokens  # a question that fits is read as before
+
+
+@pytest.mark.parametrize("kind", ["bert", "decoder"])
+def test_a_class_reading_together_gets_what_each_reads_alone(
+    kind: str, tiny_reader: Path, tiny_mntp: tuple[Path, Path]
+) -> None:
+    """Using BERT's reader for a class: thirty passages in shared padded passes (Reader.read_many), each
+    learner's tokens, spans, cut and start/end scores as their pair reads alone, on a BERT reader and on a
+    decoder made bidirectional (its padding must stay unseen both ways); a learner's own mistake is said
+    before the batch."""
+    from model_zoo.bidirectional import BidirectionalReader, reader_from_mntp
+
+    if kind == "bert":
+        reader = model_zoo.load(tiny_reader)
+    else:
+        reader = BidirectionalReader("tiny-qa", *reader_from_mntp(*tiny_mntp), torch.device("cpu"))
+    asked = [
+        ("Where is the bank?", "We sat on the river bank."),
+        ("Who?", "a"),
+        ("What falls under gravity?", "Rain falls under gravity. " * 3),
+        ("Long?", "word " * 900),  # cut at the model's length
+        ("Zürich?", "Zürich 🏦 is a city."),
+    ]
+    for got, (question, passage) in zip(reader.read_many(asked), asked, strict=True):
+        alone = reader.read(question, passage)
+        assert (got.passage, got.tokens, got.chars, got.cut) == (alone.passage, alone.tokens, alone.chars, alone.cut)
+        assert np.abs(got.start_scores - alone.start_scores).max() < 1e-4
+        assert np.abs(got.end_scores - alone.end_scores).max() < 1e-4
+    assert reader.read_many(asked)[3].cut
+    with pytest.raises(model_zoo.EmptyInput):
+        reader.check_question("Where?", "  ")

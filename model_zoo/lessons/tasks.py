@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from .. import disk
-from ..contextual import Contextual, Encoder, Reader
+from ..contextual import Contextual, Encoder, Reader, Reading
 from ..errors import EmptyInput
 from .probing import TaskSet
 
@@ -61,8 +61,14 @@ class Split:
 
 
 def _rows(name: str) -> list[dict[str, str]]:
+    """The rows of assets/tasks/NAME.tsv (read once per process: the pages ask for them on every run)."""
+    return list(_read_rows(name))
+
+
+@functools.cache
+def _read_rows(name: str) -> tuple[dict[str, str], ...]:
     with (TASKS_DIR / f"{name}.tsv").open(encoding="utf-8", newline="") as f:
-        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+        return tuple(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
 def load_sentences(name: str) -> Split:
@@ -569,7 +575,11 @@ def answer(head: QAHead, passage: Passage, text: str) -> Answer:
 
 def read_answer(reader: Reader, question: str, passage: str) -> Answer:
     """A fine-tuned reader's answer: its own scores, [CLS] and [SEP] included."""
-    r = reader.read(question, passage)
+    return answer_of(reader.read(question, passage))
+
+
+def answer_of(r: Reading) -> Answer:
+    """The answer a reader's scores for one (question, passage) give (read_answer, or a shared pass's)."""
     got = pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage)
     return dataclasses.replace(got, cut=r.cut, framed=True)
 
