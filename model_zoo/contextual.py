@@ -145,7 +145,8 @@ class Encoder:
         with self._tokenizer_lock:
             return self.tokenizer.convert_ids_to_tokens(ids)
 
-    def _check_text(self, text: str) -> None:
+    def check_text(self, text: str) -> None:
+        """An empty text is the learner's own mistake, said in one sentence (EmptyInput)."""
         if not text or not text.strip():
             raise EmptyInput()
 
@@ -169,18 +170,18 @@ class Encoder:
         `attentions=False` skips them: at 512 tokens they are layers x heads x 1 MB.
         `max_length` reads fewer tokens than the model could (for views that draw every token).
         """
-        self._check_text(text)
+        self.check_text(text)
         if text_pair is not None:
-            self._check_text(text_pair)
+            self.check_text(text_pair)
         batch = self.tokenize(text, text_pair, max_length=min(max_length or self.max_length, self.max_length))
         return self._encoding(batch, self._forward(batch, attentions=attentions), 0, text, text_pair)
 
     def read_tokens(self, text: str, text_pair: str | None = None) -> tuple[list[str], list[int]]:
         """The tokens encode(text, text_pair) reads, and their segments (0, or 1 for a pair's second text),
         without running the model: what a diagram of them needs."""
-        self._check_text(text)
+        self.check_text(text)
         if text_pair is not None:
-            self._check_text(text_pair)
+            self.check_text(text_pair)
         batch = self.tokenize(text, text_pair)
         ids = batch["input_ids"][0]
         segments = batch.get("token_type_ids")
@@ -283,7 +284,7 @@ class Encoder:
             chunk = list(texts[start : start + BATCH_SIZE])
             pairs = None if text_pairs is None else list(text_pairs[start : start + BATCH_SIZE])
             for text in chunk + (pairs or []):
-                self._check_text(text)
+                self.check_text(text)
             batch = self.tokenize(chunk, pairs, return_special_tokens_mask=True)
             special = batch.pop("special_tokens_mask").bool()
             yield start, batch, special, self._forward(batch, attentions=attentions)
@@ -371,7 +372,7 @@ class MaskedLM(Encoder):
 
     def mask_logits(self, text: str) -> tuple[Any, torch.Tensor, torch.Tensor]:
         """Logits over the vocabulary at each [MASK]: (batch, positions, logits (masks, vocab))."""
-        self._check_text(text)
+        self.check_text(text)
         batch = self.tokenize(text)
         positions = (batch["input_ids"][0] == self.tokenizer.mask_token_id).nonzero().flatten()
         if len(positions) == 0:
@@ -393,7 +394,7 @@ class MaskedLM(Encoder):
 
     def check_masked(self, text: str) -> None:
         """Raise what fill_mask would (EmptyInput, NoMaskToken) without running the model."""
-        self._check_text(text)
+        self.check_text(text)
         ids = self.tokenize(text, padding=False, return_tensors=None)["input_ids"]
         if self.tokenizer.mask_token_id not in ids:
             raise NoMaskToken(self.mask_token)
@@ -403,7 +404,7 @@ class MaskedLM(Encoder):
         """fill_mask for several texts in one forward pass: what a server does with the sentences
         that learners send at the same moment. Raises what fill_mask would for any text."""
         for text in texts:
-            self._check_text(text)
+            self.check_text(text)
         batch = self.tokenize(texts)
         rows, positions = (batch["input_ids"] == self.tokenizer.mask_token_id).nonzero(as_tuple=True)
         counts = torch.bincount(rows, minlength=len(texts)).tolist()
@@ -435,8 +436,8 @@ class MaskedLM(Encoder):
         """Probability that `b` follows `a` (BERT's IsNext class)."""
         if not self.has_nsp:
             raise MissingCapability(self.name, "next-sentence prediction", "this checkpoint has no NSP head")
-        self._check_text(a)
-        self._check_text(b)
+        self.check_text(a)
+        self.check_text(b)
         batch = self.tokenize(a, b)
         pooled = self.fast_base(**{k: v.to(self.device) for k, v in batch.items()}).pooler_output
         logits = self.model.cls.seq_relationship(pooled)  # (1, 2): [IsNext, NotNext]
@@ -448,16 +449,35 @@ class CausalLM(Encoder):
 
     kind = "causal_lm"
 
-    @torch.inference_mode()
     def next_words(self, text: str, top_k: int = 10) -> list[Guess]:
         """The `top_k` most likely next tokens after `text`, with probabilities (an ELMo's forward LM
         answers in the same shape: capabilities.WritesNext)."""
-        self._check_text(text)
-        batch = self.tokenize(text[-MAX_CHARS:], truncation=False, padding=False)  # the end is what counts
-        ids = batch["input_ids"][:, -self.max_length :].to(self.device)
-        logits = self.fast_model(input_ids=ids).logits[0, -1].float()
-        top = logits.softmax(-1).topk(top_k)
-        return list(zip(self.decode_each(top.indices.cpu().tolist()), top.values.cpu().tolist()))
+        return self.next_words_many([text], top_k)[0]
+
+    @torch.inference_mode()
+    def next_words_many(self, texts: Sequence[str], top_k: int = 10) -> list[list[Guess]]:
+        """next_words for several texts in right-padded passes of BATCH_SIZE (a causal model's tokens never
+        see the padding after them, and keep their positions), the vocabulary's logits taken at each text's
+        last token only: what a class's blanks ask for at once costs a few passes, not one each."""
+        for text in texts:
+            self.check_text(text)
+        found: list[list[Guess]] = []
+        for start in range(0, len(texts), BATCH_SIZE):
+            rows = [  # the end of each text is what counts
+                self.tokenize(text[-MAX_CHARS:], truncation=False, padding=False)["input_ids"][0, -self.max_length :]
+                for text in texts[start : start + BATCH_SIZE]
+            ]
+            ids = torch.zeros((len(rows), max(len(r) for r in rows)), dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for i, row in enumerate(rows):
+                ids[i, : len(row)], mask[i, : len(row)] = row, 1
+            states = self.fast_base(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
+            last = states.last_hidden_state[torch.arange(len(rows)), torch.tensor([len(r) - 1 for r in rows])]
+            logits = self.fast_model.get_output_embeddings()(last).float()  # (B, V): the head at the last tokens
+            top = logits.softmax(-1).topk(top_k)
+            for indices, values in zip(top.indices.cpu().tolist(), top.values.cpu().tolist(), strict=True):
+                found.append(list(zip(self.decode_each(indices), values)))
+        return found
 
 
 @dataclass(frozen=True)
@@ -482,8 +502,8 @@ class Reader(Encoder):
     def check_question(self, question: str, passage: str) -> None:
         """The learner's own mistake (an empty text, a question that leaves the passage no room), said
         before the pair joins a batch that others share."""
-        self._check_text(question)
-        self._check_text(passage)
+        self.check_text(question)
+        self.check_text(passage)
         asked = self.count_tokens(question)
         if asked + 8 > self.max_length:  # the passage needs a few tokens' room (and its special tokens)
             raise QuestionTooLong(self.name, asked, self.max_length)

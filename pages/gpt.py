@@ -141,6 +141,7 @@ def use_blank(text: str) -> None:
     st.session_state.blank_text = text
 
 
+@st.fragment  # a learner's blank reruns this section alone, not the whole lesson
 def left_against_both(model: model_zoo.CausalLM) -> None:
     """3. Left-only against both sides: the same blank, scored from the left and from both sides."""
     st.header(t("gpt.blank_title"))

@@ -286,8 +286,21 @@ def lesson_next_ranks(model_name: str, text: str, words: tuple[str, ...]) -> dic
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def next_words(model_name: str, text: str, top_k: int) -> list[tuple[str, float]]:
-    model = loaded(model_name, model_zoo.CausalLM)
-    return model.next_words(text, top_k)
+    loaded(model_name, model_zoo.CausalLM).check_text(text)  # a learner's own mistake never joins a batch
+    return _next_words_batcher(model_name)((text, top_k))
+
+
+@st.cache_resource(show_spinner=False)
+def _next_words_batcher(model_name: str) -> MicroBatcher[tuple[str, int], list[tuple[str, float]]]:
+    """The next words a class asks for together (GPT's blanks, the Playground) in shared passes
+    (CausalLM.next_words_many; the model looked up at each batch, as in _fill_mask_batcher)."""
+
+    def run(items: list[tuple[str, int]]) -> list[list[tuple[str, float]]]:
+        most = max(k for _, k in items)
+        found = loaded(model_name, model_zoo.CausalLM).next_words_many([text for text, _ in items], most)
+        return [guesses[:k] for guesses, (_, k) in zip(found, items, strict=True)]
+
+    return MicroBatcher(run)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -760,7 +773,10 @@ def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[mo
     """The blank filled from the left alone, each candidate (and `extra` ones) rescored with the whole sentence."""
     from model_zoo.lessons.generation import left_only_vs_whole
 
-    return left_only_vs_whole(loaded(model_name, model_zoo.CausalLM), text, 8, extra, _sentence_batcher(model_name))
+    model = loaded(model_name, model_zoo.CausalLM)
+    return left_only_vs_whole(
+        model, text, 8, extra, _sentence_batcher(model_name), lambda left, k: next_words(model_name, left, k)
+    )
 
 
 @st.cache_resource(show_spinner=False)

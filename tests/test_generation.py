@@ -319,6 +319,24 @@ def test_sentences_scored_together_score_as_each_alone(zoo_model: str, request: 
         sentence_logprobs(model, ["ok", "  "])
 
 
+@pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])
+def test_next_words_asked_together_are_each_texts_own(zoo_model: str, request: pytest.FixtureRequest) -> None:
+    """A class's blanks ask for their next words in one right-padded pass (next_words_many), the head read
+    at each text's last token: each gets the candidates and probabilities the whole model gives it alone,
+    a text longer than the model reads keeping its end."""
+    model = request.getfixturevalue(zoo_model)
+    texts = [PROMPT, "a", "she sat on the bank of the river and looked at the", "the " * 900 + "bank"]
+    for text, got in zip(texts, model.next_words_many(texts, 5), strict=True):
+        ids = model.tokenize(text[-model_zoo.contextual.MAX_CHARS :], truncation=False, padding=False)["input_ids"]
+        with torch.inference_mode():
+            probs = model.model(input_ids=ids[:, -model.max_length :]).logits[0, -1].float().softmax(-1)
+        top = probs.topk(5)
+        assert [w for w, _ in got] == model.decode_each(top.indices.tolist())
+        assert [p for _, p in got] == pytest.approx(top.values.tolist(), abs=1e-5)
+    with pytest.raises(model_zoo.EmptyInput):
+        model.next_words_many(["ok", " "], 3)
+
+
 def test_a_failed_step_tells_every_writer_in_one_sentence_and_the_next_writer_starts_afresh(gpt2) -> None:  # noqa: ANN001
     from model_zoo.lessons.generation import Batch
     from serving.runtime import Writers, WritingFailed

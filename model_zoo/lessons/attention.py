@@ -190,9 +190,9 @@ def query_key(
     `text_pair` is read as BERT reads a pair; `max_length` reads only the first tokens (a
     view of every token pair stays readable).
     """
-    encoder._check_text(text)
+    encoder.check_text(text)
     if text_pair is not None:
-        encoder._check_text(text_pair)
+        encoder.check_text(text_pair)
     base = encoder.base
     batch = encoder.tokenize(text, text_pair, max_length=min(max_length or encoder.max_length, encoder.max_length))
     inputs = {k: v.to(encoder.device) for k, v in batch.items()}

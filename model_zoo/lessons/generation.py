@@ -426,17 +426,19 @@ def left_only_vs_whole(
     k: int = 8,
     extra: tuple[str, ...] = (),
     score: Callable[[list[str]], list[float]] | None = None,
+    guess: Callable[[str, int], list[Guess]] | None = None,
 ) -> list[Rescored]:
     """Fill the blank (___) in `text` from its left context alone (the causal LM's top k next words),
     then rank those candidates, and any `extra` ones (a masked LM's), by the probability of the whole
     sentence with each in place: what reading both sides of the blank gives. `score` gives those sentences'
-    log-probabilities (default: sentence_logprobs; the server's shares its passes across sessions)."""
+    log-probabilities (default: sentence_logprobs), `guess` the top k next words (default: the model's
+    next_words); the server's share their passes across sessions."""
     if BLANK not in text:
         raise NoMaskToken(BLANK)
     left, right = text.split(BLANK, 1)
     if not left.strip():
         raise EmptyInput("text before the blank")
-    guesses = model.next_words(left.rstrip(), k)
+    guesses = (guess or model.next_words)(left.rstrip(), k)
     words = [(g.strip(), p) for g, p in guesses if g.strip() and any(c.isalnum() for c in g)]
     words = list(dict(words).items())  # " bank" and "bank": one candidate
     seen = {w.lower() for w, _ in words}

@@ -76,7 +76,7 @@ def recipe_demo(model: MaskedLM, text: str, seed: int) -> RecipeDemo:
 
     A short sentence may draw no token at 15%: the next draws are tried, up to 50.
     """
-    model._check_text(text)
+    model.check_text(text)
     batch = model.tokenize(text, return_special_tokens_mask=True)
     special = batch.pop("special_tokens_mask").bool()
     ids = batch["input_ids"]
@@ -128,8 +128,8 @@ def _pick_some(ids: torch.Tensor, special: torch.Tensor, model: MaskedLM, seed: 
 def pair_loss(model: MaskedLM, a: str, b: str, is_next: bool, seed: int) -> PairLoss:
     """The pair "[CLS] a [SEP] b [SEP]" corrupted as BERT's pre-training would (draw `seed`); the MLM loss
     at the picked tokens and, where the model has an NSP head, the NSP loss for the label `is_next`."""
-    model._check_text(a)
-    model._check_text(b)
+    model.check_text(a)
+    model.check_text(b)
     batch = model.tokenize(a, b, return_special_tokens_mask=True)
     special = batch.pop("special_tokens_mask").bool()
     ids = batch["input_ids"]
