@@ -5,6 +5,7 @@ Plotly reads a subset of HTML in every text it draws (titles, tick labels, point
 
 from __future__ import annotations
 
+import functools
 import html
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -271,11 +272,19 @@ def place_labels(words: list[str], xy: np.ndarray, x_range: list[float], y_range
     return [POSITIONS[k] for k in chosen]
 
 
+@functools.lru_cache(maxsize=128)
+def _placed_labels(words: tuple[str, ...], xy: bytes, x_range: tuple, y_range: tuple) -> list[str]:
+    """place_labels, once per map: every learner who opens the lesson draws its default map (a third of a
+    class's time on the page went to placing the same labels again)."""
+    points = np.frombuffer(xy, dtype=np.float64).reshape(len(words), 2)
+    return place_labels(list(words), points, list(x_range), list(y_range))
+
+
 def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: str = "") -> go.Figure:
     """Words as labelled points in 2-D, one colour per group (a WordNet class), each label placed beside its
     point where it covers no other label or point (`place_labels`), on axes fixed to the points' extent."""
     x_range, y_range = map_range(xy[:, 0]), map_range(xy[:, 1])
-    positions = place_labels(words, xy, x_range, y_range)
+    positions = _placed_labels(tuple(words), xy.astype(np.float64).tobytes(), tuple(x_range), tuple(y_range))
     fig = go.Figure()
     for group, idx in _groups(groups):
         fig.add_trace(

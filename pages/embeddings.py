@@ -45,6 +45,7 @@ def report_missing(model: model_zoo.StaticModel, missing: list[str]) -> None:
         st.info(t("emb.missing", words="; ".join(hints), n=len(missing)), icon=":material/info:")
 
 
+@st.fragment  # a learner's words rerun this section alone, not the map, the training and the rest
 def vectors(model: model_zoo.StaticModel) -> None:
     """Each word's vector as a strip of cells (how to read it under it: the strip is on the first screen), and
     its nearest neighbours."""

@@ -275,6 +275,22 @@ def test_clicking_an_analogy_shows_the_answer(server: str, tab: Page) -> None:
     tab.shot("embeddings-analogy")
 
 
+def test_typed_words_redraw_their_strip_and_leave_the_map(server: str, tab: Page) -> None:
+    """Word embeddings' first box reruns its own section (a fragment): the strip shows the words typed,
+    and the map's tab, not rerun, still draws its points."""
+    tab.open(f"{server}/embeddings")
+    box = tab.page.get_by_label("Words to compare")
+    box.fill("river bank money")
+    box.press("Enter")
+    tab.settle()
+    strip = tab.chart("glove-6b-50d: one row per word")
+    tab.page.wait_for_function("() => new URL(location.href).searchParams.get('words') === 'river bank money'")
+    assert all(w in strip.inner_text() for w in ("river", "bank", "money")) and "queen" not in strip.inner_text()
+    tab.page.get_by_role("tab", name="Word map").click()
+    assert tab.chart("PCA map", timeout=30_000).locator("g.textpoint").count() >= 30
+    assert tab.exceptions() == 0 and tab.blocked == []
+
+
 def test_word_map_draws_its_points(server: str, tab: Page) -> None:
     tab.open(f"{server}/embeddings")
     tab.page.get_by_role("tab", name="Word map").click()
