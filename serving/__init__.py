@@ -782,17 +782,13 @@ def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[mo
 @st.cache_resource(show_spinner=False)
 def _sentence_batcher(model_name: str) -> MicroBatcher[list[str], list[float]]:
     """The whole-sentence scores of the blanks a class sends together, in shared passes (a blank's candidates
-    are a dozen sentences; thirty learners' are scored SCORE_BATCH at a time, not thirty separate passes)."""
+    are a dozen sentences that begin alike: each blank's start runs once, every candidate's own words in
+    passes shared by the class, generation.shared_start_logprobs)."""
 
     def run(items: list[list[str]]) -> list[list[float]]:
-        from model_zoo.lessons.generation import sentence_logprobs
+        from model_zoo.lessons.generation import shared_start_logprobs
 
-        flat = sentence_logprobs(loaded(model_name, model_zoo.CausalLM), [s for item in items for s in item])
-        out, at = [], 0
-        for item in items:
-            out.append(flat[at : at + len(item)])
-            at += len(item)
-        return out
+        return shared_start_logprobs(loaded(model_name, model_zoo.CausalLM), items)
 
     return MicroBatcher(run)
 

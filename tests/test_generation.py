@@ -320,6 +320,34 @@ def test_sentences_scored_together_score_as_each_alone(zoo_model: str, request: 
 
 
 @pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])
+def test_sentences_that_begin_alike_score_as_each_alone(zoo_model: str, request: pytest.FixtureRequest) -> None:
+    """A class's blanks rescored with each blank's shared start run once (shared_start_logprobs): every
+    sentence gets the total it gets alone (token_logprobs), whatever their lengths, a sentence that is the
+    start of another, the same sentence twice, a group of one, and groups beyond one pass included."""
+    from model_zoo.lessons import generation
+    from model_zoo.lessons.generation import shared_start_logprobs
+
+    model = request.getfixturevalue(zoo_model)
+    left = "she sat on the bank of the river and looked at the"
+    groups = [
+        [f"{left} {w} for a long time" for w in ("water", "boats", "sky over the hills", "water")],
+        ["a", "a b", "a b c d e f"],  # one is the start of the next
+        [PROMPT],
+        [f"the {w}" for w in ("bank", "river", "money", "fish", "tree", "stone")],
+    ]
+    want = [[pytest.approx(token_logprobs(model, t).total, abs=1e-3) for t in g] for g in groups]
+    assert shared_start_logprobs(model, groups) == want
+    old = generation.SHARED_ROWS
+    try:  # groups split over several passes
+        generation.SHARED_ROWS = 5
+        assert shared_start_logprobs(model, groups) == want
+    finally:
+        generation.SHARED_ROWS = old
+    with pytest.raises(model_zoo.EmptyInput):
+        shared_start_logprobs(model, [["ok"], ["ok", " "]])
+
+
+@pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])
 def test_next_words_asked_together_are_each_texts_own(zoo_model: str, request: pytest.FixtureRequest) -> None:
     """A class's blanks ask for their next words in one right-padded pass (next_words_many), the head read
     at each text's last token: each gets the candidates and probabilities the whole model gives it alone,
