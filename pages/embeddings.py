@@ -171,7 +171,9 @@ def train_word2vec(model: model_zoo.StaticModel) -> None:
             )
 
         try:
-            st.session_state.w2v = serving.train_word2vec(settings, watch, show)
+            st.session_state.w2v = serving.train_word2vec(
+                settings, watch, show, lambda ahead: bar.progress(0.0, text=t_plain("emb.waiting_place", n=ahead))
+            )
         except model_zoo.ModelZooError as err:
             render_error(err)
     trained = st.session_state.get("w2v")

@@ -105,6 +105,7 @@ def retrain(models: list[str], tasks: list[str]) -> None:
                 retrain_task,
                 seed,
                 lambda f: bar.progress(f, text=t_plain("probing.progress_probe", task=task_name(retrain_task))),
+                lambda ahead: bar.progress(0.0, text=t_plain("probing.waiting_place", n=ahead)),
             )
         except model_zoo.ModelZooError as err:
             render_error(err)

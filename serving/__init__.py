@@ -25,6 +25,7 @@ from model_zoo.words import fits_uncut
 
 from .runtime import (
     TRAINING_NICE,
+    Line,
     Memo,
     MicroBatcher,
     Writers,
@@ -549,7 +550,7 @@ def _word_vector_batcher(model_name: str) -> MicroBatcher[tuple[str, str], np.nd
     return MicroBatcher(run)
 
 
-def _training_gate() -> threading.Semaphore:
+def _training_gate() -> Line:
     """One word2vec training at a time per server: thirty clicks must not starve the CPU."""
     return gate("word2vec training", 1)
 
@@ -565,13 +566,19 @@ class TrainedWord2Vec:
     quality: Quality
 
 
-def train_word2vec(settings: TrainSettings, watch: str, on_epoch: Callable[[EpochReport], None]) -> TrainedWord2Vec:
-    """Train on the shipped corpus (waiting for a free slot first) and measure the result."""
+def train_word2vec(
+    settings: TrainSettings,
+    watch: str,
+    on_epoch: Callable[[EpochReport], None],
+    on_wait: Callable[[int], object] | None = None,
+) -> TrainedWord2Vec:
+    """Train on the shipped corpus (waiting in line for a free slot first, `on_wait(trainings ahead)` told
+    as the line moves) and measure the result."""
     from model_zoo.lessons import lexicon
     from model_zoo.lessons.word2vec import quality
     from model_zoo.lessons.word2vec import train_word2vec as train
 
-    with _training_gate(), low_priority_threads():
+    with _training_gate().place(on_wait), low_priority_threads():
         start = time.perf_counter()
         model = train(lexicon.corpus(), settings, watch=watch, on_epoch=on_epoch)
         seconds = time.perf_counter() - start
@@ -596,7 +603,7 @@ def _probing_data() -> tuple[list[model_zoo.lessons.probing.Sentence], model_zoo
     return sentences, probing.select_targets(sentences)
 
 
-def _probe_gate() -> threading.Semaphore:
+def _probe_gate() -> Line:
     """One probe retraining at a time per server: a class clicking "Retrain" queues, the pages stay quick."""
     return gate("probe training", 1)
 
@@ -722,17 +729,23 @@ def probing_features(model_name: str, on_progress: Callable[[float], object] | N
 
 
 def retrain_probe(
-    model_name: str, task: str, seed: int, on_progress: Callable[[float], object] | None = None
+    model_name: str,
+    task: str,
+    seed: int,
+    on_progress: Callable[[float], object] | None = None,
+    on_wait: Callable[[int], object] | None = None,
 ) -> model_zoo.lessons.probing.TaskResult:
     """Every probe of `task` on `model_name` trained anew (the scalar mix, each layer, the control task
-    and the cumulative mixes), once per server for each seed; waits for a free slot first."""
+    and the cumulative mixes), once per server for each seed; waits in line for a free slot first
+    (`on_wait(trainings ahead)` told as the line moves; a learner asking for a seed already training
+    waits for that one)."""
     from model_zoo.lessons import probing
 
     def compute() -> probing.TaskResult:
         features = probing_features(model_name)
         sentences, targets = _probing_data()
         data = probing.task_set(sentences, targets, task, seed=seed, max_train=probing.max_train_rows(features))
-        with _probe_gate(), low_priority_threads():
+        with _probe_gate().place(on_wait), low_priority_threads():
             return probing.probe_task(features, data, model_name, probing.ProbeSettings(seed=seed), on_progress)
 
     return _shared(("probe", model_name, task, seed), compute)

@@ -296,14 +296,70 @@ class Memo:
             self._store.clear()
 
 
-_gates: dict[str, threading.Semaphore] = {}
+class Line:
+    """A gate with its queue in view: at most `slots` holders at once, the others served in the order they
+    came, each told how many are ahead of it as that changes (a class pressing Train learns its place:
+    "3 trainings ahead of yours"). `with line:` waits without being told. A semaphore wakes its waiters in
+    no set order and cannot say who is ahead, hence this."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+        self._cond = threading.Condition()
+        self._waiting: list[object] = []
+        self._holding = 0
+
+    def __enter__(self) -> None:
+        self._take(None, 1.0)
+
+    def __exit__(self, *_: object) -> None:
+        with self._cond:
+            self._holding -= 1
+            self._cond.notify_all()
+
+    @contextmanager
+    def place(self, on_wait: Callable[[int], object] | None = None, every_s: float = 1.0) -> Iterator[None]:
+        """Hold a slot for the block, after waiting in line; `on_wait(ahead)` each time the number of holders
+        and waiters before this one changes (never called where a slot is free at once)."""
+        self._take(on_wait, every_s)
+        try:
+            yield
+        finally:
+            self.__exit__()
+
+    def _take(self, on_wait: Callable[[int], object] | None, every_s: float) -> None:
+        me = object()
+        told: int | None = None
+        with self._cond:
+            self._waiting.append(me)
+        try:
+            while True:
+                with self._cond:
+                    if self._holding < self.slots and self._waiting[0] is me:
+                        self._waiting.pop(0)
+                        self._holding += 1
+                        return
+                    ahead = self._holding + self._waiting.index(me)
+                    if ahead == told or on_wait is None:
+                        self._cond.wait(every_s)
+                        continue
+                told = ahead
+                on_wait(ahead)  # outside the lock: a page's progress bar (or a stop raised through it)
+        except BaseException:  # the learner left or pressed again: out of the line
+            with self._cond:
+                if me in self._waiting:
+                    self._waiting.remove(me)
+                    self._cond.notify_all()
+            raise
+
+
+_gates: dict[str, Line] = {}
 _gates_lock = threading.Lock()
 
 
-def gate(name: str, slots: int) -> threading.Semaphore:
-    """The server's one gate `name`: at most `slots` holders at once (heavy work queues behind it)."""
+def gate(name: str, slots: int) -> Line:
+    """The server's one gate `name`: at most `slots` holders at once (heavy work queues behind it, in order)."""
     with _gates_lock:
-        return _gates.setdefault(name, threading.Semaphore(slots))
+        return _gates.setdefault(name, Line(slots))
 
 
 TRAINING_NICE = 10  # a training's threads give way to page runs (CFS weight 110 against 1,024)

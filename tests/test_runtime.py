@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from model_zoo.errors import ModelUnavailable
-from serving.runtime import Memo, gate, start_warm_up
+from serving.runtime import Line, Memo, gate, start_warm_up
 
 
 def test_the_memo_keeps_the_most_recently_used_and_forgets_on_clear() -> None:
@@ -61,10 +62,58 @@ def test_thirty_sessions_asking_at_once_start_one_computation_and_a_failure_is_n
 def test_a_gate_is_one_per_name_with_its_slots() -> None:
     first = gate("test gate", 2)
     assert gate("test gate", 5) is first  # the server's one gate: the first call sets its size
-    assert first.acquire(blocking=False) and first.acquire(blocking=False)
-    assert not first.acquire(blocking=False)  # a third holder waits
-    first.release()
-    first.release()
+    entered = threading.Event()
+
+    def third() -> None:
+        with first:
+            entered.set()
+
+    with first, first:
+        waiting = threading.Thread(target=third)
+        waiting.start()
+        assert not entered.wait(0.3)  # a third holder waits
+    assert entered.wait(5)  # and enters once a slot is free
+    waiting.join(5)
+
+
+def test_a_class_pressing_train_waits_in_line_and_each_is_told_its_place() -> None:
+    """Thirty presses of a training button on one slot: served in the order they came, each told how many
+    trainings are ahead of it as the line moves; one who leaves the line (a stop raised through its
+    progress bar) frees its place for those behind."""
+    line = Line(1)
+    told: dict[int, list[int]] = {n: [] for n in range(4)}
+    served: list[int] = []
+    release = threading.Event()
+
+    def press(n: int) -> None:
+        def on_wait(ahead: int) -> None:
+            told[n].append(ahead)
+            if n == 2 and len(told[2]) == 1:
+                raise RuntimeError("left the page")
+
+        try:
+            with line.place(on_wait, every_s=0.05):
+                served.append(n)
+                if n == 0:
+                    release.wait(5)
+                if n == 1:
+                    time.sleep(0.3)  # long enough for the last to see its place move
+        except RuntimeError:
+            served.append(-n)
+
+    threads = []
+    for n in range(4):  # one after the other: the line's order is known
+        threads.append(threading.Thread(target=press, args=(n,)))
+        threads[-1].start()
+        time.sleep(0.2)
+    release.set()
+    for thread in threads:
+        thread.join(5)
+    assert served == [0, -2, 1, 3]
+    assert told[0] == []  # a free slot: nothing to tell
+    assert told[1] == [1]  # the training running is ahead
+    assert told[2] == [2]  # then left
+    assert told[3] == [2, 1]  # its place moved up as the others went
 
 
 def test_the_warm_up_waits_then_loads_each_model_and_skips_one_out_of_reach() -> None:
