@@ -1238,11 +1238,104 @@ def run_class(args: argparse.Namespace, url: str, workers: int, watch: MemoryWat
         print("   ", e[:300])
 
 
+# -- a training button pressed by a whole class at once ------------------------------------------------------
+RETRAIN = "Retrain this task"  # the Probing page's button (assets/i18n/en.toml, probing.retrain)
+
+
+@dataclass
+class Pressed:
+    seconds: float
+    trained: bool  # the run ended on the page's "Retrained ..." message
+    error: str = ""
+
+
+async def press_once(url: str, i: int, seed: int, ready: asyncio.Barrier) -> Pressed:
+    """One learner on /probing?seed=SEED presses Retrain when the whole class does; the time until the page
+    shows the retrained probe (the page reruns itself once the probe is in)."""
+    tab = Tab(url, {"seed": str(seed)}, page="probing", seed=i)
+    try:
+        await tab.open()
+        button = _button(tab, RETRAIN)
+        await ready.wait()
+        drawn = await tab.run([_trigger(button)])
+        trained = any(t.startswith("Retrained ") for t in drawn.texts)
+        return Pressed(drawn.seconds, trained, "; ".join(drawn.exceptions))
+    except Exception as err:  # noqa: BLE001  (reported with the figures)
+        return Pressed(0.0, False, f"{type(err).__name__}: {err}")
+    finally:
+        await tab.close()
+
+
+async def presses_at_once(url: str, n: int, seeds: Callable[[int], int]) -> list[Pressed]:
+    ready = asyncio.Barrier(n)
+    return list(await asyncio.gather(*(press_once(url, i, seeds(i), ready) for i in range(n))))
+
+
+def run_presses(args: argparse.Namespace, url: str, watch: MemoryWatch, report: dict) -> None:
+    """30 presses of Probing's Retrain at once, with one seed (the work done once and shared) and with 30
+    seeds (30 trainings in line, one at a time per worker); then 30 sessions typing into Masked LM while 30
+    different presses train, against the same typing alone."""
+    print("\nProbing's Retrain pressed by a class at once (seconds until each presser's page shows its probe)")
+    print(f"{'presses':>8} {'seeds':>6} {'p50':>7} {'p95':>7} {'max':>7} {'shown':>6} errors")
+    rows = []
+    # the page takes seeds 0-99: each sub-run its own, none trained earlier on a fresh server
+    for label, seeds in (("one", lambda i: 5), ("each", lambda i: 10 + i)):
+        watch.peak = watch.rss()
+        done = asyncio.run(presses_at_once(url, args.class_size, seeds))
+        times = [p.seconds for p in done if p.trained]
+        errors = [p.error for p in done if p.error]
+        row = {
+            "presses": len(done),
+            "seeds": label,
+            "p50_s": round(percentile(times, 0.5), 2) if times else None,
+            "p95_s": round(percentile(times, 0.95), 2) if times else None,
+            "max_s": round(max(times), 2) if times else None,
+            "shown": len(times),
+            "errors": len(errors),
+            "peak_rss_mb": round(watch.peak / 2**20),
+        }
+        rows.append(row)
+        print(
+            f"{len(done):>8} {label:>6} {row['p50_s']!s:>7} {row['p95_s']!s:>7} {row['max_s']!s:>7}"
+            f" {len(times):>6} {len(errors)}"
+        )
+        for e in errors[:3]:
+            print("   ", e)
+    page = PAGES[0]  # Masked LM, beside 30 trainings in line
+
+    async def beside() -> tuple[tuple[list[Typed], list[str]], list[Pressed]]:
+        pressing = asyncio.ensure_future(presses_at_once(url, args.class_size, lambda i: 50 + i))
+        await asyncio.sleep(1.0)  # the presses are in: the first training runs, the others wait in line
+        typed = await measure(url, page, args.class_size, args.rounds, seed=77)
+        return typed, await pressing
+
+    for label, work in (("alone", None), (f"beside {args.class_size} presses", beside)):
+        if work is None:
+            typed, failures = asyncio.run(measure(url, page, args.class_size, args.rounds, seed=76))
+        else:
+            (typed, failures), _ = asyncio.run(work())
+        times = [t.run.seconds for t in typed]
+        row = {
+            "typing": page.label,
+            "sessions": args.class_size,
+            "with": label,
+            "p50_s": round(percentile(times, 0.5), 3),
+            "p95_s": round(percentile(times, 0.95), 3),
+            "errors": sum(1 for t in typed if t.run.exceptions) + len(failures),
+        }
+        rows.append(row)
+        print(f"    {page.label}, {args.class_size} typing, {label}: p50 {row['p50_s']} p95 {row['p95_s']} s")
+    report["presses"] = rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running server or proxy (default: start one worker here)")
     parser.add_argument(
-        "--only", nargs="+", choices=("pages", "writers", "class"), default=["pages", "writers", "class"]
+        "--only",
+        nargs="+",
+        choices=("pages", "writers", "class", "presses"),
+        default=["pages", "writers", "class", "presses"],
     )
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 30])
     parser.add_argument("--rounds", type=int, default=4, help="fresh sentences per session")
@@ -1284,6 +1377,8 @@ def main(argv: list[str] | None = None) -> None:
             run_writers(url, workers, watch, report)
         if "class" in args.only:
             run_class(args, url, workers, watch, report)
+        if "presses" in args.only:
+            run_presses(args, url, watch, report)
         watch.done.set()
         report["baseline_rss_mb"] = round(baseline / 2**20)
         if args.json:
