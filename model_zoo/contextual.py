@@ -64,6 +64,8 @@ class Contextual(Protocol):
         self, text: str, text_pair: str | None = None, *, attentions: bool = True, max_length: int | None = None
     ) -> Encoding: ...
 
+    def encode_many(self, texts: Sequence[str]) -> list[Encoding]: ...  # encode(text, attentions=False) each
+
     def word_vectors(self, texts: list[str], word: str) -> np.ndarray: ...  # (B, S, D)
 
     def count_tokens(self, text: str, text_pair: str | None = None) -> int: ...
@@ -467,10 +469,7 @@ class CausalLM(Encoder):
                 self.tokenize(text[-MAX_CHARS:], truncation=False, padding=False)["input_ids"][0, -self.max_length :]
                 for text in texts[start : start + BATCH_SIZE]
             ]
-            ids = torch.zeros((len(rows), max(len(r) for r in rows)), dtype=torch.long)
-            mask = torch.zeros_like(ids)
-            for i, row in enumerate(rows):
-                ids[i, : len(row)], mask[i, : len(row)] = row, 1
+            ids, mask = right_padded(rows)
             states = self.fast_base(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
             last = states.last_hidden_state[torch.arange(len(rows)), torch.tensor([len(r) - 1 for r in rows])]
             logits = self.fast_model.get_output_embeddings()(last).float()  # (B, V): the head at the last tokens
@@ -608,6 +607,15 @@ def span_means(
 
 def _stack(layers: tuple[torch.Tensor, ...], index: int) -> np.ndarray:
     return torch.stack([layer[index] for layer in layers]).float().cpu().numpy()
+
+
+def right_padded(rows: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token id rows of different lengths as one batch, zeros after each row, and its attention mask."""
+    ids = torch.zeros((len(rows), max(len(r) for r in rows)), dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)], mask[i, : len(row)] = row, 1
+    return ids, mask
 
 
 def _max_length(model: Any, tokenizer: Any) -> int:

@@ -198,16 +198,14 @@ def pair_tokens(model_name: str, text_a: str, text_b: str) -> tuple[list[str], l
 @st.cache_resource(show_spinner=False)
 def _states_batcher(model_name: str) -> MicroBatcher[tuple[str, str | None], model_zoo.Encoding]:
     """Texts (and pairs) a class sends together, as BERT inputs' sentences, read in padded passes
-    (Encoder.encode_many; ELMo's reads single texts), not one pass per learner (the model looked up at
+    (encode_many: an encoder's, pairs too; ELMo's, single texts), not one pass per learner (the model looked up at
     each batch, as in _fill_mask_batcher)."""
 
     def run(items: list[tuple[str, str | None]]) -> list[model_zoo.Encoding]:
         texts = [text for text, _ in items]
         if any(pair is not None for _, pair in items):
             return loaded(model_name, model_zoo.Encoder).encode_many(texts, [pair for _, pair in items])
-        model = contextual(model_name)
-        many = getattr(model, "encode_many", None)
-        return many(texts) if many is not None else [model.encode(text, attentions=False) for text in texts]
+        return contextual(model_name).encode_many(texts)
 
     return MicroBatcher(run)
 

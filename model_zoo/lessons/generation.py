@@ -22,7 +22,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import torch
 
-from ..contextual import MAX_CHARS, CausalLM, Guess
+from ..contextual import MAX_CHARS, CausalLM, Guess, right_padded
 from ..errors import EmptyInput, ModelZooError, NoMaskToken
 from ..words import valid_text
 from .attention import uniform_first_token_share
@@ -394,17 +394,7 @@ def sentence_logprobs(model: CausalLM, texts: Sequence[str]) -> list[float]:
     if not texts:
         return []
     start = _start_id(model)
-    rows = []
-    for text in texts:
-        if not text or not text.strip():
-            raise EmptyInput()
-        ids = model.tokenize(text, truncation=True, padding=False, max_length=model.max_length - 1)["input_ids"][0]
-        rows.append(torch.cat([torch.tensor([start]), ids]))
-    width = max(len(r) for r in rows)
-    full = torch.zeros((len(rows), width), dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        full[i, : len(row)], mask[i, : len(row)] = row, 1
+    full, mask = right_padded([_scored_ids(model, text, start) for text in texts])
     logits = model.fast_model(input_ids=full.to(model.device), attention_mask=mask.to(model.device)).logits
     logits = logits[:, :-1].float()
     logprobs = logits.gather(2, full[:, 1:, None].to(model.device)).squeeze(2) - logits.logsumexp(-1)
@@ -422,14 +412,7 @@ def shared_start_logprobs(model: CausalLM, groups: Sequence[Sequence[str]]) -> l
     over its group's KV cache. A class's thirty blanks of a dozen candidates each cost their starts once,
     not a dozen times: a pass over fewer tokens, where the work is the tokens (SmolLM2 on two cores)."""
     start = _start_id(model)
-    rows: list[list[torch.Tensor]] = []
-    for group in groups:
-        rows.append([])
-        for text in group:
-            if not text or not text.strip():
-                raise EmptyInput()
-            ids = model.tokenize(text, truncation=True, padding=False, max_length=model.max_length - 1)["input_ids"]
-            rows[-1].append(torch.cat([torch.tensor([start]), ids[0]]))
+    rows = [[_scored_ids(model, text, start) for text in group] for group in groups]
     found: list[list[float]] = [[] for _ in groups]
     chunk: list[int] = []
     for g in range(len(groups)):  # groups whose sentences fit SHARED_ROWS go together
@@ -440,6 +423,14 @@ def shared_start_logprobs(model: CausalLM, groups: Sequence[Sequence[str]]) -> l
     if chunk:
         _score_shared(model, [rows[i] for i in chunk], [found[i] for i in chunk])
     return found
+
+
+def _scored_ids(model: CausalLM, text: str, start: int) -> torch.Tensor:
+    """A sentence's token ids as its score reads them: the start-of-text token, then the text (cut to fit)."""
+    if not text or not text.strip():
+        raise EmptyInput()
+    ids = model.tokenize(text, truncation=True, padding=False, max_length=model.max_length - 1)["input_ids"][0]
+    return torch.cat([torch.tensor([start]), ids])
 
 
 def _shared_length(group: list[torch.Tensor]) -> int:
@@ -475,11 +466,8 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
     last = logits[:, -1].log_softmax(-1)  # (G, V): what follows each shared start
     owner = [g for g, group in enumerate(groups) for _ in group]
     own = [row[shared[g] :] for g, group in enumerate(groups) for row in group]
-    length = max(len(r) for r in own)
-    ids = torch.zeros((len(own), length), dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    for i, r in enumerate(own):
-        ids[i, : len(r)], mask[i, : len(r)] = r, 1
+    ids, mask = right_padded(own)
+    length = ids.shape[1]
     index = torch.tensor(owner, device=device)
     cache = DynamicCache(ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers])
     positions = torch.tensor([shared[g] for g in owner])[:, None] + torch.arange(length)[None]

@@ -116,7 +116,7 @@ def _encode_senses_by_words(
     for start in range(0, len(sentences), step):
         chunk = sentences[start : start + step]
         vectors.append(model.word_vectors(chunk, sense_set.word))
-        for i, encoding in enumerate(model.encode_many(chunk)):  # type: ignore[attr-defined]
+        for i, encoding in enumerate(model.encode_many(chunk)):
             words = [k for k, token in enumerate(encoding.tokens) if any(c.isalnum() for c in token)]
             intra.append(_intra_and_pool(encoding.hidden_states[:, words], start + i, rng, pool))
         if on_progress is not None:
