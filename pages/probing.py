@@ -87,6 +87,7 @@ def retrain(models: list[str], tasks: list[str]) -> None:
     keep_in_url("retrain_model", retrain_model)
     keep_in_url("retrain_task", retrain_task)
     keep_in_url("seed", seed)
+    serving.warm_trainer()  # the first press waits for no process start
     message = st.session_state.pop("retrain_message", None)
     if message:
         st.success(message, icon=":material/check_circle:")

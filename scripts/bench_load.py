@@ -1239,6 +1239,7 @@ def run_class(args: argparse.Namespace, url: str, workers: int, watch: MemoryWat
 
 
 # -- a training button pressed by a whole class at once ------------------------------------------------------
+PRESS_SETTLE_S = 10.0  # the class types this long after pressing: beside the trainings, not the presses' page runs
 RETRAIN = "Retrain this task"  # the Probing page's button (assets/i18n/en.toml, probing.retrain)
 
 
@@ -1305,11 +1306,14 @@ def run_presses(args: argparse.Namespace, url: str, watch: MemoryWatch, report: 
 
     async def beside() -> tuple[tuple[list[Typed], list[str]], list[Pressed]]:
         pressing = asyncio.ensure_future(presses_at_once(url, args.class_size, lambda i: 50 + i))
-        await asyncio.sleep(1.0)  # the presses are in: the first training runs, the others wait in line
+        await asyncio.sleep(PRESS_SETTLE_S)  # the presses' own page runs are over: the trainings run in line
         typed = await measure(url, page, args.class_size, args.rounds, seed=77)
         return typed, await pressing
 
-    for label, work in (("alone", None), (f"beside {args.class_size} presses", beside)):
+    for label, work in (
+        ("alone", None),
+        (f"beside {args.class_size} trainings in line ({PRESS_SETTLE_S:.0f} s after the presses)", beside),
+    ):
         if work is None:
             typed, failures = asyncio.run(measure(url, page, args.class_size, args.rounds, seed=76))
         else:

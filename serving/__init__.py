@@ -28,6 +28,7 @@ from .runtime import (
     Line,
     Memo,
     MicroBatcher,
+    Trainer,
     Writers,
     freeze_startup_objects,
     gate,
@@ -601,6 +602,15 @@ def _probing_data() -> tuple[list[model_zoo.lessons.probing.Sentence], model_zoo
     return sentences, probing.select_targets(sentences)
 
 
+TRAINER = Trainer()  # the probe retrainings and the masking race run in this worker's trainer process
+
+
+def warm_trainer() -> None:
+    """Have this worker's trainer process ready (started, the probes' code imported) before a learner
+    presses Retrain: the Probing page asks on every run; it costs nothing while the process lives."""
+    TRAINER.warm("model_zoo.lessons.probing")
+
+
 def _probe_gate() -> Line:
     """One probe retraining at a time per server: a class clicking "Retrain" queues, the pages stay quick."""
     return gate("probe training", 1)
@@ -615,8 +625,8 @@ def masking_race(
 
     def compute() -> why_mask.Race:
         sentences = [[w.lower() for w in s.words] for s in probing.load_sentences()]
-        with _probe_gate(), low_priority_threads():
-            return why_mask.race(sentences, seed=seed, on_progress=on_progress)
+        with _probe_gate():
+            return TRAINER.run(why_mask.seeded_race, sentences, seed, on_report=on_progress)
 
     return _shared(("masking race", seed), compute)
 
@@ -743,8 +753,10 @@ def retrain_probe(
         features = probing_features(model_name)
         sentences, targets = _probing_data()
         data = probing.task_set(sentences, targets, task, seed=seed, max_train=probing.max_train_rows(features))
-        with _probe_gate().place(on_wait), low_priority_threads():
-            return probing.probe_task(features, data, model_name, probing.ProbeSettings(seed=seed), on_progress)
+        with _probe_gate().place(on_wait):
+            settings = probing.ProbeSettings(seed=seed)
+            where = probing.mapped_path(features)
+            return TRAINER.run(probing.probe_task_from, where, data, model_name, settings, on_report=on_progress)
 
     return _shared(("probe", model_name, task, seed), compute)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import queue
+import socket
 import threading
 import time
 from collections import OrderedDict
@@ -299,8 +300,9 @@ class Memo:
 class Line:
     """A gate with its queue in view: at most `slots` holders at once, the others served in the order they
     came, each told how many are ahead of it as that changes (a class pressing Train learns its place:
-    "3 trainings ahead of yours"). `with line:` waits without being told. A semaphore wakes its waiters in
-    no set order and cannot say who is ahead, hence this."""
+    "3 trainings ahead of yours"). `with line:` waits without being told. A semaphore lets a newcomer take a
+    slot that frees while others wait (CPython's wakes the longest waiting, but a press arriving at that
+    moment can barge in first) and cannot say who is ahead, hence this."""
 
     def __init__(self, slots: int) -> None:
         self.slots = slots
@@ -381,6 +383,151 @@ def low_priority_threads() -> Iterator[None]:
     finally:
         with suppress(OSError):  # raising priority back needs CAP_SYS_NICE; the thread ends with the run
             os.setpriority(os.PRIO_PROCESS, me, before)
+
+
+TRAINER_NICE = 19  # the trainer process takes the cores only when no page run wants them (CFS weight 15 against 1,024)
+TRAINER_IDLE_S = 120.0  # the trainer process ends after this long without a training (its memory given back)
+
+
+class TrainingStopped(ModelZooError):
+    """The trainer process ended before the training did (killed, or out of memory)."""
+
+    def __init__(self) -> None:
+        super().__init__("The training stopped before it finished (its process ended). Press the button again.")
+
+
+class Trainer:
+    """Trainings run in a process of their own, at the lowest CPU priority, one at a time.
+
+    A training in a page's script thread shares its worker's interpreter lock with every page run there. The
+    probe trainings are small tensor steps in a Python loop and hold the lock most of the time, so a worker's
+    thirty learners waited on it whenever the OS set the low-priority thread aside while it held the lock
+    (Masked LM's p95 went 0.94 -> 3.2 s on two workers beside thirty Retrain presses). A process shares no
+    lock, and at nice 19 it gets the cores only when no page run wants them. It starts at the first training
+    and ends after `idle_s` without one: a worker holds its memory (torch, a few hundred MB) only while a
+    class trains.
+
+    Not multiprocessing (a ProcessPoolExecutor): its child re-runs the parent's `__main__`, which in a
+    Streamlit worker is the last page script run, so every trainer process ran a page first (the same seed
+    pressed by 30 took 27 s instead of 9). The child here is `python -m model_zoo.trainer_process`, which
+    imports nothing but the job's own module.
+
+    `run(work, *args, on_report=...)` calls `work(*args, report)` in the process: `work` a module-level
+    function, its arguments and result picklable. Each `report(x)` reaches `on_report(x)` in the caller's
+    thread, in order (a page's progress bar; a stop raised through it ends the wait, and the training
+    finishes for nobody). An error in `work` is raised in the caller."""
+
+    def __init__(self, nice: int = TRAINER_NICE, idle_s: float = TRAINER_IDLE_S) -> None:
+        self.nice, self.idle_s = nice, idle_s
+        self._lock = threading.Lock()
+        self._process: Any = None  # (subprocess.Popen, its Connection, the socket under it) while it lives
+        self._inboxes: dict[int, queue.SimpleQueue] = {}
+        self._jobs = self._busy = 0
+        self._last = time.monotonic()
+
+    @property
+    def running(self) -> bool:
+        """Whether the trainer process is alive now."""
+        return self._process is not None
+
+    def run(self, work: Callable[..., T], *args: Any, on_report: Callable[[Any], object] | None = None) -> T:
+        inbox: queue.SimpleQueue = queue.SimpleQueue()
+        with self._lock:
+            connection = self._start()[1]
+            self._jobs += 1
+            job = self._jobs
+            self._inboxes[job], self._busy = inbox, self._busy + 1
+            try:
+                connection.send((job, work, args))
+            except OSError:  # the process ended just now: its reader tells the inbox
+                pass
+        try:
+            while True:
+                kind, value = inbox.get()
+                if kind == "report":
+                    if on_report is not None:
+                        on_report(value)
+                elif kind == "done":
+                    return value
+                elif kind == "error":
+                    raise value
+                else:
+                    raise TrainingStopped()
+        finally:
+            with self._lock:
+                self._inboxes.pop(job, None)
+                self._busy -= 1
+                self._last = time.monotonic()
+            self._close_later()
+
+    def warm(self, module: str) -> None:
+        """Start the process now, if it is not running, and have it import `module` (a lesson's trainings):
+        the first press then waits for no process start. Returns at once; the process ends after `idle_s`
+        if no training comes."""
+        from model_zoo import trainer_process
+
+        with self._lock:
+            if self._process is not None:
+                return
+            connection = self._start()[1]
+            self._jobs += 1
+            with suppress(OSError):
+                connection.send((self._jobs, trainer_process.preload, (module,)))
+            self._last = time.monotonic()
+        self._close_later()
+
+    def _start(self) -> tuple[Any, Any, Any]:
+        """The live process and its connection, started if need be (called under the lock)."""
+        if self._process is None:
+            import subprocess
+            import sys
+            from multiprocessing.connection import Connection
+
+            ours, theirs = socket.socketpair()
+            path = os.pathsep.join(p for p in sys.path if p)  # what this process imports, the child can
+            child = subprocess.Popen(
+                [sys.executable, "-m", "model_zoo.trainer_process", str(theirs.fileno()), str(self.nice)],
+                pass_fds=(theirs.fileno(),),
+                env={**os.environ, "PYTHONPATH": path},
+            )
+            theirs.close()
+            self._process = (child, Connection(os.dup(ours.fileno())), ours)
+            threading.Thread(target=self._read, args=self._process[:2], name="contextlab-trainer", daemon=True).start()
+        return self._process
+
+    def _read(self, child: Any, connection: Any) -> None:
+        """Hand each message from the process to the inbox of its job; when the process ends, every job
+        still waiting is told."""
+        while True:
+            try:
+                kind, job, value = connection.recv()
+            except (EOFError, OSError):
+                break
+            with self._lock:
+                inbox = self._inboxes.get(job)
+            if inbox is not None:
+                inbox.put((kind, value))
+        connection.close()
+        child.wait()
+        with self._lock:
+            if self._process is not None and self._process[0] is child:
+                self._process = None
+            for inbox in self._inboxes.values():
+                inbox.put(("stopped", None))
+
+    def _close_later(self) -> None:
+        closer = threading.Timer(self.idle_s, self._close_if_idle)
+        closer.daemon = True
+        closer.start()
+
+    def _close_if_idle(self) -> None:
+        with self._lock:
+            if self._process is None or self._busy or time.monotonic() - self._last < self.idle_s * 0.99:
+                return
+            ours = self._process[2]
+            self._process = None
+        ours.shutdown(socket.SHUT_RDWR)  # both ends read the end: the process exits, its reader thread waits for it
+        ours.close()
 
 
 def freeze_startup_objects() -> None:

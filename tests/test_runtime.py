@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
 from model_zoo.errors import ModelUnavailable
-from serving.runtime import Line, Memo, gate, start_warm_up
+from serving.runtime import Line, Memo, Trainer, TrainingStopped, gate, start_warm_up
 
 
 def test_the_memo_keeps_the_most_recently_used_and_forgets_on_clear() -> None:
@@ -128,3 +130,66 @@ def test_the_warm_up_waits_then_loads_each_model_and_skips_one_out_of_reach() ->
     thread = start_warm_up(load, ["a", "far", "b"], 0.25, paused.append)
     thread.join(30)
     assert thread.daemon and paused == [0.25] and loaded == ["a", "b"]
+
+
+# what the trainer process runs in the tests below (module-level: the process imports them by name)
+def _counting(n: int, report: Callable[[int], object]) -> tuple[int, int]:
+    for i in range(n):
+        report(i)
+    return os.getpid(), os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def _failing(report: Callable[[int], object]) -> None:
+    report(0)
+    raise ValueError("a learning rate below zero")
+
+
+def _dying(report: Callable[[int], object]) -> None:
+    os._exit(3)
+
+
+def test_a_training_runs_in_its_own_low_priority_process_and_reports_in_order() -> None:
+    trainer = Trainer(idle_s=60)
+    seen: list[int] = []
+    pid, nice = trainer.run(_counting, 200, on_report=seen.append)
+    assert pid != os.getpid() and nice == 19  # no page thread shares its interpreter lock, nor its priority
+    assert seen == list(range(200))  # every report, in order, in the caller's own thread
+    again, _ = trainer.run(_counting, 0)
+    assert again == pid  # one process serves the trainings in turn
+    trainer._close_if_idle()  # not idle yet: it stays
+    assert trainer.running
+
+
+def test_a_failing_training_raises_in_the_page_and_a_dead_process_is_one_sentence_then_replaced() -> None:
+    trainer = Trainer(idle_s=60)
+    seen: list[int] = []
+    with pytest.raises(ValueError, match="learning rate"):
+        trainer.run(_failing, on_report=seen.append)
+    assert seen == [0]
+    with pytest.raises(TrainingStopped, match="Press the button again"):
+        trainer.run(_dying)
+    pid, _ = trainer.run(_counting, 1)  # the next press gets a fresh process
+    assert pid != os.getpid()
+
+
+def test_a_warmed_trainer_has_its_process_ready_before_the_first_press() -> None:
+    trainer = Trainer(idle_s=60)
+    trainer.warm("json")
+    assert trainer.running
+    pid = trainer._process[0].pid
+    trainer.warm("json")  # a second page run starts nothing more
+    assert trainer.run(_counting, 0)[0] == pid  # the first press uses the process already there
+
+
+def test_the_trainer_process_ends_when_no_training_came_for_a_while() -> None:
+    trainer = Trainer(idle_s=0.5)
+    pid, _ = trainer.run(_counting, 1)
+    deadline = time.monotonic() + 10
+    while trainer.running and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not trainer.running
+    with pytest.raises(ProcessLookupError):  # its memory is given back
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            os.kill(pid, 0)
+            time.sleep(0.1)

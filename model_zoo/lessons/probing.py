@@ -558,6 +558,29 @@ def probe_task(
     )
 
 
+def probe_task_from(
+    features: np.ndarray | str,
+    data: TaskSet,
+    model_name: str,
+    settings: ProbeSettings,
+    on_progress: Progress | None = None,
+) -> TaskResult:
+    """probe_task, where `features` may be the path of their file on disk (cached_features): a training
+    process maps them from there rather than receiving a copy."""
+    return probe_task(
+        np.load(features, mmap_mode="r") if isinstance(features, str) else features,
+        data,
+        model_name,
+        settings,
+        on_progress,
+    )
+
+
+def mapped_path(features: np.ndarray) -> np.ndarray | str:
+    """Where `features` lie on disk when they are memory-mapped from a file (cached_features), else themselves."""
+    return str(features.filename) if isinstance(features, np.memmap) and features.filename else features
+
+
 # BERT's feature-based NER table (Devlin et al. 2019, section 5.3), on this model's layers
 def feature_choices(layers: int) -> dict[str, tuple[list[int], bool]]:
     """Which layers each row of the table uses and whether they are concatenated (else a learned

@@ -208,3 +208,8 @@ def rollout_summary(attentions: Sequence[np.ndarray] | np.ndarray) -> Rollout:
     """`attention_rollout` of `attentions` (layers, heads, T, T) as plain lists, with its own-input share."""
     rolled = attention_rollout(attentions)
     return Rollout(rolled.tolist(), own_input_share(rolled), 1 / rolled.shape[0], len(attentions))
+
+
+def seeded_race(sentences: Sequence[Sequence[str]], seed: int, on_progress: Callable[[float], object] | None) -> Race:
+    """race with its lesson's settings and `seed` (what the Masked LM page runs, in the trainer process)."""
+    return race(sentences, seed=seed, on_progress=on_progress)
