@@ -21,6 +21,8 @@ Shapes as in contextual.py: B texts, T tokens, D width, V the vocabulary.
 from __future__ import annotations
 
 import copy
+import threading
+import weakref
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -111,25 +113,98 @@ def load_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     return model, mlm_tokenizer(AutoTokenizer.from_pretrained(str(causal_dir)))
 
 
+# The masked LMs loaded for serving, while anything uses them (a reader built on one keeps it: _weights_of)
+_served_mntp: weakref.WeakValueDictionary[tuple[str, str], Any] = weakref.WeakValueDictionary()
+_weights_of: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_served_lock = threading.Lock()
+
+
+def served_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
+    """`load_mntp`, loaded once per process while it is in use: the masked LM page and the reader built on
+    it (`load_mntp_reader`) read the same weights. Only for serving: nothing may change the model."""
+    from transformers import AutoTokenizer
+
+    key = (str(Path(causal_dir).resolve()), str(Path(trained_dir).resolve()))
+    with _served_lock:
+        model = _served_mntp.get(key)
+        if model is None:
+            model, tokenizer = load_mntp(causal_dir, trained_dir)
+            _served_mntp[key] = model
+            return model, tokenizer
+    return model, mlm_tokenizer(AutoTokenizer.from_pretrained(str(causal_dir)))
+
+
 def reader_from_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     """A span reader on the decoder made a masked LM (`load_mntp`): transformers' QuestionAnswering
     model of its architecture (the decoder stack, then a linear layer giving each token a start and an
     end score), the stack's weights those of the masked LM, the start/end layer new. (model, tokenizer)."""
+    masked, tokenizer = load_mntp(causal_dir, trained_dir)
+    return _reader_on(masked, share=False), reader_tokenizer(tokenizer)
+
+
+def _reader_on(masked: Any, share: bool) -> Any:
+    """The QuestionAnswering model whose decoder stack holds `masked`'s weights: the same tensors where
+    `share` (no second copy in memory), else a copy (a reader to train)."""
     from transformers import AutoModelForQuestionAnswering
 
-    masked, tokenizer = load_mntp(causal_dir, trained_dir)
     reader = AutoModelForQuestionAnswering.from_config(masked.config, attn_implementation="eager")
-    reader.base_model.load_state_dict(masked.base_model.state_dict())
-    return reader, reader_tokenizer(tokenizer)
+    reader.base_model.load_state_dict(masked.base_model.state_dict(), assign=share)
+    if share:
+        _weights_of[reader] = masked  # the masked LM lives as long as a reader holds its weights
+    return reader
 
 
 def load_mntp_reader(causal_dir: Path, mntp_dir: Path, reader_dir: Path) -> tuple[Any, Any]:
-    """`reader_from_mntp` with the reader's trained adapters and start/end layer (`reader_dir`, as
-    `train_qa --base` exports them) merged in: (model, tokenizer)."""
+    """The served reader: the masked LM's weights (`served_mntp`, shared with the Masked LM page's) with the
+    reader's trained adapters and start/end layer (`reader_dir`, as `train_qa --base` exports them) added
+    beside them, not merged in. Merging would write a third full copy of SmolLM2 into each worker (about
+    540 MB); unmerged, each linear layer adds its rank-16 product to the shared one. (model, tokenizer)."""
     from peft import PeftModel
 
-    reader, tokenizer = reader_from_mntp(causal_dir, mntp_dir)
-    return PeftModel.from_pretrained(reader, str(reader_dir)).merge_and_unload(), tokenizer
+    masked, tokenizer = served_mntp(causal_dir, mntp_dir)
+    reader = PeftModel.from_pretrained(_reader_on(masked, share=True), str(reader_dir)).get_base_model()
+    return with_low_rank_layers(reader), reader_tokenizer(tokenizer)
+
+
+class LowRankAdded(torch.nn.Module):
+    """A linear layer plus a trained low-rank update kept beside it: base(x) + (x A^T) B^T, the update
+    added in place (one small product, one addmm). peft's own LoRA layer computes the same with a
+    scaling multiply and an add over the whole output, each a new tensor: 30 passages a pass read about
+    25% slower unmerged through it than merged, against a few per cent here."""
+
+    def __init__(self, base: torch.nn.Linear, down: torch.Tensor, up: torch.Tensor) -> None:
+        super().__init__()
+        self.base = base
+        self.down = torch.nn.Parameter(down, requires_grad=False)  # (r, in)
+        self.up = torch.nn.Parameter(up, requires_grad=False)  # (out, r), the LoRA scaling folded in
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.base(x)
+        low = torch.nn.functional.linear(x, self.down)
+        if torch.is_grad_enabled():
+            return out + torch.nn.functional.linear(low, self.up)
+        flat = out.view(-1, out.shape[-1])
+        flat.addmm_(low.reshape(-1, low.shape[-1]), self.up.t())
+        return out
+
+
+def with_low_rank_layers(model: Any) -> Any:
+    """`model` with each of peft's (unmerged, single-adapter, plain) LoRA linear layers turned into a
+    `LowRankAdded` over the same base layer and weights; any other module as it was."""
+    from peft.tuners.lora import Linear as LoraLinear
+
+    for name, found in list(model.named_modules()):
+        if not isinstance(found, LoraLinear) or found.merged or len(found.active_adapters) != 1:
+            continue
+        layer: Any = found  # peft's layers are typed loosely
+        (adapter,) = layer.active_adapters
+        if adapter in layer.lora_variant or adapter not in layer.lora_A:
+            continue
+        down = layer.lora_A[adapter].weight.detach()
+        up = layer.lora_B[adapter].weight.detach() * layer.scaling[adapter]
+        parent = model.get_submodule(name.rpartition(".")[0]) if "." in name else model
+        setattr(parent, name.rpartition(".")[2], LowRankAdded(layer.base_layer, down, up))
+    return model
 
 
 def save_adapters(model: Any, out: Path, base: str) -> None:

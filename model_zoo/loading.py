@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .bidirectional import BidirectionalLM, BidirectionalReader, load_mntp, load_mntp_reader
+from .bidirectional import BidirectionalLM, BidirectionalReader, load_mntp_reader, served_mntp
 from .contextual import CausalLM, Encoder, MaskedLM, Reader
 from .device import select_device
 from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
@@ -231,7 +231,7 @@ def _load_mntp(card: ModelCard, gguf: Path, device: str | None) -> Bidirectional
         masked = trained_file(get_card(card.builds_on)).parent
         model, tokenizer = load_mntp_reader(gguf_checkpoint(gguf), masked, trained_file(card).parent)
         return BidirectionalReader(card.name, model, tokenizer, select_device(device))
-    model, tokenizer = load_mntp(gguf_checkpoint(gguf), trained_file(card).parent)
+    model, tokenizer = served_mntp(gguf_checkpoint(gguf), trained_file(card).parent)
     return BidirectionalLM(card.name, model, tokenizer, select_device(device))
 
 

@@ -289,3 +289,42 @@ def test_a_class_reading_together_gets_what_each_reads_alone(
     assert reader.read_many(asked)[3].cut
     with pytest.raises(model_zoo.EmptyInput):
         reader.check_question("Where?", "  ")
+
+
+def test_the_served_reader_shares_the_masked_lms_weights_and_reads_as_the_merged_one(
+    tiny_mntp: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Each worker used to hold SmolLM2's weights three times (the causal LM, the masked LM, the reader with
+    its adapters merged); the reader now reads the masked LM's own tensors, its adapters added unmerged."""
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    from model_zoo.bidirectional import LowRankAdded, load_mntp, load_mntp_reader, reader_from_mntp, served_mntp
+    from model_zoo.training.train_mntp import TARGETS
+
+    fresh, tokenizer = reader_from_mntp(*tiny_mntp)
+    lora = LoraConfig(r=4, lora_alpha=8, target_modules=list(TARGETS), modules_to_save=["qa_outputs"])
+    adapted = get_peft_model(fresh, lora)
+    for name, p in adapted.named_parameters():
+        if "lora_B" in name or "qa_outputs" in name:
+            torch.nn.init.normal_(p, std=0.2)  # adapters that change every answer
+    adapted.save_pretrained(str(tmp_path / "reader"))
+
+    served, served_tokenizer = load_mntp_reader(*tiny_mntp, tmp_path / "reader")
+    masked, _ = served_mntp(*tiny_mntp)
+    own = {p.data_ptr() for p in masked.parameters()}
+    stack = [(n, p) for n, p in served.base_model.named_parameters() if not n.endswith((".down", ".up"))]
+    assert stack and all(p.data_ptr() in own for _, p in stack)  # not one weight of the stack copied
+    assert served_mntp(*tiny_mntp)[0] is masked  # the Masked LM page gets the same model
+
+    merged = PeftModel.from_pretrained(reader_from_mntp(*tiny_mntp)[0], str(tmp_path / "reader")).merge_and_unload()
+    batch = served_tokenizer("where did we sit ?", PASSAGE, return_tensors="pt")
+    with torch.no_grad():
+        a, b = served.eval()(**batch), merged.eval()(**batch)
+    torch.testing.assert_close(a.start_logits, b.start_logits, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(a.end_logits, b.end_logits, atol=1e-5, rtol=1e-5)
+    assert any(isinstance(m, LowRankAdded) for m in served.modules())  # beside the weights, not merged into them
+
+    alone, _ = load_mntp(*tiny_mntp)  # the masked LM itself is as it was: the reader changed none of its weights
+    ids = tokenizer("the river [MASK] .", return_tensors="pt")
+    with torch.no_grad():
+        torch.testing.assert_close(masked.eval()(**ids).logits, alone.eval()(**ids).logits)
