@@ -29,7 +29,6 @@ from .attention import uniform_first_token_share
 
 MAX_NEW_TOKENS = 64  # a page's limit: a class shares the server
 PREFILL_TOKENS = 2048  # prompts joining a batch together run in passes of at most this many (padded) tokens
-SCORE_BATCH = 16  # sentences scored in one pass at most (SmolLM2: a 20-token sentence's logits are 4 MB)
 BLANK = "___"
 StrategyKind = Literal["greedy", "top_k", "top_p"]
 STRATEGIES: tuple[StrategyKind, ...] = get_args(StrategyKind)
@@ -385,20 +384,9 @@ def token_logprobs(model: CausalLM, text: str) -> Factors:
 
 @torch.inference_mode()
 def sentence_logprobs(model: CausalLM, texts: Sequence[str]) -> list[float]:
-    """log P(text) of each of `texts` (token_logprobs' total), in one right-padded forward pass: the whole-
-    sentence scores of a blank's candidates cost one pass, not one each."""
-    if len(texts) > SCORE_BATCH:  # every position's logits over the vocabulary: bounded passes
-        return [
-            t for i in range(0, len(texts), SCORE_BATCH) for t in sentence_logprobs(model, texts[i : i + SCORE_BATCH])
-        ]
-    if not texts:
-        return []
-    start = _start_id(model)
-    full, mask = right_padded([_scored_ids(model, text, start) for text in texts])
-    logits = model.fast_model(input_ids=full.to(model.device), attention_mask=mask.to(model.device)).logits
-    logits = logits[:, :-1].float()
-    logprobs = logits.gather(2, full[:, 1:, None].to(model.device)).squeeze(2) - logits.logsumexp(-1)
-    return (logprobs * mask[:, 1:].to(logprobs.device)).sum(1).cpu().tolist()
+    """log P(text) of each of `texts` (token_logprobs' total), in padded passes: the whole-sentence scores of
+    a blank's candidates cost a pass, not one each (shared_start_logprobs, the texts one group)."""
+    return shared_start_logprobs(model, [texts])[0] if texts else []
 
 
 SHARED_ROWS = 32  # sentences after their shared start scored in one pass at most (and their groups' starts)
