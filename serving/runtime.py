@@ -421,7 +421,7 @@ class Trainer:
         self.nice, self.idle_s = nice, idle_s
         self._lock = threading.Lock()
         self._process: Any = None  # (subprocess.Popen, its Connection, the socket under it) while it lives
-        self._inboxes: dict[int, queue.SimpleQueue] = {}
+        self._inboxes: dict[int, tuple[queue.SimpleQueue, Any]] = {}  # job -> (its inbox, the process running it)
         self._jobs = self._busy = 0
         self._last = time.monotonic()
 
@@ -433,10 +433,10 @@ class Trainer:
     def run(self, work: Callable[..., T], *args: Any, on_report: Callable[[Any], object] | None = None) -> T:
         inbox: queue.SimpleQueue = queue.SimpleQueue()
         with self._lock:
-            connection = self._start()[1]
+            child, connection, _ = self._start()
             self._jobs += 1
             job = self._jobs
-            self._inboxes[job], self._busy = inbox, self._busy + 1
+            self._inboxes[job], self._busy = (inbox, child), self._busy + 1
             try:
                 connection.send((job, work, args))
             except OSError:  # the process ended just now: its reader tells the inbox
@@ -501,19 +501,22 @@ class Trainer:
         while True:
             try:
                 kind, job, value = connection.recv()
-            except (EOFError, OSError):
+            except Exception:  # the process ended (EOFError), or sent what cannot be read here: it is done
                 break
             with self._lock:
-                inbox = self._inboxes.get(job)
-            if inbox is not None:
-                inbox.put((kind, value))
+                found = self._inboxes.get(job)
+            if found is not None:
+                found[0].put((kind, value))
         connection.close()
+        if child.poll() is None:
+            child.kill()
         child.wait()
         with self._lock:
             if self._process is not None and self._process[0] is child:
                 self._process = None
-            for inbox in self._inboxes.values():
-                inbox.put(("stopped", None))
+            for inbox, owner in self._inboxes.values():
+                if owner is child:  # a later process's jobs are not this one's to end
+                    inbox.put(("stopped", None))
 
     def _close_later(self) -> None:
         closer = threading.Timer(self.idle_s, self._close_if_idle)
