@@ -172,11 +172,16 @@ class LowRankAdded(torch.nn.Module):
     scaling multiply and an add over the whole output, each a new tensor: 30 passages a pass read about
     25% slower unmerged through it than merged, against a few per cent here."""
 
+    down: torch.Tensor
+    up: torch.Tensor
+
     def __init__(self, base: torch.nn.Linear, down: torch.Tensor, up: torch.Tensor) -> None:
         super().__init__()
         self.base = base
-        self.down = torch.nn.Parameter(down, requires_grad=False)  # (r, in)
-        self.up = torch.nn.Parameter(up, requires_grad=False)  # (out, r), the LoRA scaling folded in
+        # Buffers, not parameters: the update is another way of storing this layer's weights (merged, the
+        # same count), so the reader counts the parameters the models panel gives it. They move with .to().
+        self.register_buffer("down", down, persistent=False)  # (r, in)
+        self.register_buffer("up", up, persistent=False)  # (out, r), the LoRA scaling folded in
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.base(x)

@@ -323,6 +323,8 @@ def test_the_served_reader_shares_the_masked_lms_weights_and_reads_as_the_merged
     torch.testing.assert_close(a.start_logits, b.start_logits, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(a.end_logits, b.end_logits, atol=1e-5, rtol=1e-5)
     assert any(isinstance(m, LowRankAdded) for m in served.modules())  # beside the weights, not merged into them
+    count = sum(p.numel() for p in served.parameters())
+    assert count == pytest.approx(sum(p.numel() for p in merged.parameters()), rel=0.01)  # as many as merged
 
     alone, _ = load_mntp(*tiny_mntp)  # the masked LM itself is as it was: the reader changed none of its weights
     ids = tokenizer("the river [MASK] .", return_tensors="pt")
