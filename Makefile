@@ -102,7 +102,7 @@ bench-load: install-dev nginx
 	$(BIN)/python scripts/serve.py --workers $(WORKERS) --port $(PORT) & \
 	trap "kill $$! 2>/dev/null" EXIT; \
 	timeout 300 sh -c "until curl -sf http://127.0.0.1:$(PORT)/_stcore/health >/dev/null; do sleep 1; done"; \
-	$(BIN)/python scripts/bench_load.py --url http://127.0.0.1:$(PORT) --json bench-load.json $(if $(ONLY),--only $(ONLY)) $(if $(PAGES),--pages $(PAGES))
+	$(BIN)/python scripts/bench_load.py --url http://127.0.0.1:$(PORT) --json bench-load.json $(if $(ONLY),--only $(ONLY)) $(if $(PAGES),--pages $(PAGES)) $(if $(BUTTONS),--buttons $(BUTTONS))
 
 lint: install-dev $(JSCPD)
 	$(BIN)/ruff check .

@@ -32,6 +32,15 @@ The writers section (issue 36): 1, 10 and 30 sessions on the GPT lesson press Wr
 prompt of its own (greedy, 30 tokens): the time to each session's first token (its first streamed text)
 and the tokens a second each session then sees, p50 and the slowest, and all sessions' tokens a second.
 
+The presses section (issue 36): every train-on-click button (--buttons, `make bench-load ONLY=presses
+BUTTONS=all`; Probing's Retrain by default) pressed by the whole class at once on its page: the seconds until
+each presser's page shows the result (the work done once and shared, or queued with each one's place shown),
+and the class typing into Masked LM PRESS_SETTLE_S later, beside the trainings, against the same typing
+alone. Run it on a fresh cache (CONTEXTLAB_CACHE) so the buttons' work is not already on disk.
+
+The long section: each page's main box given the longest text it takes (its max_chars), one session: the
+server's memory before, at its peak during the run and after it.
+
 Not a test: `make test` never runs it. Figures depend on the machine; run it alone on it.
 """
 
@@ -70,6 +79,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import serve  # noqa: E402  (scripts/serve.py: the worker command and its health wait)
+
+EN: dict[str, dict[str, str]] = tomllib.loads((ROOT / "assets" / "i18n" / "en.toml").read_text())  # the app's texts
 
 NOUNS = "farmer teacher pilot doctor child sailor baker singer driver student painter nurse".split()
 ADJECTIVES = "old young tired happy quiet busy clever brave careful polite angry lucky".split()
@@ -120,6 +131,9 @@ MORE_PAGES = (
 EVERY_PAGE = PAGES + MORE_PAGES
 
 
+FINISHED = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)  # a run that ended well
+
+
 @dataclass
 class Run:
     """What one script run sent back."""
@@ -139,6 +153,7 @@ class Session:
         self.ws_url = f"ws://{parsed.netloc}/_stcore/stream"
         self.http = url
         self.widgets: dict[str, tuple[str, str]] = {}  # key -> (widget id, fragment id)
+        self.limits: dict[str, int] = {}  # a text box's key -> its max_chars (0: none)
         self.ws: websockets.ClientConnection | None = None
 
     async def connect(self) -> None:
@@ -196,6 +211,8 @@ class Session:
                             bars = list(reversed(trace.get("y", [])))
                 elif wid.startswith("$$ID"):  # a widget: remembered by its key
                     self.widgets[wid.rsplit("-", 1)[-1]] = (wid, fwd.delta.fragment_id)
+                    if etype in ("text_input", "text_area"):
+                        self.limits[wid.rsplit("-", 1)[-1]] = getattr(element, etype).max_chars
             elif kind == "script_finished":
                 if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue
@@ -405,7 +422,7 @@ def free_port() -> int:
 # st.fragment(run_every=...), rerun by the client's timer as a browser's is), and the teacher's projector
 # counting every 1 s. Sessions go through the same protocol as above; a browser's Send is the form's
 # widget states and its submit trigger, sent into the box's fragment.
-CLASS_TEXT: dict[str, str] = tomllib.loads((ROOT / "assets" / "i18n" / "en.toml").read_text())["class"]
+CLASS_TEXT = EN["class"]
 SENT = CLASS_TEXT["sent"].split("{answer}")[0]  # "Sent: ", the student's acknowledgement
 GUESSES = "France Europe Paris Germany Italy Spain England Belgium Canada Brazil".split()
 RECONNECT_S = 60.0  # a tab that finds no worker for this long is stuck
@@ -1143,7 +1160,7 @@ def page_row(typed: list[Typed], failures: list[str], sessions: int, peak: int) 
     """One row of figures for a page (and its errors, every answer checked against its own sentence)."""
     seconds = [t.run.seconds for t in typed]
     errors = failures + [e for t in typed for e in t.run.exceptions]
-    errors += [f"run ended with status {t.run.status}" for t in typed if t.run.status not in (0, 3)]
+    errors += [f"run ended with status {t.run.status}" for t in typed if t.run.status not in FINISHED]
     errors += check_answers(typed)
     row = {
         "sessions": sessions,
@@ -1180,6 +1197,62 @@ def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: di
                 print(f"    {hog} runs alongside (s): {', '.join(f'{x:.1f}' for x in hogging.seconds)}")
             for e in errors[:5]:
                 print("   ", e[:300])
+
+
+# -- the longest input a box takes ---------------------------------------------------------------------
+UNLIMITED_CHARS = 20_000  # what a box without max_chars is given
+
+
+def long_text(page: str, chars: int, rng: random.Random) -> str:
+    """`chars` characters of plain sentences, the page's own first (its [MASK] or blank, once)."""
+    parts = [fresh_sentence(page, rng)[0]]
+    while sum(len(p) + 1 for p in parts) < chars:
+        parts.append(fresh_sentence("plain", rng)[0])
+    return " ".join(parts)[:chars]
+
+
+async def type_long(url: str, page: Page, watch: MemoryWatch) -> dict:
+    """One session types the longest text the page's box takes: the server's memory before, at its peak
+    during the run, and after it (what the run left behind)."""
+    session = Session(url)
+    try:
+        await session.connect()
+        await session.rerun(page.url_path)
+        chars = session.limits.get(page.key) or UNLIMITED_CHARS
+        text = long_text(page.url_path, chars, random.Random(chars))
+        before = watch.peak = watch.rss()
+        run = await session.rerun(page.url_path, session.widgets[page.key], text)
+        peak, after = watch.peak, watch.rss()
+    finally:
+        await session.close()
+    return {
+        "page": page.label,
+        "chars": len(text),
+        "seconds": round(run.seconds, 2),
+        "added_peak_mb": round((peak - before) / 2**20),
+        "kept_mb": round((after - before) / 2**20),
+        "errors": len(run.exceptions) + (run.status not in FINISHED),
+        "exceptions": run.exceptions[:3],
+    }
+
+
+def run_long(args: argparse.Namespace, url: str, watch: MemoryWatch, report: dict) -> None:
+    """Every page's box given the longest input it takes, one page after another, nothing else running."""
+    print(
+        "\nThe longest input each box takes, one session (the server's memory: peak added during the run, kept after)"
+    )
+    print(f"  {'page':<30} {'chars':>7} {'s':>6} {'+peak MB':>9} {'kept MB':>8} errors")
+    rows = []
+    for page in (p for p in EVERY_PAGE if p.url_path in args.pages):
+        row = asyncio.run(type_long(url, page, watch))
+        rows.append(row)
+        print(
+            f"  {page.label:<30} {row['chars']:>7} {row['seconds']:>6} {row['added_peak_mb']:>9}"
+            f" {row['kept_mb']:>8} {row['errors']}"
+        )
+        for e in row["exceptions"]:
+            print("   ", e[:300])
+    report["long"] = rows
 
 
 def _s(figures: dict) -> str:
@@ -1240,95 +1313,137 @@ def run_class(args: argparse.Namespace, url: str, workers: int, watch: MemoryWat
 
 # -- a training button pressed by a whole class at once ------------------------------------------------------
 PRESS_SETTLE_S = 10.0  # the class types this long after pressing: beside the trainings, not the presses' page runs
-RETRAIN = "Retrain this task"  # the Probing page's button (assets/i18n/en.toml, probing.retrain)
+
+
+def _literal(key: str) -> str:
+    """The longest piece of en.toml's text for `key` that no placeholder fills: found in any text the page draws
+    from it, whatever fills the rest (a model's name, a measured time)."""
+    section, name = key.split(".")
+    return max(re.split(r"\{[^}]*\}", EN[section][name]), key=len).strip()
+
+
+@dataclass(frozen=True)
+class Button:
+    """A train-on-click button: the page it is on, its label's and its result's en.toml keys, and the URL
+    parameter a learner may set that makes the work their own (a seed), if any."""
+
+    page: str
+    label: str
+    done: tuple[str, ...]  # texts the page draws once the work is in (any of them)
+    own: str = ""  # the query parameter that gives each presser their own training ("" : one for the class)
+
+
+BUTTONS = {
+    "retrain": Button("probing", "probing.retrain", ("probing.retrained",), own="seed"),
+    "word2vec": Button("embeddings", "emb.train", ("emb.trained",)),
+    "why_mask": Button("masked_lm", "mlm.why_train", ("mlm.why_found",)),
+    "transfer": Button("transfer", "transfer.train", ("transfer.live",)),
+    "tagger": Button("using_bert", "using.token_train", ("using.token_caption",)),
+    "cross_lingual": Button("using_bert", "using.ml_train", ("using.ml_note", "using.ml_note_english")),
+    "finetune": Button("using_bert", "using.finetune", ("using.finetune_caption",)),
+    "qa_frozen": Button("using_bert", "using.qa_frozen_train", ("using.qa_frozen_score", "using.qa_frozen_caption")),
+}
 
 
 @dataclass
 class Pressed:
     seconds: float
-    trained: bool  # the run ended on the page's "Retrained ..." message
+    shown: bool  # the run ended with the button's result on the page
     error: str = ""
 
 
-async def press_once(url: str, i: int, seed: int, ready: asyncio.Barrier) -> Pressed:
-    """One learner on /probing?seed=SEED presses Retrain when the whole class does; the time until the page
-    shows the retrained probe (the page reruns itself once the probe is in)."""
-    tab = Tab(url, {"seed": str(seed)}, page="probing", seed=i)
+async def press_once(url: str, button: Button, i: int, query: dict[str, str], ready: asyncio.Barrier) -> Pressed:
+    """One learner on the button's page (from `query`) presses it when the whole class does; the time until
+    the page shows the result (a page that reruns itself once the work is in is read to its end)."""
+    tab = Tab(url, query, page=button.page, seed=i)
+    label, done = _literal(button.label), [_literal(k) for k in button.done]
     try:
         await tab.open()
-        button = _button(tab, RETRAIN)
+        found = [w for w in tab.widgets.values() if w.kind == "button" and label in w.label]
+        if not found:
+            raise RuntimeError(f"no {label!r} button on /{button.page}")
         await ready.wait()
-        drawn = await tab.run([_trigger(button)])
-        trained = any(t.startswith("Retrained ") for t in drawn.texts)
-        return Pressed(drawn.seconds, trained, "; ".join(drawn.exceptions))
+        start = time.perf_counter()
+        drawn = await tab.run([_trigger(found[0])])
+        while not any(d in text for text in drawn.texts for d in done) and tab.pushed_run():
+            tab.pushed += 1
+            drawn = await tab._collect("", time.perf_counter())
+        shown = any(d in text for text in drawn.texts for d in done)
+        return Pressed(time.perf_counter() - start, shown, "; ".join(drawn.exceptions))
     except Exception as err:  # noqa: BLE001  (reported with the figures)
         return Pressed(0.0, False, f"{type(err).__name__}: {err}")
     finally:
         await tab.close()
 
 
-async def presses_at_once(url: str, n: int, seeds: Callable[[int], int]) -> list[Pressed]:
-    ready = asyncio.Barrier(n)
-    return list(await asyncio.gather(*(press_once(url, i, seeds(i), ready) for i in range(n))))
+async def presses_at_once(url: str, button: Button, queries: list[dict[str, str]]) -> list[Pressed]:
+    """Each of len(queries) learners opens the button's page from their URL's query, and all press together."""
+    ready = asyncio.Barrier(len(queries))
+    return list(await asyncio.gather(*(press_once(url, button, i, q, ready) for i, q in enumerate(queries))))
+
+
+def press_row(name: str, label: str, done: list[Pressed], peak: int) -> dict:
+    times = [p.seconds for p in done if p.shown]
+    errors = [p.error for p in done if p.error]
+    row = {
+        "button": name,
+        "presses": label,
+        "p50_s": round(percentile(times, 0.5), 2) if times else None,
+        "p95_s": round(percentile(times, 0.95), 2) if times else None,
+        "max_s": round(max(times), 2) if times else None,
+        "shown": len(times),
+        "errors": len(errors),
+        "peak_rss_mb": round(peak / 2**20),
+    }
+    print(
+        f"  {name:>13} {label:>24} {row['p50_s']!s:>7} {row['p95_s']!s:>7} {row['max_s']!s:>7}"
+        f" {len(times):>3}/{len(done):<3} {len(errors)}"
+    )
+    for e in errors[:3]:
+        print("   ", e[:300])
+    return row
+
+
+def typing_row(page: Page, n: int, typed: list[Typed], failures: list[str], label: str) -> dict:
+    times = [t.run.seconds for t in typed]
+    row = {
+        "typing": page.label,
+        "with": label,
+        "p50_s": round(percentile(times, 0.5), 3),
+        "p95_s": round(percentile(times, 0.95), 3),
+        "errors": sum(1 for t in typed if t.run.exceptions) + len(failures),
+    }
+    print(f"  {page.label} typed by {n}, {label}: p50 {row['p50_s']} p95 {row['p95_s']} s")
+    return row
 
 
 def run_presses(args: argparse.Namespace, url: str, watch: MemoryWatch, report: dict) -> None:
-    """30 presses of Probing's Retrain at once, with one seed (the work done once and shared) and with 30
-    seeds (30 trainings in line, one at a time per worker); then 30 sessions typing into Masked LM while 30
-    different presses train, against the same typing alone."""
-    print("\nProbing's Retrain pressed by a class at once (seconds until each presser's page shows its probe)")
-    print(f"{'presses':>8} {'seeds':>6} {'p50':>7} {'p95':>7} {'max':>7} {'shown':>6} errors")
-    rows = []
-    # the page takes seeds 0-99: each sub-run its own, none trained earlier on a fresh server
-    for label, seeds in (("one", lambda i: 5), ("each", lambda i: 10 + i)):
+    """Each button in --buttons pressed by the whole class at once (a fresh server's first presses: the work
+    is done once and shared, or queued with each presser's place shown), with the class typing into Masked
+    LM PRESS_SETTLE_S later, against the same typing alone. A button whose work a learner's setting makes
+    their own (Probing's seed) is pressed twice: all with one seed, then each with their own."""
+    n, page = args.class_size, PAGES[0]
+    print(f"\nTraining buttons pressed by {n} at once (seconds until each presser's page shows the result)")
+    print(f"  {'button':>13} {'presses':>24} {'p50':>7} {'p95':>7} {'max':>7} shown errors")
+    rows = [typing_row(page, n, *asyncio.run(measure(url, page, n, args.rounds, seed=76)), "alone")]
+    for name in args.buttons:
+        button = BUTTONS[name]
+        if button.own:  # the page takes seeds 0-99: each sub-run its own, none trained earlier on a fresh server
+            watch.peak = watch.rss()
+            done = asyncio.run(presses_at_once(url, button, [{button.own: "5"}] * n))
+            rows.append(press_row(name, f"{n}, one {button.own}", done, watch.peak))
+
+        async def beside(button: Button = button) -> tuple[list[Pressed], tuple[list[Typed], list[str]]]:
+            queries = [{button.own: str(10 + i)} if button.own else {} for i in range(n)]
+            pressing = asyncio.ensure_future(presses_at_once(url, button, queries))
+            await asyncio.sleep(PRESS_SETTLE_S)  # the presses' own page runs are over: the trainings run
+            typed = await measure(url, page, n, args.rounds, seed=77 + len(rows))
+            return await pressing, typed
+
         watch.peak = watch.rss()
-        done = asyncio.run(presses_at_once(url, args.class_size, seeds))
-        times = [p.seconds for p in done if p.trained]
-        errors = [p.error for p in done if p.error]
-        row = {
-            "presses": len(done),
-            "seeds": label,
-            "p50_s": round(percentile(times, 0.5), 2) if times else None,
-            "p95_s": round(percentile(times, 0.95), 2) if times else None,
-            "max_s": round(max(times), 2) if times else None,
-            "shown": len(times),
-            "errors": len(errors),
-            "peak_rss_mb": round(watch.peak / 2**20),
-        }
-        rows.append(row)
-        print(
-            f"{len(done):>8} {label:>6} {row['p50_s']!s:>7} {row['p95_s']!s:>7} {row['max_s']!s:>7}"
-            f" {len(times):>6} {len(errors)}"
-        )
-        for e in errors[:3]:
-            print("   ", e)
-    page = PAGES[0]  # Masked LM, beside 30 trainings in line
-
-    async def beside() -> tuple[tuple[list[Typed], list[str]], list[Pressed]]:
-        pressing = asyncio.ensure_future(presses_at_once(url, args.class_size, lambda i: 50 + i))
-        await asyncio.sleep(PRESS_SETTLE_S)  # the presses' own page runs are over: the trainings run in line
-        typed = await measure(url, page, args.class_size, args.rounds, seed=77)
-        return typed, await pressing
-
-    for label, work in (
-        ("alone", None),
-        (f"beside {args.class_size} trainings in line ({PRESS_SETTLE_S:.0f} s after the presses)", beside),
-    ):
-        if work is None:
-            typed, failures = asyncio.run(measure(url, page, args.class_size, args.rounds, seed=76))
-        else:
-            (typed, failures), _ = asyncio.run(work())
-        times = [t.run.seconds for t in typed]
-        row = {
-            "typing": page.label,
-            "sessions": args.class_size,
-            "with": label,
-            "p50_s": round(percentile(times, 0.5), 3),
-            "p95_s": round(percentile(times, 0.95), 3),
-            "errors": sum(1 for t in typed if t.run.exceptions) + len(failures),
-        }
-        rows.append(row)
-        print(f"    {page.label}, {args.class_size} typing, {label}: p50 {row['p50_s']} p95 {row['p95_s']} s")
+        done, typed = asyncio.run(beside())
+        rows.append(press_row(name, f"{n}, each their own {button.own}" if button.own else f"{n}", done, watch.peak))
+        rows.append(typing_row(page, n, *typed, f"beside {name} ({PRESS_SETTLE_S:.0f} s after the presses)"))
     report["presses"] = rows
 
 
@@ -1338,8 +1453,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("pages", "writers", "class", "presses"),
-        default=["pages", "writers", "class", "presses"],
+        choices=("pages", "writers", "class", "presses", "long"),
+        default=["pages", "writers", "class", "presses", "long"],
     )
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 30])
     parser.add_argument("--rounds", type=int, default=4, help="fresh sentences per session")
@@ -1350,6 +1465,12 @@ def main(argv: list[str] | None = None) -> None:
         help=f"pages to type into ('all': every lesson with a text box: {', '.join(p.url_path for p in EVERY_PAGE)})",
     )
     parser.add_argument("--class-size", type=int, default=30, help="students in the class section")
+    parser.add_argument(
+        "--buttons",
+        nargs="+",
+        default=["retrain"],
+        help=f"training buttons the presses section presses ('all': {', '.join(BUTTONS)})",
+    )
     parser.add_argument("--idle", type=float, default=60.0, help="seconds the class polls with nothing else")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
@@ -1360,6 +1481,10 @@ def main(argv: list[str] | None = None) -> None:
         help="measure again while one more session runs this long work (isolation: umap, word2vec)",
     )
     args = parser.parse_args(argv)
+    if args.buttons == ["all"]:
+        args.buttons = list(BUTTONS)
+    if unknown := set(args.buttons) - set(BUTTONS):
+        parser.error(f"unknown buttons {sorted(unknown)}: choose from {', '.join(BUTTONS)}")
     if args.pages == ["all"]:
         args.pages = [p.url_path for p in EVERY_PAGE]
     own = None if args.url else start_server(port := free_port())
@@ -1383,6 +1508,8 @@ def main(argv: list[str] | None = None) -> None:
             run_class(args, url, workers, watch, report)
         if "presses" in args.only:
             run_presses(args, url, watch, report)
+        if "long" in args.only:
+            run_long(args, url, watch, report)
         watch.done.set()
         report["baseline_rss_mb"] = round(baseline / 2**20)
         if args.json:

@@ -28,6 +28,7 @@ from .runtime import (
     Line,
     Memo,
     MicroBatcher,
+    Together,
     Trainer,
     Writers,
     freeze_startup_objects,
@@ -565,6 +566,9 @@ class TrainedWord2Vec:
     quality: Quality
 
 
+LIVE = Together()  # live trainings: learners pressing Train with the same settings watch one training
+
+
 def train_word2vec(
     settings: TrainSettings,
     watch: str,
@@ -572,17 +576,28 @@ def train_word2vec(
     on_wait: Callable[[int], object] | None = None,
 ) -> TrainedWord2Vec:
     """Train on the shipped corpus (waiting in line for a free slot first, `on_wait(trainings ahead)` told
-    as the line moves) and measure the result."""
+    as the line moves) and measure the result. Learners who press with the same settings and word while
+    it waits or runs join it: one training for them all, its place in line and every epoch shown to each."""
     from model_zoo.lessons import lexicon
     from model_zoo.lessons.word2vec import quality
     from model_zoo.lessons.word2vec import train_word2vec as train
 
-    with _training_gate().place(on_wait), low_priority_threads():
-        start = time.perf_counter()
-        model = train(lexicon.corpus(), settings, watch=watch, on_epoch=on_epoch)
-        seconds = time.perf_counter() - start
-    glove = loaded("glove-6b-50d", model_zoo.StaticModel)
-    return TrainedWord2Vec(model, settings, watch, seconds, quality(model, glove, lexicon.word_classes()))
+    def work(report: Callable[[object], None]) -> TrainedWord2Vec:
+        with _training_gate().place(report), low_priority_threads():
+            start = time.perf_counter()
+            model = train(lexicon.corpus(), settings, watch=watch, on_epoch=report)
+            seconds = time.perf_counter() - start
+        glove = loaded("glove-6b-50d", model_zoo.StaticModel)
+        return TrainedWord2Vec(model, settings, watch, seconds, quality(model, glove, lexicon.word_classes()))
+
+    def deliver(item: object) -> None:  # a place in line (trainings ahead), else an epoch's report
+        if isinstance(item, int):
+            if on_wait is not None:
+                on_wait(item)
+        else:
+            on_epoch(item)  # type: ignore[arg-type]
+
+    return LIVE.run(("word2vec", settings, watch), work, deliver)
 
 
 # -- probing -------------------------------------------------------------------------------------

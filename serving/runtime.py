@@ -297,6 +297,73 @@ class Memo:
             self._store.clear()
 
 
+@dataclass
+class _Run:
+    reports: list[object]
+    done: bool = False
+    value: object = None
+    error: BaseException | None = None
+
+
+class Together:
+    """Work that sessions asking for the same thing at the same moment share, its progress seen by each:
+    the first to ask runs it in its own thread; the others join and wait, and every report the work
+    makes reaches each of them in order, in their own thread (a Streamlit element is drawn from its
+    session's script thread only), those made before they joined first. The result is not kept: once
+    the work ends, the next to ask starts it afresh (a live training is pressed to be watched).
+
+    Not Memo: Memo's waiters see nothing until the result is in, and it keeps the result."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._runs: dict[Hashable, _Run] = {}
+
+    def run(
+        self, key: Hashable, work: Callable[[Callable[[object], None]], T], on_report: Callable[[object], object]
+    ) -> T:
+        """work(report) for the first caller with `key`, its result (or its error) for everyone joined."""
+        with self._cond:
+            joined = self._runs.get(key)
+            if joined is None:
+                run = self._runs[key] = _Run([])
+        if joined is not None:
+            return self._follow(joined, on_report)  # type: ignore[return-value]
+
+        def report(item: object) -> None:
+            with self._cond:
+                run.reports.append(item)
+                self._cond.notify_all()
+            on_report(item)
+
+        try:
+            run.value = work(report)
+            return run.value
+        except BaseException as err:
+            run.error = err
+            raise
+        finally:
+            with self._cond:
+                run.done = True
+                if self._runs.get(key) is run:
+                    del self._runs[key]
+                self._cond.notify_all()
+
+    def _follow(self, run: _Run, on_report: Callable[[object], object]) -> object:
+        seen = 0
+        while True:
+            with self._cond:
+                while not run.done and len(run.reports) <= seen:
+                    self._cond.wait()
+                new, done = run.reports[seen:], run.done
+            seen += len(new)
+            for item in new:
+                on_report(item)
+            if done:
+                if run.error is not None:
+                    raise run.error
+                return run.value
+
+
 class Line:
     """A gate with its queue in view: at most `slots` holders at once, the others served in the order they
     came, each told how many are ahead of it as that changes (a class pressing Train learns its place:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import pytest
 
@@ -121,6 +122,49 @@ def test_a_word2vec_training_runs_its_threads_below_the_page_runs(monkeypatch) -
     assert seen["worker"] >= serving.TRAINING_NICE > before
     if before == 0 and os.geteuid() == 0:  # putting it back needs the privilege to raise priority
         assert os.getpriority(os.PRIO_PROCESS, me) == before
+
+
+def test_learners_pressing_train_with_the_same_settings_watch_one_word2vec_training(monkeypatch) -> None:
+    """A class pressing Train together with the lesson's settings: one training, every epoch on each page;
+    a learner who watches another word trains on their own."""
+    from model_zoo.lessons import lexicon
+    from model_zoo.lessons import word2vec as w2v
+
+    trainings: list[str] = []
+    started, release = threading.Event(), threading.Event()
+
+    def fake_train(corpus, settings, watch, on_epoch):  # noqa: ANN001, ANN202
+        trainings.append(watch)
+        for epoch in (1, 2):
+            on_epoch(w2v.EpochReport(epoch, 2, 0.1 * epoch, 1.0, [(watch, 1.0)]))
+            started.set()
+            assert release.wait(30)
+        return f"model of {watch}"
+
+    monkeypatch.setattr(lexicon, "corpus", lambda: [["a"]])
+    monkeypatch.setattr(w2v, "train_word2vec", fake_train)
+    monkeypatch.setattr(w2v, "quality", lambda *args: "quality")
+    monkeypatch.setattr(serving, "loaded", lambda *args: None)
+    epochs: dict[int, list[int]] = {i: [] for i in range(6)}
+    models: dict[int, object] = {}
+
+    def press(i: int, watch: str) -> None:
+        trained = serving.train_word2vec(w2v.TrainSettings(), watch, lambda r: epochs[i].append(r.epoch))
+        models[i] = trained.model
+
+    first = threading.Thread(target=press, args=(0, "water"))
+    first.start()
+    assert started.wait(30)
+    others = [threading.Thread(target=press, args=(i, "water" if i < 5 else "fire")) for i in range(1, 6)]
+    for t in others:
+        t.start()
+    time.sleep(0.2)
+    release.set()
+    for t in [first, *others]:
+        t.join(30)
+    assert sorted(trainings) == ["fire", "water"]
+    assert all(models[i] == "model of water" and epochs[i] == [1, 2] for i in range(5))
+    assert models[5] == "model of fire" and epochs[5] == [1, 2]
 
 
 def test_a_batcher_looks_its_model_up_at_each_batch(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -337,12 +337,16 @@ def test_sentences_that_begin_alike_score_as_each_alone(zoo_model: str, request:
     ]
     want = [[pytest.approx(token_logprobs(model, t).total, abs=1e-3) for t in g] for g in groups]
     assert shared_start_logprobs(model, groups) == want
-    old = generation.SHARED_ROWS
-    try:  # groups split over several passes
+    old, tokens, rows = generation.SHARED_ROWS, generation.SHARED_TOKENS, generation.LOGIT_ROWS
+    try:  # groups split over several passes, a long group a few rows at a time, the head a few positions
         generation.SHARED_ROWS = 5
         assert shared_start_logprobs(model, groups) == want
+        generation.SHARED_TOKENS = 30
+        assert shared_start_logprobs(model, groups) == want
+        generation.LOGIT_ROWS = 3
+        assert shared_start_logprobs(model, groups) == want
     finally:
-        generation.SHARED_ROWS = old
+        generation.SHARED_ROWS, generation.SHARED_TOKENS, generation.LOGIT_ROWS = old, tokens, rows
     with pytest.raises(model_zoo.EmptyInput):
         shared_start_logprobs(model, [["ok"], ["ok", " "]])
 

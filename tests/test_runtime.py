@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from model_zoo.errors import ModelUnavailable
-from serving.runtime import Line, Memo, Trainer, TrainingStopped, gate, start_warm_up
+from serving.runtime import Line, Memo, Together, Trainer, TrainingStopped, gate, start_warm_up
 
 
 def test_the_memo_keeps_the_most_recently_used_and_forgets_on_clear() -> None:
@@ -59,6 +59,67 @@ def test_thirty_sessions_asking_at_once_start_one_computation_and_a_failure_is_n
     with pytest.raises(RuntimeError):
         memo.get("bad", broken)
     assert memo.get("bad", lambda: "computed again") == "computed again"
+
+
+def test_sessions_pressing_together_share_one_run_and_each_sees_every_report_in_order() -> None:
+    together, runs = Together(), []
+    halfway, release = threading.Event(), threading.Event()
+
+    def work(report: Callable[[object], None]) -> str:
+        runs.append(1)
+        report(1)
+        report(2)
+        halfway.set()
+        assert release.wait(30)
+        report(3)
+        return "trained"
+
+    seen: dict[int, list[object]] = {i: [] for i in range(30)}
+    got: list[str] = []
+
+    def press(i: int) -> None:
+        got.append(together.run("settings", work, seen[i].append))
+
+    first = threading.Thread(target=press, args=(0,))
+    first.start()
+    assert halfway.wait(30)  # the others press once two reports are out: they see those first
+    threads = [threading.Thread(target=press, args=(i,)) for i in range(1, 30)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    release.set()
+    for t in [first, *threads]:
+        t.join(30)
+    assert runs == [1] and got == ["trained"] * 30
+    assert all(seen[i] == [1, 2, 3] for i in range(30))
+    assert together.run("settings", lambda report: "again", print) == "again"  # over: a new press runs anew
+
+    failed_runs, broke, go = [], threading.Event(), threading.Event()
+
+    def broken(report: Callable[[object], None]) -> str:
+        failed_runs.append(1)
+        broke.set()
+        assert go.wait(30)
+        raise RuntimeError("no")
+
+    errors: list[BaseException] = []
+
+    def press_broken() -> None:
+        try:
+            together.run("bad", broken, print)
+        except RuntimeError as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=press_broken) for _ in range(3)]
+    threads[0].start()
+    assert broke.wait(30)
+    for t in threads[1:]:
+        t.start()
+    time.sleep(0.2)
+    go.set()
+    for t in threads:
+        t.join(30)
+    assert failed_runs == [1] and len(errors) == 3  # one run: everyone joined hears of its failure
 
 
 def test_a_gate_is_one_per_name_with_its_slots() -> None:

@@ -377,8 +377,8 @@ def token_logprobs(model: CausalLM, text: str) -> Factors:
     ids = model.tokenize(text, truncation=True, padding=False, max_length=model.max_length - 1)["input_ids"]
     start = _start_id(model)
     full = torch.cat([torch.tensor([[start]]), ids], 1).to(model.device)
-    logits = model.fast_model(input_ids=full).logits[0, :-1].float()
-    logprobs = logits.log_softmax(-1).gather(1, full[0, 1:, None]).squeeze(1)
+    hidden = _hidden(model, None, input_ids=full).last_hidden_state[:, :-1]
+    logprobs = _picked_logprobs(model, hidden, full[:, 1:], torch.ones_like(full[:, 1:], dtype=torch.bool))[0]
     return Factors(model.decode_each(ids[0].tolist()), logprobs.cpu().numpy(), model.tokenizer.decode([start]))
 
 
@@ -390,6 +390,7 @@ def sentence_logprobs(model: CausalLM, texts: Sequence[str]) -> list[float]:
 
 
 SHARED_ROWS = 32  # sentences after their shared start scored in one pass at most (and their groups' starts)
+SHARED_TOKENS = 2048  # positions in one pass at most (its rows × the longest): a long blank's rows go a few at a time
 
 
 @torch.inference_mode()
@@ -398,18 +399,28 @@ def shared_start_logprobs(model: CausalLM, groups: Sequence[Sequence[str]]) -> l
     before the blank), the same totals to float rounding. Each group's common first tokens run once, in one
     left-padded pass over every group's start; then every sentence's own tokens in one right-padded pass
     over its group's KV cache. A class's thirty blanks of a dozen candidates each cost their starts once,
-    not a dozen times: a pass over fewer tokens, where the work is the tokens (SmolLM2 on two cores)."""
+    not a dozen times: a pass over fewer tokens, where the work is the tokens (SmolLM2 on two cores). A
+    group too long for one pass (SHARED_TOKENS) goes a few sentences at a time, its start run for each: a
+    pass's memory (its KV cache and attention) stays that of a short text whatever the learner types."""
     start = _start_id(model)
     rows = [[_scored_ids(model, text, start) for text in group] for group in groups]
     found: list[list[float]] = [[] for _ in groups]
-    chunk: list[int] = []
-    for g in range(len(groups)):  # groups whose sentences fit SHARED_ROWS go together
-        if chunk and sum(len(rows[i]) for i in chunk) + len(rows[g]) > SHARED_ROWS:
-            _score_shared(model, [rows[i] for i in chunk], [found[i] for i in chunk])
-            chunk = []
-        chunk.append(g)
+    parts: list[tuple[int, list[torch.Tensor]]] = []  # (group, some of its rows), in order
+    for g, group in enumerate(rows):
+        per = max(1, SHARED_TOKENS // max((len(r) for r in group), default=1))
+        parts += [(g, group[i : i + per]) for i in range(0, len(group), per)]
+    chunk: list[tuple[int, list[torch.Tensor]]] = []
+    for part in parts:
+        together = [*chunk, part]
+        if chunk and (
+            sum(len(p) for _, p in together) > SHARED_ROWS
+            or sum(len(p) for _, p in together) * max(len(r) for _, p in together for r in p) > SHARED_TOKENS
+        ):
+            _score_shared(model, [p for _, p in chunk], [found[g] for g, _ in chunk])
+            together = [part]
+        chunk = together
     if chunk:
-        _score_shared(model, [rows[i] for i in chunk], [found[i] for i in chunk])
+        _score_shared(model, [p for _, p in chunk], [found[g] for g, _ in chunk])
     return found
 
 
@@ -440,18 +451,17 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
     width = max(shared)
     starts = torch.stack([_left_pad(g[0][:n][None], width, dim=1)[0] for g, n in zip(groups, shared)])
     start_mask = torch.stack([_left_pad(torch.ones(1, n, dtype=torch.long), width, dim=1)[0] for n in shared])
-    out = _forward(
+    out = _hidden(
         model,
         None,
         input_ids=starts.to(device),
         attention_mask=start_mask.to(device),
         position_ids=(start_mask.cumsum(1) - 1).clamp(min=0).to(device),
     )
-    logits = out.logits.float()
-    seen = (start_mask[:, :-1] * start_mask[:, 1:]).to(device)  # a real token predicted from a real one
-    picked = logits[:, :-1].gather(2, starts[:, 1:, None].to(device)).squeeze(2) - logits[:, :-1].logsumexp(-1)
-    before = (picked * seen).sum(1)  # (G,) log P(each group's shared start)
-    last = logits[:, -1].log_softmax(-1)  # (G, V): what follows each shared start
+    hidden = out.last_hidden_state
+    seen = (start_mask[:, :-1] * start_mask[:, 1:]).bool()  # a real token predicted from a real one
+    before = _picked_logprobs(model, hidden[:, :-1], starts[:, 1:], seen).sum(1)  # (G,) log P(each shared start)
+    last = _head(model, hidden[:, -1]).log_softmax(-1)  # (G, V): what follows each shared start
     owner = [g for g, group in enumerate(groups) for _ in group]
     own = [row[shared[g] :] for g, group in enumerate(groups) for row in group]
     ids, mask = right_padded(own)
@@ -459,22 +469,48 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
     index = torch.tensor(owner, device=device)
     cache = DynamicCache(ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers])
     positions = torch.tensor([shared[g] for g in owner])[:, None] + torch.arange(length)[None]
-    rest = (
-        _forward(
-            model,
-            cache,
-            input_ids=ids.to(device),
-            attention_mask=torch.cat([start_mask[owner], mask], 1).to(device),
-            position_ids=positions.to(device),
-        )
-        .logits[:, :-1]
-        .float()
-    )
+    rest = _hidden(
+        model,
+        cache,
+        input_ids=ids.to(device),
+        attention_mask=torch.cat([start_mask[owner], mask], 1).to(device),
+        position_ids=positions.to(device),
+    ).last_hidden_state
     first = last[index].gather(1, ids[:, :1].to(device)).squeeze(1)  # each row's first own token
-    later = rest.gather(2, ids[:, 1:, None].to(device)).squeeze(2) - rest.logsumexp(-1)
-    totals = before[index] + first + (later * mask[:, 1:].to(device)).sum(1)
+    later = _picked_logprobs(model, rest[:, :-1], ids[:, 1:], (mask[:, 1:] * mask[:, :-1]).bool())
+    totals = before[index] + first + later.sum(1)
     for g, total in zip(owner, totals.cpu().tolist(), strict=True):
         into[g].append(total)
+
+
+LOGIT_ROWS = 256  # positions read through the output head at a time (each a vocabulary of floats: 0.2 MB)
+
+
+def _hidden(model: CausalLM, cache: Any, **inputs: Any) -> Any:
+    """The model's last hidden states (its output head not applied yet: _picked_logprobs reads them a few
+    positions at a time) and its KV cache."""
+    base = model.fast_model.base_model
+    return base(**inputs, **{_cache_keyword(base.__class__): cache}, use_cache=True)
+
+
+def _head(model: CausalLM, hidden: torch.Tensor) -> torch.Tensor:
+    """The output head's logits (float) of hidden states."""
+    return model.fast_model.get_output_embeddings()(hidden).float()
+
+
+def _picked_logprobs(model: CausalLM, hidden: torch.Tensor, targets: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """(B, L) log P(targets[b, i] | hidden[b, i]) where `keep` (B, L) holds, 0 elsewhere: the output head read
+    over the kept positions only, LOGIT_ROWS at a time. All at once, a long sentence's dozen candidates
+    would hold positions × vocabulary floats twice over (2.2 GB more for SmolLM2 on 2,000 characters)."""
+    device = hidden.device
+    where = keep.to(device).reshape(-1).nonzero().squeeze(1)
+    flat, wanted = hidden.reshape(-1, hidden.shape[-1]), targets.to(device).reshape(-1)
+    picked = torch.zeros(wanted.shape, dtype=torch.float32, device=device)
+    for i in range(0, len(where), LOGIT_ROWS):
+        rows = where[i : i + LOGIT_ROWS]
+        logits = _head(model, flat[rows])
+        picked[rows] = logits.gather(1, wanted[rows, None]).squeeze(1) - logits.logsumexp(-1)
+    return picked.view(targets.shape)
 
 
 @dataclass(frozen=True)
