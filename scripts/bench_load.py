@@ -1425,7 +1425,7 @@ def run_presses(args: argparse.Namespace, url: str, watch: MemoryWatch, report: 
     n, page = args.class_size, PAGES[0]
     print(f"\nTraining buttons pressed by {n} at once (seconds until each presser's page shows the result)")
     print(f"  {'button':>13} {'presses':>24} {'p50':>7} {'p95':>7} {'max':>7} shown errors")
-    rows = [typing_row(page, n, *asyncio.run(measure(url, page, n, args.rounds, seed=76)), "alone")]
+    rows = []
     for name in args.buttons:
         button = BUTTONS[name]
         if button.own:  # the page takes seeds 0-99: each sub-run its own, none trained earlier on a fresh server
@@ -1444,6 +1444,9 @@ def run_presses(args: argparse.Namespace, url: str, watch: MemoryWatch, report: 
         done, typed = asyncio.run(beside())
         rows.append(press_row(name, f"{n}, each their own {button.own}" if button.own else f"{n}", done, watch.peak))
         rows.append(typing_row(page, n, *typed, f"beside {name} ({PRESS_SETTLE_S:.0f} s after the presses)"))
+    # alone last: by then the server is as warm as it was beside the trainings (a fresh server's first
+    # minute, its warm-up still loading, would make "alone" the slower)
+    rows.append(typing_row(page, n, *asyncio.run(measure(url, page, n, args.rounds, seed=76)), "alone, after them"))
     report["presses"] = rows
 
 

@@ -307,12 +307,15 @@ class _Run:
 
 class Together:
     """Work that sessions asking for the same thing at the same moment share, its progress seen by each:
-    the first to ask runs it in its own thread; the others join and wait, and every report the work
-    makes reaches each of them in order, in their own thread (a Streamlit element is drawn from its
-    session's script thread only), those made before they joined first. The result is not kept: once
-    the work ends, the next to ask starts it afresh (a live training is pressed to be watched).
+    the first to ask starts it in a thread of its own; everyone who asks while it runs, the first
+    included, waits for it, and every report the work makes reaches each of them in order, in their own
+    thread (a Streamlit element is drawn from its session's script thread only), those made before they
+    joined first. A session that leaves stops only its own waiting: the work goes on for the others.
+    The result is not kept: once the work ends, the next to ask starts it afresh (a live training is
+    pressed to be watched).
 
-    Not Memo: Memo's waiters see nothing until the result is in, and it keeps the result."""
+    Not Memo: Memo's waiters see nothing until the result is in, it keeps the result, and its work runs
+    in the first caller's thread, which ends with that session."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -321,26 +324,24 @@ class Together:
     def run(
         self, key: Hashable, work: Callable[[Callable[[object], None]], T], on_report: Callable[[object], object]
     ) -> T:
-        """work(report) for the first caller with `key`, its result (or its error) for everyone joined."""
+        """work(report) started once for `key`; its result (or its error) for everyone who asked meanwhile."""
         with self._cond:
-            joined = self._runs.get(key)
-            if joined is None:
+            run = self._runs.get(key)
+            if run is None:
                 run = self._runs[key] = _Run([])
-        if joined is not None:
-            return self._follow(joined, on_report)  # type: ignore[return-value]
+                threading.Thread(target=self._work, args=(key, run, work), name=f"together {key}", daemon=True).start()
+        return self._follow(run, on_report)  # type: ignore[return-value]
 
+    def _work(self, key: Hashable, run: _Run, work: Callable[[Callable[[object], None]], object]) -> None:
         def report(item: object) -> None:
             with self._cond:
                 run.reports.append(item)
                 self._cond.notify_all()
-            on_report(item)
 
         try:
             run.value = work(report)
-            return run.value
-        except BaseException as err:
+        except BaseException as err:  # noqa: BLE001  (raised in every waiting session)
             run.error = err
-            raise
         finally:
             with self._cond:
                 run.done = True

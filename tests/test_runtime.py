@@ -80,16 +80,31 @@ def test_sessions_pressing_together_share_one_run_and_each_sees_every_report_in_
     def press(i: int) -> None:
         got.append(together.run("settings", work, seen[i].append))
 
-    first = threading.Thread(target=press, args=(0,))
+    class Left(Exception):  # what a session's element raises once its learner has left the page
+        pass
+
+    left: list[Left] = []
+
+    def leave(report: object) -> None:
+        raise Left
+
+    def press_and_leave() -> None:
+        try:
+            together.run("settings", work, leave)
+        except Left as err:
+            left.append(err)
+
+    first = threading.Thread(target=press_and_leave)  # the first presser leaves at the first report
     first.start()
     assert halfway.wait(30)  # the others press once two reports are out: they see those first
-    threads = [threading.Thread(target=press, args=(i,)) for i in range(1, 30)]
+    threads = [threading.Thread(target=press, args=(i,)) for i in range(30)]
     for t in threads:
         t.start()
     time.sleep(0.2)
     release.set()
     for t in [first, *threads]:
         t.join(30)
+    assert len(left) == 1  # only its own waiting ended: the training went on for the others
     assert runs == [1] and got == ["trained"] * 30
     assert all(seen[i] == [1, 2, 3] for i in range(30))
     assert together.run("settings", lambda report: "again", print) == "again"  # over: a new press runs anew
