@@ -26,6 +26,9 @@ CAUSAL = models_where(kinds=("causal_lm",))
 MASKED = serving.default_for("masked_lm")  # BERT's answer for the same blank
 ENCODER = serving.default_for("attention")  # BERT's full attention
 MAX_CHARS = 2000
+# A sentence with a blank: its dozen candidates are each read as a whole sentence, so a paragraph here costs
+# the class's shared passes a dozen paragraphs (2,000 characters: 18 s of both cores, everyone's blank waiting)
+BLANK_CHARS = 300
 BLANKS = ("The man went to the ___ to deposit his money.", "She sat on the ___ of the river and fished all day.")
 DEPOSIT = BLANKS[0]
 STEPS = (
@@ -150,8 +153,9 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
 
     for col, example in zip(st.columns(len(BLANKS)), BLANKS):
         col.button(example, key=f"blank_{example[:12]}", on_click=use_blank, args=(example,), width="stretch")
-    said_if_cut(blank_text=MAX_CHARS)
-    blank_text = st.text_input(t("gpt.blank_text"), key="blank_text", bind="query-params", max_chars=MAX_CHARS)
+    said_if_cut(blank_text=BLANK_CHARS)
+    blank_text = st.text_input(t("gpt.blank_text"), key="blank_text", bind="query-params", max_chars=BLANK_CHARS)
+    blank_text = blank_text[:BLANK_CHARS]  # what a client other than the browser sends is cut here too
     render_script_note((model.name, MASKED), blank_text, NEXT_WORDS, family="GPT")
     try:
         if BLANK not in blank_text:

@@ -95,6 +95,17 @@ def test_left_only_against_both_sides_names_what_each_reads() -> None:
     assert not at.exception and "___" in shown(at.info[0].value)
 
 
+def test_a_paragraph_in_the_blank_box_is_cut_to_a_sentence_and_said_so() -> None:
+    """A blank's candidates are each read as a whole sentence: a link's paragraph is cut to the box's
+    300 characters, with one sentence saying so, and the blank still answered."""
+    long = "The man went to the ___ to deposit his money. " + "He walked home slowly after that. " * 30
+    at = open_page("pages/gpt.py", blank_text=long)
+    assert not at.exception
+    assert any("so it kept the first 300" in shown(i.value) for i in at.info)
+    rows = at.dataframe[0].value
+    assert len(rows) >= 3 and "smollm2-135m-mlm, both sides" in set(rows["Proposed by"])
+
+
 def test_the_product_of_factors_is_the_sentence_probability() -> None:
     at = open_page("pages/gpt.py", product_text="The tide went out.")
     assert not at.exception

@@ -390,7 +390,7 @@ def sentence_logprobs(model: CausalLM, texts: Sequence[str]) -> list[float]:
 
 
 SHARED_ROWS = 32  # sentences after their shared start scored in one pass at most (and their groups' starts)
-SHARED_TOKENS = 2048  # positions in one pass at most (its rows × the longest): a long blank's rows go a few at a time
+SHARED_TOKENS = 1024  # positions in one pass at most (its rows × the longest): a long blank's rows go a few at a time
 
 
 @torch.inference_mode()
