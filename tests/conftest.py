@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # Before huggingface_hub is imported anywhere: tests see an empty, private HF cache, so a
 # model someone prefetched on this machine cannot change what they find.
@@ -22,6 +23,9 @@ os.environ.setdefault("CONTEXTLAB_DEVICE", "cpu")
 os.environ.setdefault("CONTEXTLAB_WARMUP", "0")  # tests load what they use, when they use it
 
 import pytest  # noqa: E402
+
+if TYPE_CHECKING:
+    import model_zoo
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -301,6 +305,26 @@ def fresh_data_cache(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
     st.cache_data.clear()
     if fast:
         serving.SLOW.clear()
+
+
+@pytest.fixture(scope="module")
+def gpt2(tiny_gpt2: Path) -> model_zoo.CausalLM:
+    """The tiny random GPT-2, loaded."""
+    import model_zoo
+
+    model = model_zoo.load(tiny_gpt2)
+    assert isinstance(model, model_zoo.CausalLM)
+    return model
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory: pytest.TempPathFactory, tiny_gpt2: Path) -> model_zoo.CausalLM:
+    """A tiny random Llama (SmolLM2's architecture: rotary positions, grouped KV heads), loaded."""
+    import model_zoo
+
+    model = model_zoo.load(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), tiny_gpt2))
+    assert isinstance(model, model_zoo.CausalLM)
+    return model
 
 
 @pytest.fixture(scope="session")

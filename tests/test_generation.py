@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -19,24 +17,8 @@ from model_zoo.lessons.generation import (
     left_only_vs_whole,
     token_logprobs,
 )
-from tests.conftest import save_tiny_llama
 
 PROMPT = "the man went to the bank"
-
-
-@pytest.fixture(scope="module")
-def gpt2(tiny_gpt2: Path) -> model_zoo.CausalLM:
-    model = model_zoo.load(tiny_gpt2)
-    assert isinstance(model, model_zoo.CausalLM)
-    return model
-
-
-@pytest.fixture(scope="module")
-def llama(tmp_path_factory: pytest.TempPathFactory, tiny_gpt2: Path) -> model_zoo.CausalLM:
-    """A tiny random Llama (SmolLM2's architecture: rotary positions, grouped KV heads)."""
-    model = model_zoo.load(save_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), tiny_gpt2))
-    assert isinstance(model, model_zoo.CausalLM)
-    return model
 
 
 def test_greedy_steps_equal_transformers_generate(gpt2) -> None:  # noqa: ANN001

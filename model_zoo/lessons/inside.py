@@ -1,0 +1,339 @@
+"""Inside one forward pass (the "Inside the model" lesson): what each layer would predict, and what
+changes when a part is knocked out.
+
+- **The logit lens** (nostalgebraist 2020): the residual stream after each layer, read through the
+  model's own output head (a decoder's final norm and unembedding; a BERT's MLM head: its transform and
+  decoder), at the position the model's answer is read from: a [MASK] for a BERT, the position before it
+  for a decoder made a masked LM (it predicts each token from the one before), the last token for a
+  causal LM. The last row is the model's own answer.
+- **Knocking out** one head, every head of a layer, a layer's MLP, or a whole layer, by zeroing (or
+  replacing with its mean over the text) that part's output during the forward pass: forward hooks on
+  the linear layer that takes the concatenated heads (transformers 5 has no `head_mask`) and on the MLP.
+  Every head's effect on the answer comes from one batched pass: row r of the batch has head r knocked out.
+
+Everything runs on the model's eager twin (`Encoder.model`) with hooks added for one call and removed
+after it: the shared model is never changed. Shapes: T tokens, D width, V vocabulary, L layers, H heads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from ..contextual import CausalLM, Encoder, MaskedLM
+from ..errors import EmptyInput, MissingCapability, NoMaskToken
+
+Part = Literal["head", "heads", "mlp", "layer"]
+Mode = Literal["zero", "mean"]
+HEAD_ROWS = 64  # knocked-out copies of the text in one pass (head_effects)
+
+
+@dataclass(frozen=True)
+class Anatomy:
+    """Where a model's parts are: its blocks, the output head read from any layer's residual stream, the
+    linear layer each block's heads are concatenated into, and each block's MLP (its output is what the
+    MLP adds)."""
+
+    layers: list[Any]
+    read: Callable[[torch.Tensor], torch.Tensor]  # (N, D) residual stream -> (N, V) logits
+    heads_out: list[Any]  # per layer: o_proj (Llama), c_proj (GPT-2), attention.output.dense (BERT)
+    mlp: list[Any]  # per layer: mlp (Llama, GPT-2), output.dense (BERT: before its residual and LayerNorm)
+    heads: int
+    post_norm: bool  # BERT: each layer's output is already normalised (the lens reads it as it is)
+
+
+def anatomy(model: Encoder) -> Anatomy:
+    """The parts of a BERT (BertForMaskedLM / BertForPreTraining), a GPT-2 or a Llama-type decoder
+    (SmolLM2, plain or made a masked LM); MissingCapability for any other."""
+    net = model.model
+    heads = int(model.config.num_attention_heads)
+    if hasattr(net, "cls") and hasattr(getattr(net, "bert", None), "encoder"):  # BERT with its MLM head
+        layers = list(net.bert.encoder.layer)
+        predictions = net.cls.predictions
+        return Anatomy(
+            layers,
+            lambda h: predictions(h).float(),
+            [layer.attention.output.dense for layer in layers],
+            [layer.output.dense for layer in layers],
+            heads,
+            post_norm=True,
+        )
+    transformer = getattr(net, "transformer", None)
+    if transformer is not None and hasattr(transformer, "h"):  # GPT-2
+        blocks = list(transformer.h)
+        return _pre_norm(net, blocks, transformer.ln_f, [b.attn.c_proj for b in blocks], heads)
+    decoder = getattr(net, "model", None)
+    if decoder is not None and hasattr(decoder, "layers") and hasattr(decoder, "norm"):  # Llama and kin
+        blocks = list(decoder.layers)
+        return _pre_norm(net, blocks, decoder.norm, [b.self_attn.o_proj for b in blocks], heads)
+    raise MissingCapability(model.name, "the inside view", f"its parts ({type(net).__name__}) are not mapped")
+
+
+def _pre_norm(net: Any, blocks: list[Any], norm: Any, heads_out: list[Any], heads: int) -> Anatomy:
+    """A decoder's parts: any layer's stream read through the final norm and the unembedding."""
+    unembed = net.get_output_embeddings()
+    return Anatomy(blocks, lambda h: unembed(norm(h)).float(), heads_out, [b.mlp for b in blocks], heads, False)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The text as the model reads it, and where its answer is read."""
+
+    tokens: list[str]
+    inputs: dict[str, torch.Tensor]  # the model's keyword arguments, one row
+    at: int  # the position whose output is the answer
+    answered: int  # the position the answer fills (the [MASK], or the next one for a causal LM)
+
+
+def read(model: Encoder, text: str) -> Reading:
+    """Tokenise `text`; the answer position: the first [MASK] of a masked LM (a decoder made one reads
+    it from the position before), the last token of a causal LM."""
+    model.check_text(text)
+    batch = model.tokenize(text)
+    ids = batch["input_ids"][0]
+    if isinstance(model, MaskedLM):
+        found = (ids == model.tokenizer.mask_token_id).nonzero().flatten()
+        if len(found) == 0:
+            raise NoMaskToken(model.mask_token)
+        answered = int(found[0])
+        at = answered - 1 if _reads_before(model) else answered
+    elif isinstance(model, CausalLM):
+        answered = len(ids)
+        at = answered - 1
+    else:
+        raise MissingCapability(model.name, "the inside view", "it predicts no word (no output head)")
+    if at < 0:
+        raise EmptyInput("text before the blank")
+    return Reading(model.token_strings(ids.tolist()), model._inputs(batch), at, answered)
+
+
+def _reads_before(model: Encoder) -> bool:
+    from ..bidirectional import BidirectionalLM
+
+    return isinstance(model, BidirectionalLM)
+
+
+def _never(model: Encoder) -> torch.Tensor | None:
+    """Tokens the model's own answers never offer (a decoder made a masked LM: [MASK] and the like)."""
+    return getattr(model, "_never", None) if _reads_before(model) else None
+
+
+def _logits(model: Encoder, parts: Anatomy, states: torch.Tensor) -> torch.Tensor:
+    logits = parts.read(states)
+    never = _never(model)
+    if never is not None:
+        logits[..., never] = -torch.inf
+    return logits
+
+
+def _tensor(output: Any) -> torch.Tensor:
+    return output[0] if isinstance(output, tuple) else output
+
+
+Hook = tuple[Any, Callable[..., Any], Literal["pre", "post"]]  # (module, hook, before or after its forward)
+
+
+@contextmanager
+def _hooks(hooks: list[Hook]) -> Iterator[None]:
+    """`hooks` on their modules for the length of the block (pre-hooks see keyword arguments too)."""
+    handles = [
+        module.register_forward_pre_hook(hook, with_kwargs=True)
+        if kind == "pre"
+        else module.register_forward_hook(hook)
+        for module, hook, kind in hooks
+    ]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _hidden_in(args: tuple, kwargs: dict) -> torch.Tensor:
+    """A block's input stream, passed by position or by name."""
+    return _tensor(kwargs["hidden_states"] if "hidden_states" in kwargs else args[0])
+
+
+# -- the logit lens ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LayerGuess:
+    layer: int  # 0: the embeddings, l: after block l
+    top: list[tuple[str, float]]  # the words this layer's stream would predict, with probabilities
+    answer_rank: int  # where the model's final answer stands in this layer's reading (1 = first)
+    answer_probability: float
+
+
+@dataclass(frozen=True)
+class Lens:
+    tokens: list[str]
+    at: int
+    answer: str  # the model's own answer (the last layer's first word)
+    rows: list[LayerGuess]  # L + 1 rows: the embeddings, then every block
+
+
+@torch.inference_mode()
+def residual_streams(model: Encoder, reading: Reading, parts: Anatomy) -> torch.Tensor:
+    """(L + 1, T, D): the stream entering block 1 (the embeddings) and leaving every block."""
+    found: list[torch.Tensor] = []
+
+    def before(module: Any, args: tuple, kwargs: dict) -> None:
+        found.append(_hidden_in(args, kwargs)[0])
+
+    def after(module: Any, args: tuple, output: Any) -> None:
+        found.append(_tensor(output)[0])
+
+    with _hooks([(parts.layers[0], before, "pre"), *[(layer, after, "post") for layer in parts.layers]]):
+        model.model(**reading.inputs)
+    return torch.stack(found)
+
+
+@torch.inference_mode()
+def logit_lens(model: Encoder, text: str, k: int = 5) -> Lens:
+    """What each layer would predict at the answer position, read through the model's own head; the rank
+    and probability of the final answer at every layer."""
+    parts, reading = anatomy(model), read(model, text)
+    streams = residual_streams(model, reading, parts)[:, reading.at]  # (L + 1, D)
+    probs = _logits(model, parts, streams).softmax(-1)  # (L + 1, V)
+    answer = int(probs[-1].argmax())
+    ranks = (probs > probs[:, answer : answer + 1]).sum(-1) + 1
+    top = probs.topk(k, dim=-1)
+    rows = [
+        LayerGuess(
+            layer,
+            list(zip(model.decode_each(top.indices[layer].tolist()), top.values[layer].tolist())),
+            int(ranks[layer]),
+            float(probs[layer, answer]),
+        )
+        for layer in range(len(probs))
+    ]
+    return Lens(reading.tokens, reading.at, model.decode_each([answer])[0], rows)
+
+
+# -- knocking parts out -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Knock:
+    part: Part  # one head, every head of a layer, a layer's MLP, or the whole layer
+    layer: int  # 0-based block
+    head: int = 0  # for part == "head"
+    mode: Mode = "zero"  # zero the part's output, or put its mean over the text's tokens in its place
+
+
+@dataclass(frozen=True)
+class Knocked:
+    answer: str  # the intact model's answer
+    top: list[tuple[str, float]]  # the prediction with the part knocked out
+    before: float  # P(answer), intact
+    after: float  # P(answer), knocked out
+    loss_before: float  # -log P(answer)
+    loss_after: float
+
+
+def _heads_hook(parts: Anatomy, mask: torch.Tensor, mode: Mode) -> Callable[..., Any]:
+    """A pre-hook on the heads' output layer: its input (B, T, H * d) with head h of row b knocked out
+    where mask[b, h] (zeroed, or its mean over the row's tokens)."""
+
+    def hook(module: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        x = args[0]
+        b, t, width = x.shape
+        heads = x.view(b, t, parts.heads, width // parts.heads)
+        keep = ~mask.to(x.device)[:, None, :, None]  # (B, 1, H, 1)
+        stand_in = heads.mean(1, keepdim=True).expand_as(heads) if mode == "mean" else torch.zeros_like(heads)
+        return (torch.where(keep, heads, stand_in).reshape(b, t, width), *args[1:]), kwargs
+
+    return hook
+
+
+def _knock_hooks(parts: Anatomy, knock: Knock) -> list[Hook]:
+    """The hooks that knock `knock`'s part out of a forward pass."""
+    if not 0 <= knock.layer < len(parts.layers):
+        raise ValueError(f"layer {knock.layer} is not one of the model's {len(parts.layers)}")
+    if knock.part in ("head", "heads"):
+        if knock.part == "head" and not 0 <= knock.head < parts.heads:
+            raise ValueError(f"head {knock.head} is not one of the layer's {parts.heads}")
+        mask = torch.ones(1, parts.heads, dtype=torch.bool)
+        if knock.part == "head":
+            mask[:] = False
+            mask[0, knock.head] = True
+        return [(parts.heads_out[knock.layer], _heads_hook(parts, mask, knock.mode), "pre")]
+    if knock.part == "mlp":
+
+        def no_mlp(module: Any, args: tuple, output: Any) -> Any:
+            out = _tensor(output)
+            new = out.mean(1, keepdim=True).expand_as(out) if knock.mode == "mean" else torch.zeros_like(out)
+            return (new, *output[1:]) if isinstance(output, tuple) else new
+
+        return [(parts.mlp[knock.layer], no_mlp, "post")]
+    entered: list[torch.Tensor] = []  # a skipped block passes on the stream it was given
+
+    def remember(module: Any, args: tuple, kwargs: dict) -> None:
+        entered[:] = [_hidden_in(args, kwargs)]
+
+    def skip(module: Any, args: tuple, output: Any) -> Any:
+        return (entered[0], *output[1:]) if isinstance(output, tuple) else entered[0]
+
+    block = parts.layers[knock.layer]
+    return [(block, remember, "pre"), (block, skip, "post")]
+
+
+@torch.inference_mode()
+def knock_out(model: Encoder, text: str, knock: Knock, k: int = 5) -> Knocked:
+    """The answer with and without one part: its probability and loss, and the new top words."""
+    parts, reading = anatomy(model), read(model, text)
+    intact = _logits(model, parts, _last_stream(model, reading, parts)).softmax(-1)
+    answer = int(intact.argmax())
+    with _hooks(_knock_hooks(parts, knock)):
+        knocked = _logits(model, parts, _last_stream(model, reading, parts)).softmax(-1)
+    top = knocked.topk(k)
+    return Knocked(
+        model.decode_each([answer])[0],
+        list(zip(model.decode_each(top.indices.tolist()), top.values.tolist())),
+        float(intact[answer]),
+        float(knocked[answer]),
+        -float(torch.log(intact[answer])),
+        -float(torch.log(knocked[answer].clamp_min(1e-30))),
+    )
+
+
+def _last_stream(model: Encoder, reading: Reading, parts: Anatomy) -> torch.Tensor:
+    """(D,) the last block's output at the answer position (what the model's head reads)."""
+    found: list[torch.Tensor] = []
+
+    def after(module: Any, args: tuple, output: Any) -> None:
+        found.append(_tensor(output)[0, reading.at])
+
+    with _hooks([(parts.layers[-1], after, "post")]):
+        model.model(**reading.inputs)
+    return found[-1]
+
+
+@torch.inference_mode()
+def head_effects(model: Encoder, text: str, mode: Mode = "zero") -> tuple[np.ndarray, str, float]:
+    """(L, H) the change in log P(answer) when each head alone is knocked out (negative: the head helped),
+    from batched passes (row r: head r knocked out); the answer and log P(answer) intact."""
+    parts, reading = anatomy(model), read(model, text)
+    intact = _logits(model, parts, _last_stream(model, reading, parts)).log_softmax(-1)
+    answer = int(intact.argmax())
+    n_layers, n_heads = len(parts.layers), parts.heads
+    effects = np.zeros(n_layers * n_heads)
+    found: list[torch.Tensor] = []
+
+    def after(module: Any, args: tuple, output: Any) -> None:
+        found.append(_tensor(output)[:, reading.at])
+
+    for start in range(0, n_layers * n_heads, HEAD_ROWS):
+        rows = list(range(start, min(start + HEAD_ROWS, n_layers * n_heads)))
+        inputs = {k: v.expand(len(rows), *v.shape[1:]) for k, v in reading.inputs.items()}
+        masks = [torch.zeros(len(rows), n_heads, dtype=torch.bool) for _ in range(n_layers)]
+        for i, r in enumerate(rows):
+            masks[r // n_heads][i, r % n_heads] = True
+        hooks: list[Hook] = [(parts.heads_out[i], _heads_hook(parts, masks[i], mode), "pre") for i in range(n_layers)]
+        with _hooks([*hooks, (parts.layers[-1], after, "post")]):
+            model.model(**inputs)
+        logp = _logits(model, parts, found.pop()).log_softmax(-1)[:, answer]
+        effects[rows] = (logp - intact[answer]).cpu().numpy()
+    return effects.reshape(n_layers, n_heads), model.decode_each([answer])[0], float(intact[answer])

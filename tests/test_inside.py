@@ -1,0 +1,147 @@
+"""Inside one forward pass (model_zoo.lessons.inside) on tiny random models of every family the lesson
+opens: a BERT with its MLM head, GPT-2, a Llama, and a Llama made a masked LM (fast tier)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import model_zoo
+from model_zoo.bidirectional import BidirectionalLM, load_mntp
+from model_zoo.lessons import inside
+from model_zoo.lessons.inside import Knock
+
+MASKED_TEXT = "the man went to the [MASK] to get money"
+CAUSAL_TEXT = "We sat on the river bank and"
+
+
+@pytest.fixture(scope="module")
+def bert(tiny_bert: Path) -> model_zoo.MaskedLM:
+    model = model_zoo.load(tiny_bert)
+    assert isinstance(model, model_zoo.MaskedLM)
+    return model
+
+
+@pytest.fixture(scope="module")
+def mntp(tiny_mntp: tuple[Path, Path]) -> BidirectionalLM:
+    model, tokenizer = load_mntp(*tiny_mntp)
+    return BidirectionalLM("tiny-mntp", model, tokenizer, torch.device("cpu"))
+
+
+FAMILIES = [("bert", MASKED_TEXT), ("gpt2", CAUSAL_TEXT), ("llama", CAUSAL_TEXT), ("mntp", MASKED_TEXT)]
+
+
+def own_logits(model: model_zoo.Encoder, text: str) -> torch.Tensor:
+    """The model's own logits for its answer, as the pages get them (fill_mask's, next_words')."""
+    if isinstance(model, model_zoo.MaskedLM):
+        _, _, logits = model.mask_logits(text)
+        return logits[0]
+    with torch.inference_mode():
+        return model.model(**model._inputs(model.tokenize(text))).logits[0, -1].float()
+
+
+@pytest.mark.parametrize(("family", "text"), FAMILIES)
+def test_the_lens_last_row_is_the_model_s_own_prediction(
+    family: str, text: str, request: pytest.FixtureRequest
+) -> None:
+    model = request.getfixturevalue(family)
+    lens = inside.logit_lens(model, text, k=5)
+    parts = inside.anatomy(model)
+    assert len(lens.rows) == len(parts.layers) + 1  # the embeddings, then every block
+    own = own_logits(model, text).softmax(-1)
+    top = own.topk(5)
+    last = lens.rows[-1]
+    assert [w for w, _ in last.top] == model.decode_each(top.indices.tolist())
+    np.testing.assert_allclose([p for _, p in last.top], top.values.tolist(), atol=1e-4)
+    assert last.answer_rank == 1 and lens.answer == last.top[0][0]
+    assert all(r.answer_rank >= 1 and 0 <= r.answer_probability <= 1 for r in lens.rows)
+
+
+@pytest.mark.parametrize(("family", "text"), FAMILIES)
+def test_knocking_out_nothing_changes_nothing_and_a_layer_s_heads_change_the_answer_s_probability(
+    family: str, text: str, request: pytest.FixtureRequest
+) -> None:
+    model = request.getfixturevalue(family)
+    lens = inside.logit_lens(model, text)
+    effects, answer, logp = inside.head_effects(model, text)
+    assert answer == lens.answer and logp == pytest.approx(np.log(lens.rows[-1].answer_probability), abs=1e-4)
+    parts = inside.anatomy(model)
+    assert effects.shape == (len(parts.layers), parts.heads)
+    for layer in range(len(parts.layers)):
+        whole = inside.knock_out(model, text, Knock("heads", layer))
+        assert whole.before == pytest.approx(lens.rows[-1].answer_probability, abs=1e-5)
+        assert whole.after != pytest.approx(whole.before, abs=1e-7)  # random weights: every layer matters
+    # the hooks are gone afterwards: the model answers as before
+    assert inside.logit_lens(model, text).rows[-1].top == lens.rows[-1].top
+    # knocking out no head at all (every layer's hook in place, its mask empty) changes nothing
+    reading, none = inside.read(model, text), torch.zeros(1, parts.heads, dtype=torch.bool)
+    hooks = [(parts.heads_out[i], inside._heads_hook(parts, none, "zero"), "pre") for i in range(len(parts.layers))]
+    with inside._hooks(hooks):
+        kept = inside._last_stream(model, reading, parts)
+    assert torch.equal(kept, inside._last_stream(model, reading, parts))
+
+
+@pytest.mark.parametrize(("family", "text"), FAMILIES)
+def test_knocking_out_a_head_changes_exactly_that_head_s_contribution(
+    family: str, text: str, request: pytest.FixtureRequest
+) -> None:
+    """What reaches the heads' output layer differs from the intact pass in head h's slice alone, and each
+    head's effect in the batched map is what knocking it out alone gives."""
+    model = request.getfixturevalue(family)
+    parts, reading = inside.anatomy(model), inside.read(model, text)
+    layer, head = len(parts.layers) - 1, 1
+    seen: list[torch.Tensor] = []
+
+    def grab(module, args, kwargs):  # noqa: ANN001, ANN202
+        seen.append(args[0].detach().clone())
+
+    for hooks in ([], inside._knock_hooks(parts, Knock("head", layer, head))):
+        with inside._hooks([*hooks, (parts.heads_out[layer], grab, "pre")]):
+            model.model(**reading.inputs)
+    intact, knocked = (x.view(*x.shape[:2], parts.heads, -1) for x in seen)
+    changed = (intact != knocked).any(dim=(0, 1, 3))
+    assert changed.tolist() == [h == head for h in range(parts.heads)]
+    assert torch.all(knocked[:, :, head] == 0)
+    effects, _, logp = inside.head_effects(model, text)
+    for layer_, head_ in ((0, 0), (layer, head)):
+        alone = inside.knock_out(model, text, Knock("head", layer_, head_))
+        assert effects[layer_, head_] == pytest.approx(np.log(alone.after) - logp, abs=1e-4)
+
+
+@pytest.mark.parametrize(("family", "text"), FAMILIES)
+def test_a_skipped_layer_or_mlp_and_mean_ablation_give_a_new_prediction(
+    family: str, text: str, request: pytest.FixtureRequest
+) -> None:
+    model = request.getfixturevalue(family)
+    for knock in (Knock("layer", 0), Knock("mlp", 0), Knock("heads", 0, mode="mean"), Knock("head", 0, 0, "mean")):
+        got = inside.knock_out(model, text, knock)
+        # a random BERT's heads give nearly the same output at every token, so their mean changes little
+        assert got.after != (got.before if knock.mode == "mean" else pytest.approx(got.before, abs=1e-7))
+        assert got.loss_after == pytest.approx(-np.log(got.after), rel=1e-4)
+        assert len(got.top) == 5 and sum(p for _, p in got.top) <= 1 + 1e-5
+
+
+def test_skipping_the_only_changes_there_are_is_the_embeddings_reading(gpt2: model_zoo.CausalLM) -> None:
+    """Every block skipped: the head reads the embeddings, the lens's first row."""
+    parts = inside.anatomy(gpt2)
+    lens = inside.logit_lens(gpt2, CAUSAL_TEXT)
+    hooks = [h for layer in range(len(parts.layers)) for h in inside._knock_hooks(parts, Knock("layer", layer))]
+    reading = inside.read(gpt2, CAUSAL_TEXT)
+    with inside._hooks(hooks):
+        stream = inside._last_stream(gpt2, reading, parts)
+    probs = inside._logits(gpt2, parts, stream).softmax(-1)
+    assert gpt2.decode_each(probs.topk(5).indices.tolist()) == [w for w, _ in lens.rows[0].top]
+
+
+def test_bad_requests_get_one_sentence(bert: model_zoo.MaskedLM, gpt2: model_zoo.CausalLM) -> None:
+    with pytest.raises(model_zoo.NoMaskToken):
+        inside.logit_lens(bert, "no blank here")
+    with pytest.raises(model_zoo.EmptyInput):
+        inside.logit_lens(gpt2, "   ")
+    with pytest.raises(ValueError, match="layer 9"):
+        inside.knock_out(gpt2, CAUSAL_TEXT, Knock("mlp", 9))
+    with pytest.raises(ValueError, match="head 7"):
+        inside.knock_out(gpt2, CAUSAL_TEXT, Knock("head", 0, 7))
