@@ -145,3 +145,18 @@ def test_bad_requests_get_one_sentence(bert: model_zoo.MaskedLM, gpt2: model_zoo
         inside.knock_out(gpt2, CAUSAL_TEXT, Knock("mlp", 9))
     with pytest.raises(ValueError, match="head 7"):
         inside.knock_out(gpt2, CAUSAL_TEXT, Knock("head", 0, 7))
+
+
+def test_a_knock_out_leaves_other_sessions_passes_through_the_shared_model_alone(gpt2: model_zoo.CausalLM) -> None:
+    """Hooks act on their own thread's passes: a learner's knock-out never reaches another's reading."""
+    import threading
+
+    parts, reading = inside.anatomy(gpt2), inside.read(gpt2, CAUSAL_TEXT)
+    intact = inside._last_stream(gpt2, reading, parts)
+    seen: list[torch.Tensor] = []
+    with inside._hooks(inside._knock_hooks(parts, Knock("heads", 0))):
+        knocked = inside._last_stream(gpt2, reading, parts)
+        other = threading.Thread(target=lambda: seen.append(inside._last_stream(gpt2, reading, parts)))
+        other.start()
+        other.join(30)
+    assert not torch.equal(knocked, intact) and torch.equal(seen[0], intact)

@@ -17,6 +17,7 @@ after it: the shared model is never changed. Shapes: T tokens, D width, V vocabu
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -140,11 +141,18 @@ Hook = tuple[Any, Callable[..., Any], Literal["pre", "post"]]  # (module, hook, 
 
 @contextmanager
 def _hooks(hooks: list[Hook]) -> Iterator[None]:
-    """`hooks` on their modules for the length of the block (pre-hooks see keyword arguments too)."""
+    """`hooks` on their modules for the length of the block (pre-hooks see keyword arguments too), acting on
+    this thread's forward passes only: the model is shared, and another session's pass through the same
+    modules meanwhile (an attention view reads this eager model too) must see them as they are."""
+    me = threading.get_ident()
+
+    def mine(hook: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda *args: hook(*args) if threading.get_ident() == me else None
+
     handles = [
-        module.register_forward_pre_hook(hook, with_kwargs=True)
+        module.register_forward_pre_hook(mine(hook), with_kwargs=True)
         if kind == "pre"
-        else module.register_forward_hook(hook)
+        else module.register_forward_hook(mine(hook))
         for module, hook, kind in hooks
     ]
     try:
