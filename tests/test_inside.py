@@ -160,3 +160,26 @@ def test_a_knock_out_leaves_other_sessions_passes_through_the_shared_model_alone
         other.start()
         other.join(30)
     assert not torch.equal(knocked, intact) and torch.equal(seen[0], intact)
+
+
+@pytest.mark.parametrize(("family", "text"), FAMILIES)
+def test_a_token_s_path_through_a_block_adds_up(family: str, text: str, request: pytest.FixtureRequest) -> None:
+    """In a decoder the stream out is the stream in plus what attention and the MLP add; a BERT normalises
+    after each (post-norm); the neurons shown are the most active, each with the words it promotes."""
+    model = request.getfixturevalue(family)
+    parts, reading = inside.anatomy(model), inside.read(model, text)
+    layer, token = len(parts.layers) - 1, 2
+    path = inside.block_path(model, text, layer, token, k=3, words=4)
+    streams = inside.residual_streams(model, reading, parts)
+    np.testing.assert_allclose(path.stream_in, streams[layer, token].numpy(), atol=1e-5)
+    np.testing.assert_allclose(path.stream_out, streams[layer + 1, token].numpy(), atol=1e-5)
+    added = path.stream_in + path.attention + path.mlp
+    assert path.post_norm == (family == "bert")
+    if not path.post_norm:
+        np.testing.assert_allclose(added, path.stream_out, atol=1e-5)
+    assert path.expansion > path.width == model.config.hidden_size
+    assert len(path.neurons) == 3 and all(len(n.promotes) == 4 for n in path.neurons)
+    assert [n.activation for n in path.neurons] == sorted((n.activation for n in path.neurons), reverse=True)
+    assert -1 <= path.cosine(path.attention, path.stream_in) <= 1
+    with pytest.raises(ValueError, match="token 99"):
+        inside.block_path(model, text, 0, 99)

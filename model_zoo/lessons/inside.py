@@ -46,6 +46,8 @@ class Anatomy:
     mlp: list[Any]  # per layer: mlp (Llama, GPT-2), output.dense (BERT: before its residual and LayerNorm)
     heads: int
     post_norm: bool  # BERT: each layer's output is already normalised (the lens reads it as it is)
+    mlp_down: list[Any]  # per layer: the MLP's output layer, whose input is its neurons' activations
+    unembedding: torch.Tensor  # (V, D): the output head's word vectors
 
 
 def anatomy(model: Encoder) -> Anatomy:
@@ -63,22 +65,34 @@ def anatomy(model: Encoder) -> Anatomy:
             [layer.output.dense for layer in layers],
             heads,
             post_norm=True,
+            mlp_down=[layer.output.dense for layer in layers],
+            unembedding=predictions.decoder.weight,
         )
     transformer = getattr(net, "transformer", None)
     if transformer is not None and hasattr(transformer, "h"):  # GPT-2
         blocks = list(transformer.h)
-        return _pre_norm(net, blocks, transformer.ln_f, [b.attn.c_proj for b in blocks], heads)
+        return _pre_norm(net, blocks, transformer.ln_f, [b.attn.c_proj for b in blocks], heads, "c_proj")
     decoder = getattr(net, "model", None)
     if decoder is not None and hasattr(decoder, "layers") and hasattr(decoder, "norm"):  # Llama and kin
         blocks = list(decoder.layers)
-        return _pre_norm(net, blocks, decoder.norm, [b.self_attn.o_proj for b in blocks], heads)
+        return _pre_norm(net, blocks, decoder.norm, [b.self_attn.o_proj for b in blocks], heads, "down_proj")
     raise MissingCapability(model.name, "the inside view", f"its parts ({type(net).__name__}) are not mapped")
 
 
-def _pre_norm(net: Any, blocks: list[Any], norm: Any, heads_out: list[Any], heads: int) -> Anatomy:
+def _pre_norm(net: Any, blocks: list[Any], norm: Any, heads_out: list[Any], heads: int, down: str) -> Anatomy:
     """A decoder's parts: any layer's stream read through the final norm and the unembedding."""
     unembed = net.get_output_embeddings()
-    return Anatomy(blocks, lambda h: unembed(norm(h)).float(), heads_out, [b.mlp for b in blocks], heads, False)
+    mlp = [b.mlp for b in blocks]
+    return Anatomy(
+        blocks,
+        lambda h: unembed(norm(h)).float(),
+        heads_out,
+        mlp,
+        heads,
+        post_norm=False,
+        mlp_down=[getattr(m, down) for m in mlp],
+        unembedding=unembed.weight,
+    )
 
 
 @dataclass(frozen=True)
@@ -345,3 +359,86 @@ def head_effects(model: Encoder, text: str, mode: Mode = "zero") -> tuple[np.nda
         logp = _logits(model, parts, found.pop()).log_softmax(-1)[:, answer]
         effects[rows] = (logp - intact[answer]).cpu().numpy()
     return effects.reshape(n_layers, n_heads), model.decode_each([answer])[0], float(intact[answer])
+
+
+# -- one token's path through a block ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Neuron:
+    index: int
+    activation: float  # its value at the token (after the MLP's nonlinearity)
+    promotes: list[str]  # the words its output vector points to, read through the unembedding (Geva et al. 2022)
+
+
+@dataclass(frozen=True)
+class BlockPath:
+    tokens: list[str]
+    token: int
+    layer: int
+    width: int  # D: the stream's size
+    expansion: int  # the MLP's hidden size (4 x D in BERT and GPT-2; 1,536 for MiniLM's 384)
+    stream_in: np.ndarray  # (D,) the stream entering the block at the token
+    attention: np.ndarray  # (D,) what the heads' output layer adds (before a BERT's LayerNorm)
+    mlp: np.ndarray  # (D,) what the MLP adds (before a BERT's LayerNorm)
+    stream_out: np.ndarray  # (D,) the stream leaving the block
+    neurons: list[Neuron]  # the most active MLP neurons at the token
+    post_norm: bool  # BERT: out = LN(LN(in + attention) + mlp), not in + attention + mlp
+
+    @staticmethod
+    def cosine(a: np.ndarray, b: np.ndarray) -> float:
+        return float(a @ b / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-12))
+
+
+def _neuron_vectors(module: Any) -> torch.Tensor:
+    """(F, D): each MLP neuron's output vector (nn.Linear keeps (D, F); GPT-2's Conv1D keeps (F, D))."""
+    return module.weight.T if isinstance(module, torch.nn.Linear) else module.weight
+
+
+@torch.inference_mode()
+def block_path(model: Encoder, text: str, layer: int, token: int, k: int = 5, words: int = 5) -> BlockPath:
+    """One token's path through block `layer`: the stream in, what attention and the MLP add, the stream
+    out, and the `k` most active MLP neurons with the `words` each promotes."""
+    parts, reading = anatomy(model), read(model, text)
+    if not 0 <= layer < len(parts.layers):
+        raise ValueError(f"layer {layer} is not one of the model's {len(parts.layers)}")
+    if not 0 <= token < len(reading.tokens):
+        raise ValueError(f"token {token} is not one of the text's {len(reading.tokens)}")
+    seen: dict[str, torch.Tensor] = {}
+
+    def keep(name: str, of_input: bool = False) -> Callable[..., Any]:
+        def hook(module: Any, args: tuple, rest: Any) -> None:
+            source = (_hidden_in(args, rest) if name == "in" else _tensor(args[0])) if of_input else _tensor(rest)
+            seen[name] = source[0, token].float()
+
+        return hook
+
+    block = parts.layers[layer]
+    with _hooks(
+        [
+            (block, keep("in", True), "pre"),
+            (parts.heads_out[layer], keep("attention"), "post"),
+            (parts.mlp[layer], keep("mlp"), "post"),
+            (parts.mlp_down[layer], keep("neurons", True), "pre"),
+            (block, keep("out"), "post"),
+        ]
+    ):
+        model.model(**reading.inputs)
+    acts = seen["neurons"]
+    top = acts.topk(min(k, len(acts)))
+    vectors = _neuron_vectors(parts.mlp_down[layer])
+    neurons = []
+    for i, a in zip(top.indices.tolist(), top.values.tolist(), strict=True):
+        promoted = (parts.unembedding @ vectors[i].to(parts.unembedding.dtype)).topk(words).indices
+        neurons.append(Neuron(i, a, model.decode_each(promoted.tolist())))
+    return BlockPath(
+        reading.tokens,
+        token,
+        layer,
+        int(seen["in"].shape[0]),
+        int(acts.shape[0]),
+        seen["in"].cpu().numpy(),
+        seen["attention"].cpu().numpy(),
+        seen["mlp"].cpu().numpy(),
+        seen["out"].cpu().numpy(),
+        neurons,
+        parts.post_norm,
+    )
