@@ -3,6 +3,7 @@ opens: a BERT with its MLM head, GPT-2, a Llama, and a Llama made a masked LM (f
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import numpy as np
@@ -183,3 +184,48 @@ def test_a_token_s_path_through_a_block_adds_up(family: str, text: str, request:
     assert -1 <= path.cosine(path.attention, path.stream_in) <= 1
     with pytest.raises(ValueError, match="token 99"):
         inside.block_path(model, text, 0, 99)
+
+
+SENTENCES = [
+    "We sat on the river bank and watched the water.",
+    "I deposited the cheque at the bank.",
+    "the man went to the bank to get money",
+    "we sat on the bank of the river",
+    "the boat is on the water",
+    "his money is at the bank",
+] * 3
+
+
+@pytest.mark.parametrize("family", ["gpt2", "mntp"])
+def test_a_tuned_lens_reads_every_layer_closer_to_the_answer_and_its_last_row_is_the_model_s(
+    family: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    from model_zoo.training import train_lens
+
+    model = request.getfixturevalue(family)
+    parts = inside.anatomy(model)
+    dev = ["the man sat on the bank", "we watched the boat on the river"]
+    zero = inside.TunedLens(len(parts.layers), model.config.hidden_size)
+    before = train_lens.layer_kl(model, parts, zero, train_lens._masked(model, dev, 0.15, random.Random(1)))
+    lens, curve = train_lens.train(model, SENTENCES, dev, steps=40, batch=4, lr=3e-2, eval_every=10)
+    assert [c["step"] for c in curve] == [0, 10, 20, 30, 40]
+    assert (
+        min(c["dev_kl_nats"] for c in curve) < curve[0]["dev_kl_nats"] == pytest.approx(float(before.mean()), abs=1e-4)
+    )
+    text = MASKED_TEXT if family == "mntp" else CAUSAL_TEXT
+    tuned, raw = inside.tuned_lens(model, lens, text), inside.logit_lens(model, text)
+    assert tuned.rows[-1] == raw.rows[-1]  # the last layer is read as the model reads it
+    files = train_lens.save(lens, tmp_path / "lens")
+    again = train_lens.load(tmp_path / "lens", len(parts.layers), model.config.hidden_size)
+    assert files and [r.top[0][0] for r in inside.tuned_lens(model, again, text).rows] == [
+        r.top[0][0] for r in tuned.rows
+    ]  # fp16 on disk, the same readings
+
+
+def test_texts_split_by_hash_the_same_way_every_time() -> None:
+    from model_zoo.training.train_lens import split_of
+
+    texts = [f"sentence number {i} of the corpus" for i in range(400)]
+    splits = [split_of(t) for t in texts]
+    assert splits == [split_of(t) for t in texts]
+    assert splits.count("dev") > 5 and splits.count("test") > 5 and splits.count("train") > 300

@@ -201,16 +201,21 @@ class Lens:
 @torch.inference_mode()
 def residual_streams(model: Encoder, reading: Reading, parts: Anatomy) -> torch.Tensor:
     """(L + 1, T, D): the stream entering block 1 (the embeddings) and leaving every block."""
+    return streams(model, reading.inputs, parts)[:, 0]
+
+
+def streams(model: Encoder, inputs: dict[str, torch.Tensor], parts: Anatomy) -> torch.Tensor:
+    """(L + 1, B, T, D) for a batch of the model's keyword arguments."""
     found: list[torch.Tensor] = []
 
     def before(module: Any, args: tuple, kwargs: dict) -> None:
-        found.append(_hidden_in(args, kwargs)[0])
+        found.append(_hidden_in(args, kwargs))
 
     def after(module: Any, args: tuple, output: Any) -> None:
-        found.append(_tensor(output)[0])
+        found.append(_tensor(output))
 
     with _hooks([(parts.layers[0], before, "pre"), *[(layer, after, "post") for layer in parts.layers]]):
-        model.model(**reading.inputs)
+        model.model(**inputs)
     return torch.stack(found)
 
 
@@ -219,8 +224,12 @@ def logit_lens(model: Encoder, text: str, k: int = 5) -> Lens:
     """What each layer would predict at the answer position, read through the model's own head; the rank
     and probability of the final answer at every layer."""
     parts, reading = anatomy(model), read(model, text)
-    streams = residual_streams(model, reading, parts)[:, reading.at]  # (L + 1, D)
-    probs = _logits(model, parts, streams).softmax(-1)  # (L + 1, V)
+    return _lens_rows(model, parts, reading, residual_streams(model, reading, parts)[:, reading.at], k)
+
+
+def _lens_rows(model: Encoder, parts: Anatomy, reading: Reading, states: torch.Tensor, k: int) -> Lens:
+    """The lens's rows from each layer's (mapped) stream at the answer position, (L + 1, D)."""
+    probs = _logits(model, parts, states).softmax(-1)  # (L + 1, V)
     answer = int(probs[-1].argmax())
     ranks = (probs > probs[:, answer : answer + 1]).sum(-1) + 1
     top = probs.topk(k, dim=-1)
@@ -442,3 +451,29 @@ def block_path(model: Encoder, text: str, layer: int, token: int, k: int = 5, wo
         neurons,
         parts.post_norm,
     )
+
+
+# -- the tuned lens ---------------------------------------------------------------------------------
+class TunedLens(torch.nn.Module):
+    """Belrose et al. (2023): one affine map per layer, stream h -> h + A h + b, before the model's own head,
+    trained so that each layer's reading matches the model's final distribution (train_lens). A and b start
+    at zero, where it is the logit lens; the last layer keeps them at zero (its reading is the answer)."""
+
+    def __init__(self, layers: int, width: int) -> None:
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.zeros(layers + 1, width, width))
+        self.b = torch.nn.Parameter(torch.zeros(layers + 1, width))
+
+    def forward(self, layer: int, h: torch.Tensor) -> torch.Tensor:
+        if layer == len(self.b) - 1:
+            return h
+        return h + h @ self.a[layer].T.to(h.dtype) + self.b[layer].to(h.dtype)
+
+
+@torch.inference_mode()
+def tuned_lens(model: Encoder, lens: TunedLens, text: str, k: int = 5) -> Lens:
+    """logit_lens with each layer's stream mapped by `lens` before the head reads it."""
+    parts, reading = anatomy(model), read(model, text)
+    rows = residual_streams(model, reading, parts)[:, reading.at]
+    mapped = torch.stack([lens(layer, rows[layer]) for layer in range(len(rows))])
+    return _lens_rows(model, parts, reading, mapped, k)
