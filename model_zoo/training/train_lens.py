@@ -1,4 +1,4 @@
-"""Train a tuned lens for a model of the zoo: `python -m model_zoo.training.train_lens --model smollm2-135m`.
+"""Train a tuned lens for a model of the zoo: `python -m model_zoo.train_lens --model smollm2-135m`.
 
 The tuned lens (Belrose et al. 2023, model_zoo.lessons.inside.TunedLens): one affine map per layer, applied
 to that layer's residual stream before the model's own head reads it, trained so that each layer's reading
@@ -31,7 +31,7 @@ from ..contextual import Encoder, MaskedLM
 from ..lessons.inside import Anatomy, TunedLens, anatomy, streams
 from ..lessons.lexicon import ASSETS
 
-SCRIPT = "python -m model_zoo.training.train_lens"
+SCRIPT = "python -m model_zoo.train_lens"
 FILE_BYTES = 16 * 2**20  # a shipped file's size at most
 SPLITS = {"train": 90, "dev": 5, "test": 5}  # percent of the texts, by hash
 
