@@ -456,6 +456,10 @@ class CausalLM(Encoder):
         answers in the same shape: capabilities.WritesNext)."""
         return self.next_words_many([text], top_k)[0]
 
+    def head_logits(self, states: torch.Tensor) -> torch.Tensor:
+        """The output head (the unembedding) on last-layer states (..., D): float logits (..., V)."""
+        return self.fast_model.get_output_embeddings()(states).float()
+
     @torch.inference_mode()
     def next_words_many(self, texts: Sequence[str], top_k: int = 10) -> list[list[Guess]]:
         """next_words for several texts in right-padded passes of BATCH_SIZE (a causal model's tokens never
@@ -472,7 +476,7 @@ class CausalLM(Encoder):
             ids, mask = right_padded(rows)
             states = self.fast_base(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
             last = states.last_hidden_state[torch.arange(len(rows)), torch.tensor([len(r) - 1 for r in rows])]
-            logits = self.fast_model.get_output_embeddings()(last).float()  # (B, V): the head at the last tokens
+            logits = self.head_logits(last)  # (B, V): the head at the last tokens only
             top = logits.softmax(-1).topk(top_k)
             for indices, values in zip(top.indices.cpu().tolist(), top.values.cpu().tolist(), strict=True):
                 found.append(list(zip(self.decode_each(indices), values)))

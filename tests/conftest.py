@@ -308,6 +308,16 @@ def fresh_data_cache(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
 
 
 @pytest.fixture(scope="module")
+def bert(tiny_bert: Path) -> model_zoo.MaskedLM:
+    """The tiny random BERT with its MLM and NSP heads, loaded."""
+    import model_zoo
+
+    model = model_zoo.load(tiny_bert)
+    assert isinstance(model, model_zoo.MaskedLM)
+    return model
+
+
+@pytest.fixture(scope="module")
 def gpt2(tiny_gpt2: Path) -> model_zoo.CausalLM:
     """The tiny random GPT-2, loaded."""
     import model_zoo

@@ -11,13 +11,6 @@ from model_zoo import CausalLM, MaskedLM
 
 
 @pytest.fixture(scope="module")
-def bert(tiny_bert) -> MaskedLM:
-    model = model_zoo.load(tiny_bert)
-    assert isinstance(model, MaskedLM)
-    return model
-
-
-@pytest.fixture(scope="module")
 def gpt(tiny_gpt2) -> CausalLM:
     model = model_zoo.load(tiny_gpt2)
     assert isinstance(model, CausalLM)

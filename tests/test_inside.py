@@ -20,13 +20,6 @@ CAUSAL_TEXT = "We sat on the river bank and"
 
 
 @pytest.fixture(scope="module")
-def bert(tiny_bert: Path) -> model_zoo.MaskedLM:
-    model = model_zoo.load(tiny_bert)
-    assert isinstance(model, model_zoo.MaskedLM)
-    return model
-
-
-@pytest.fixture(scope="module")
 def mntp(tiny_mntp: tuple[Path, Path]) -> BidirectionalLM:
     model, tokenizer = load_mntp(*tiny_mntp)
     return BidirectionalLM("tiny-mntp", model, tokenizer, torch.device("cpu"))

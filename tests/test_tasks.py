@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -11,11 +9,6 @@ import torch
 import model_zoo
 from model_zoo.lessons import tasks
 from model_zoo.lessons.tasks import Labelled, Passage, QAHead, Question, Split
-
-
-@pytest.fixture(scope="module")
-def bert(tiny_bert: Path) -> model_zoo.Encoder:
-    return model_zoo.load(tiny_bert)
 
 
 def test_a_head_learns_separable_features_and_beats_the_majority() -> None:

@@ -461,7 +461,7 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
     hidden = out.last_hidden_state
     seen = (start_mask[:, :-1] * start_mask[:, 1:]).bool()  # a real token predicted from a real one
     before = _picked_logprobs(model, hidden[:, :-1], starts[:, 1:], seen).sum(1)  # (G,) log P(each shared start)
-    last = _head(model, hidden[:, -1]).log_softmax(-1)  # (G, V): what follows each shared start
+    last = model.head_logits(hidden[:, -1]).log_softmax(-1)  # (G, V): what follows each shared start
     owner = [g for g, group in enumerate(groups) for _ in group]
     own = [row[shared[g] :] for g, group in enumerate(groups) for row in group]
     ids, mask = right_padded(own)
@@ -493,11 +493,6 @@ def _hidden(model: CausalLM, cache: Any, **inputs: Any) -> Any:
     return base(**inputs, **{_cache_keyword(base.__class__): cache}, use_cache=True)
 
 
-def _head(model: CausalLM, hidden: torch.Tensor) -> torch.Tensor:
-    """The output head's logits (float) of hidden states."""
-    return model.fast_model.get_output_embeddings()(hidden).float()
-
-
 def _picked_logprobs(model: CausalLM, hidden: torch.Tensor, targets: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
     """(B, L) log P(targets[b, i] | hidden[b, i]) where `keep` (B, L) holds, 0 elsewhere: the output head read
     over the kept positions only, LOGIT_ROWS at a time. All at once, a long sentence's dozen candidates
@@ -508,7 +503,7 @@ def _picked_logprobs(model: CausalLM, hidden: torch.Tensor, targets: torch.Tenso
     picked = torch.zeros(wanted.shape, dtype=torch.float32, device=device)
     for i in range(0, len(where), LOGIT_ROWS):
         rows = where[i : i + LOGIT_ROWS]
-        logits = _head(model, flat[rows])
+        logits = model.head_logits(flat[rows])
         picked[rows] = logits.gather(1, wanted[rows, None]).squeeze(1) - logits.logsumexp(-1)
     return picked.view(targets.shape)
 
