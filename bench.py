@@ -357,6 +357,38 @@ def qa_reader() -> dict[str, float]:
     }
 
 
+def inside_views() -> dict[str, dict[str, float]]:
+    """Inside the model (issue 37) on the offline masked LM and causal LM, on a learner's sentence: the three
+    views (the logit lens with the tuned lens, a token's path through a middle block, one knock-out) and the
+    map of every head knocked out alone, each the first time (no cache), then the head map again (the server's
+    Memo: a second look)."""
+    import model_zoo
+    from model_zoo.lessons import inside
+
+    text = "We sat on the river [MASK] and watched the boats."
+    out: dict[str, dict[str, float]] = {}
+    for name in ("smollm2-135m-mlm", "smollm2-135m"):
+        model = model_zoo.load(name)
+        parts = inside.anatomy(model)
+        lens = inside.TunedLens(len(parts.layers), int(model.config.hidden_size))
+        inside.logit_lens(model, PARIS_WARM)  # warm up
+        start = time.perf_counter()
+        inside.logit_lens(model, text)
+        inside.tuned_lens(model, lens, text)
+        at = inside.read(model, text).at
+        inside.block_path(model, text, len(parts.layers) // 2, at)
+        inside.knock_out(model, text, inside.Knock("mlp", 0))
+        views = time.perf_counter() - start
+        start = time.perf_counter()
+        inside.head_effects(model, text)
+        heads = time.perf_counter() - start
+        out[name] = {"three_views_s": views, "head_map_s": heads, "heads": len(parts.layers) * parts.heads}
+    return out
+
+
+PARIS_WARM = "Paris is the capital of [MASK]."
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -533,6 +565,13 @@ def main() -> int:
         f"Using BERT, minilm-l6-qa answering a question: {qa['read_ms']:.0f} ms on the precipitation passage, "
         f"{qa['read_long_ms']:.0f} ms on a 2,000-character passage"
     )
+
+    results["inside"] = ins = inside_views()
+    for name, fig in ins.items():
+        print(
+            f"Inside the model, {name}: the three views on a learner's sentence {fig['three_views_s']:.2f} s [< 3 s]; "
+            f"every head knocked out alone ({fig['heads']:.0f} heads) {fig['head_map_s']:.1f} s [< 10 s]"
+        )
 
     (ROOT / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     print("\nwritten to bench.json")

@@ -54,6 +54,7 @@ ROAD: tuple[Stop, ...] = (
             Lesson("bert_inputs", "pages/bert_inputs.py", ":material/token:"),
             Lesson("masked_lm", "pages/masked_lm.py", ":material/edit_note:"),
             Lesson("attention", "pages/attention.py", ":material/hub:"),
+            Lesson("inside", "pages/inside.py", ":material/biotech:"),
             Lesson("senses", "pages/senses.py", ":material/bubble_chart:"),
             Lesson("probing", "pages/probing.py", ":material/stacked_bar_chart:"),
             Lesson("using_bert", "pages/using_bert.py", ":material/build:"),

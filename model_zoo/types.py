@@ -33,11 +33,13 @@ _WHERE = {
     "TaskResult": "model_zoo.lessons.probing",
     "TrainedHead": "model_zoo.lessons.tasks",
     "TrainSettings": "model_zoo.lessons.word2vec",
+    "Knocked": "model_zoo.lessons.inside",
 }
 __all__ = [
     "Encoding",
     "EpochReport",
     "Guess",
+    "Knocked",
     "KnownCurve",
     "MapView",
     "ModelCard",
@@ -60,6 +62,7 @@ assert sorted(__all__) == sorted(_WHERE)
 if TYPE_CHECKING:
     from .contextual import Encoding, Guess, Reading
     from .lessons.generation import Strategy
+    from .lessons.inside import Knocked
     from .lessons.probing import ModelResults, TaskResult
     from .lessons.sense_data import MapView, SenseModel, SenseSet
     from .lessons.senses import OwnVectors, SenseVectors

@@ -419,7 +419,14 @@ def tiny_zoo(tiny_zoo_dir: Path, tiny_mntp: tuple[Path, Path], monkeypatch: pyte
     monkeypatch.setattr(loading, "_load_card", tiny)
     monkeypatch.setattr(sense_data, "load_precomputed", lambda name: None)  # no maps of the real weights
     monkeypatch.setenv("CONTEXTLAB_CACHE", str(tmp_path / "cache"))  # disk caches of tiny vectors stay here
-    holding_models = (serving.load_model, serving._fill_mask_batcher, serving._word_vector_batcher)
+    from serving import lesson_inside
+
+    holding_models = (
+        serving.load_model,
+        serving._fill_mask_batcher,
+        serving._word_vector_batcher,
+        lesson_inside.shipped_lens,
+    )
     for resource in holding_models:  # a real model loaded by an earlier test must not answer here, nor a tiny one later
         resource.clear()
     serving.SLOW.clear()

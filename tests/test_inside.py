@@ -209,7 +209,7 @@ def test_a_tuned_lens_reads_every_layer_closer_to_the_answer_and_its_last_row_is
     tuned, raw = inside.tuned_lens(model, lens, text), inside.logit_lens(model, text)
     assert tuned.rows[-1] == raw.rows[-1]  # the last layer is read as the model reads it
     files = train_lens.save(lens, tmp_path / "lens")
-    again = train_lens.load(tmp_path / "lens", len(parts.layers), model.config.hidden_size)
+    again = inside.load_lens(tmp_path / "lens", len(parts.layers), model.config.hidden_size)
     assert files and [r.top[0][0] for r in inside.tuned_lens(model, again, text).rows] == [
         r.top[0][0] for r in tuned.rows
     ]  # fp16 on disk, the same readings
@@ -222,3 +222,63 @@ def test_texts_split_by_hash_the_same_way_every_time() -> None:
     splits = [split_of(t) for t in texts]
     assert splits == [split_of(t) for t in texts]
     assert splits.count("dev") > 5 and splits.count("test") > 5 and splits.count("train") > 300
+
+
+def test_a_causal_lm_reads_the_words_before_the_blank(gpt2: model_zoo.Encoder) -> None:
+    """One sentence serves both kinds: a left-to-right model predicts what comes after the words before [MASK]."""
+    blank = inside.logit_lens(gpt2, "We sat on the river [MASK] and watched.")
+    left = inside.logit_lens(gpt2, "We sat on the river")
+    assert blank == left
+    with pytest.raises(model_zoo.EmptyInput):
+        inside.logit_lens(gpt2, "[MASK] was muddy.")
+
+
+@pytest.mark.parametrize(("family", "text"), FAMILIES)
+def test_answer_attention_is_each_head_s_row_at_the_answer(
+    family: str, text: str, request: pytest.FixtureRequest
+) -> None:
+    model = request.getfixturevalue(family)
+    weights = inside.answer_attention(model, text)
+    reading = inside.read(model, text)
+    parts = inside.anatomy(model)
+    assert weights.shape == (len(parts.layers), parts.heads, len(reading.tokens))
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-4)  # each head's row is a distribution
+    if isinstance(model, model_zoo.CausalLM):
+        assert weights[..., reading.at + 1 :].sum() == 0  # nothing after the position it reads from
+
+
+def test_head_effects_reports_progress_to_the_end(gpt2: model_zoo.Encoder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inside, "HEAD_ROWS", 3)  # several passes
+    shares: list[float] = []
+    effects, _, _ = inside.head_effects(gpt2, CAUSAL_TEXT, on_progress=shares.append)
+    assert len(shares) == -(-effects.size // 3) and shares == sorted(shares) and shares[-1] == 1.0
+
+
+def lens_of(ranks: list[int]) -> inside.Lens:
+    rows = [inside.LayerGuess(i, [("w", 0.5)], r, 0.5) for i, r in enumerate(ranks)]
+    return inside.Lens(["a"], 0, "w", rows)
+
+
+def test_the_answer_settles_where_it_stays_first_to_the_end() -> None:
+    assert inside.settles_at(lens_of([5, 1, 3, 1, 1])) == 3  # first at layer 1 too, but not for good
+    assert inside.settles_at(lens_of([1, 1, 1])) == 0
+    assert inside.settles_at(lens_of([9, 9, 1])) == 2
+    assert [inside.depth_third(layer, 30) for layer in (0, 1, 10, 11, 20, 21, 29, 30)] == [
+        "first", "first", "first", "middle", "middle", "last", "last", "only_last"
+    ]  # fmt: skip
+
+
+def test_weight_and_effect_counts_heads_that_can_go_and_ranks_them() -> None:
+    effects = np.log(np.array([[1.0, 0.5], [1.05, 0.2]]))  # P(answer) kept, halved, +5%, a fifth
+    attention = np.zeros((2, 2, 3))
+    attention[..., 0] = 0.5  # the first token (the sink) is left out of the weights
+    attention[0, 0, 1:] = [0.1, 0.4]
+    attention[0, 1, 1:] = [0.3, 0.2]
+    attention[1, 0, 1:] = [0.0, 0.2]
+    attention[1, 1, 1:] = [0.5, 0.0]
+    both = inside.weight_and_effect(effects, attention)
+    np.testing.assert_allclose(both.weight, [[0.4, 0.3], [0.2, 0.5]])
+    assert both.small == 2 and both.heads == 4
+    assert both.spearman == pytest.approx(0.4)  # ranks of weight (3, 2, 1, 4) against effect (1, 3, 2, 4)
+    flat = inside.weight_and_effect(np.zeros((2, 2)), attention)
+    assert flat.small == 4 and flat.spearman != flat.spearman  # nothing to rank: nan, said so on the page

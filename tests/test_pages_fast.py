@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, all_text, light_charts, open_page
+from tests.conftest import ROOT, all_text, light_charts, open_page, shown
 
 # Every page file but pages/0_class.py, which only hands a fresh server's first /class visit to app.py
 PAGES = sorted(p.name for p in (ROOT / "pages").glob("*.py") if not p.name[0].isdigit())
@@ -139,3 +139,30 @@ def test_masked_lm_rollout_reads_the_recipe_sentence(tiny_zoo: Path) -> None:
     at = open_page("pages/masked_lm.py")
     ok(at)
     assert {"rollout", "mask0"} <= charts(at)  # the sections fed by another section's input are drawn too
+
+
+def test_inside_every_view_on_an_encoder_and_a_decoder(tiny_zoo: Path) -> None:
+    """Inside the model: the lens grid first, a token's path, a knock-out with its sentence, and every head's
+    map after one click, on the masked LM (the default) and on the causal LM (which reads before [MASK])."""
+    for model in ("smollm2-135m-mlm", "smollm2-135m"):
+        at = open_page("pages/inside.py", model=model)
+        ok(at)
+        assert {"grid_Logit lens", "answer_curve", "block_sizes", "knocked_top"} <= charts(at), model
+        text = all_text(at)
+        assert f"{model}'s answer is" in text and "Without the MLP of layer 1" in text
+        assert {"effects", "weights"}.isdisjoint(charts(at))  # the head map runs on a click only
+        at.button(key="heads_run").click().run()
+        ok(at)
+        assert {"effects", "weights"} <= charts(at)
+        assert "Spearman" in all_text(at) or "cannot be compared" in all_text(at)
+        at.selectbox(key="part").set_value("head").run()
+        at.number_input(key="knock_head").set_value(2).run()
+        ok(at)
+        assert "Without head 2 of layer 1" in all_text(at)
+
+
+def test_inside_without_a_blank_says_so_for_a_masked_lm(tiny_zoo: Path) -> None:
+    at = open_page("pages/inside.py", text="The river was muddy after the rain.")
+    assert not at.exception
+    said = [shown(i.value) for i in at.info]
+    assert sum("There is no [MASK] in the text" in s for s in said) == 1, said  # one sentence, once, no traceback

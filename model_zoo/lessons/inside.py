@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..errors import EmptyInput, MissingCapability, NoMaskToken
 Part = Literal["head", "heads", "mlp", "layer"]
 Mode = Literal["zero", "mean"]
 HEAD_ROWS = 64  # knocked-out copies of the text in one pass (head_effects)
+MASK = "[MASK]"  # the blank as a learner writes it: a causal LM reads the words before it
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class Anatomy:
     post_norm: bool  # BERT: each layer's output is already normalised (the lens reads it as it is)
     mlp_down: list[Any]  # per layer: the MLP's output layer, whose input is its neurons' activations
     unembedding: torch.Tensor  # (V, D): the output head's word vectors
+    # the model without its output head, called with the model's keyword arguments: every view reads the
+    # stream at one position, and the head over every position (V = 49,152 for SmolLM2) cost more than the blocks
+    trunk: Callable[..., Any]
 
 
 def anatomy(model: Encoder) -> Anatomy:
@@ -67,19 +72,22 @@ def anatomy(model: Encoder) -> Anatomy:
             post_norm=True,
             mlp_down=[layer.output.dense for layer in layers],
             unembedding=predictions.decoder.weight,
+            trunk=net.bert,
         )
     transformer = getattr(net, "transformer", None)
     if transformer is not None and hasattr(transformer, "h"):  # GPT-2
         blocks = list(transformer.h)
-        return _pre_norm(net, blocks, transformer.ln_f, [b.attn.c_proj for b in blocks], heads, "c_proj")
+        return _pre_norm(net, blocks, transformer.ln_f, [b.attn.c_proj for b in blocks], heads, "c_proj", transformer)
     decoder = getattr(net, "model", None)
     if decoder is not None and hasattr(decoder, "layers") and hasattr(decoder, "norm"):  # Llama and kin
         blocks = list(decoder.layers)
-        return _pre_norm(net, blocks, decoder.norm, [b.self_attn.o_proj for b in blocks], heads, "down_proj")
+        return _pre_norm(net, blocks, decoder.norm, [b.self_attn.o_proj for b in blocks], heads, "down_proj", decoder)
     raise MissingCapability(model.name, "the inside view", f"its parts ({type(net).__name__}) are not mapped")
 
 
-def _pre_norm(net: Any, blocks: list[Any], norm: Any, heads_out: list[Any], heads: int, down: str) -> Anatomy:
+def _pre_norm(
+    net: Any, blocks: list[Any], norm: Any, heads_out: list[Any], heads: int, down: str, trunk: Any
+) -> Anatomy:
     """A decoder's parts: any layer's stream read through the final norm and the unembedding."""
     unembed = net.get_output_embeddings()
     mlp = [b.mlp for b in blocks]
@@ -92,6 +100,7 @@ def _pre_norm(net: Any, blocks: list[Any], norm: Any, heads_out: list[Any], head
         post_norm=False,
         mlp_down=[getattr(m, down) for m in mlp],
         unembedding=unembed.weight,
+        trunk=lambda **inputs: trunk(**inputs, use_cache=False),
     )
 
 
@@ -107,7 +116,12 @@ class Reading:
 
 def read(model: Encoder, text: str) -> Reading:
     """Tokenise `text`; the answer position: the first [MASK] of a masked LM (a decoder made one reads
-    it from the position before), the last token of a causal LM."""
+    it from the position before), the last token of a causal LM (which reads the words before a [MASK],
+    so that one sentence serves both kinds)."""
+    if isinstance(model, CausalLM) and MASK in text:
+        text = text.split(MASK, 1)[0].rstrip()
+        if not text.strip():
+            raise EmptyInput("text before the blank")
     model.check_text(text)
     batch = model.tokenize(text)
     ids = batch["input_ids"][0]
@@ -215,7 +229,7 @@ def streams(model: Encoder, inputs: dict[str, torch.Tensor], parts: Anatomy) -> 
         found.append(_tensor(output))
 
     with _hooks([(parts.layers[0], before, "pre"), *[(layer, after, "post") for layer in parts.layers]]):
-        model.model(**inputs)
+        parts.trunk(**inputs)
     return torch.stack(found)
 
 
@@ -338,14 +352,17 @@ def _last_stream(model: Encoder, reading: Reading, parts: Anatomy) -> torch.Tens
         found.append(_tensor(output)[0, reading.at])
 
     with _hooks([(parts.layers[-1], after, "post")]):
-        model.model(**reading.inputs)
+        parts.trunk(**reading.inputs)
     return found[-1]
 
 
 @torch.inference_mode()
-def head_effects(model: Encoder, text: str, mode: Mode = "zero") -> tuple[np.ndarray, str, float]:
+def head_effects(
+    model: Encoder, text: str, mode: Mode = "zero", on_progress: Callable[[float], object] | None = None
+) -> tuple[np.ndarray, str, float]:
     """(L, H) the change in log P(answer) when each head alone is knocked out (negative: the head helped),
-    from batched passes (row r: head r knocked out); the answer and log P(answer) intact."""
+    from batched passes (row r: head r knocked out); the answer and log P(answer) intact. `on_progress`
+    hears the share done after each pass."""
     parts, reading = anatomy(model), read(model, text)
     intact = _logits(model, parts, _last_stream(model, reading, parts)).log_softmax(-1)
     answer = int(intact.argmax())
@@ -364,9 +381,11 @@ def head_effects(model: Encoder, text: str, mode: Mode = "zero") -> tuple[np.nda
             masks[r // n_heads][i, r % n_heads] = True
         hooks: list[Hook] = [(parts.heads_out[i], _heads_hook(parts, masks[i], mode), "pre") for i in range(n_layers)]
         with _hooks([*hooks, (parts.layers[-1], after, "post")]):
-            model.model(**inputs)
+            parts.trunk(**inputs)
         logp = _logits(model, parts, found.pop()).log_softmax(-1)[:, answer]
         effects[rows] = (logp - intact[answer]).cpu().numpy()
+        if on_progress is not None:
+            on_progress(rows[-1] / (n_layers * n_heads - 1) if n_layers * n_heads > 1 else 1.0)
     return effects.reshape(n_layers, n_heads), model.decode_each([answer])[0], float(intact[answer])
 
 
@@ -430,7 +449,7 @@ def block_path(model: Encoder, text: str, layer: int, token: int, k: int = 5, wo
             (block, keep("out"), "post"),
         ]
     ):
-        model.model(**reading.inputs)
+        parts.trunk(**reading.inputs)
     acts = seen["neurons"]
     top = acts.topk(min(k, len(acts)))
     vectors = _neuron_vectors(parts.mlp_down[layer])
@@ -477,3 +496,72 @@ def tuned_lens(model: Encoder, lens: TunedLens, text: str, k: int = 5) -> Lens:
     rows = residual_streams(model, reading, parts)[:, reading.at]
     mapped = torch.stack([lens(layer, rows[layer]) for layer in range(len(rows))])
     return _lens_rows(model, parts, reading, mapped, k)
+
+
+def load_lens(folder: Path, layers: int, width: int) -> TunedLens:
+    """A lens saved by model_zoo.training.train_lens.save (fp16 files, one or more layers' maps each)."""
+    from safetensors.torch import load_file
+
+    lens = TunedLens(layers, width)
+    with torch.no_grad():
+        for path in sorted(folder.glob("lens-*.safetensors")):
+            for name, tensor in load_file(str(path)).items():
+                kind, layer = name.split(".")
+                getattr(lens, kind)[int(layer)] = tensor.float()
+    return lens
+
+
+# -- what the learner's numbers show ----------------------------------------------------------------
+def settles_at(lens: Lens) -> int:
+    """The first layer from which the final answer stays first to the end (the last layer at the latest)."""
+    layer = len(lens.rows) - 1
+    while layer > 0 and lens.rows[layer - 1].answer_rank == 1:
+        layer -= 1
+    return layer
+
+
+@torch.inference_mode()
+def answer_attention(model: Encoder, text: str) -> np.ndarray:
+    """(L, H, T) each head's attention weights from the answer position over the text's tokens."""
+    parts, reading = anatomy(model), read(model, text)
+    out = parts.trunk(**reading.inputs, output_attentions=True)
+    return np.stack([layer[0, :, reading.at].float().cpu().numpy() for layer in out.attentions])
+
+
+@dataclass(frozen=True)
+class WeightAndEffect:
+    """Every head's attention weight next to its effect on the answer (Jain & Wallace 2019 against
+    Wiegreffe & Pinter 2019: is a weight an explanation?)."""
+
+    weight: np.ndarray  # (L, H) the largest weight from the answer position on any token but the first
+    effect: np.ndarray  # (L, H) |change in log P(answer)| when the head alone is knocked out
+    spearman: float  # rank correlation of the two over every head (nan where either is constant)
+    small: int  # heads whose knock-out moves P(answer) by less than SMALL_CHANGE (Michel et al. 2019)
+    heads: int
+
+
+SMALL_CHANGE = 0.10  # a 10% change of P(answer): less than this, the head "can go"
+
+
+def weight_and_effect(effects: np.ndarray, attention: np.ndarray) -> WeightAndEffect:
+    """`effects` (L, H) from head_effects, `attention` (L, H, T) from answer_attention. The first token is
+    left out of the weights: most heads park attention there (the sink) without reading anything."""
+    from scipy.stats import spearmanr
+
+    weight = attention[:, :, 1:].max(-1) if attention.shape[-1] > 1 else attention[:, :, 0]
+    effect = np.abs(effects)
+    flat_w, flat_e = weight.ravel(), effect.ravel()
+    rho = float("nan") if flat_w.std() == 0 or flat_e.std() == 0 else float(spearmanr(flat_w, flat_e).statistic)
+    small = int((np.abs(np.expm1(effects)) < SMALL_CHANGE).sum())
+    return WeightAndEffect(weight, effect, rho, small, effects.size)
+
+
+THIRDS = ("first", "middle", "last", "only_last")  # where in the depth an answer settles (the lesson's question)
+
+
+def depth_third(layer: int, layers: int) -> str:
+    """Which part of a model's depth layer `layer` (0: the embeddings, `layers`: the last block) lies in:
+    "only_last" where it is the last block itself, else the first, middle or last third of the blocks."""
+    if layer >= layers:
+        return "only_last"
+    return THIRDS[min(2, 3 * max(layer - 1, 0) // layers)]

@@ -1,0 +1,280 @@
+"""What the Inside the model lesson draws: each layer's reading through the model's own head (the logit lens,
+and the tuned lens beside it), one token's path through a block, and a part knocked out, with every head's
+effect next to its attention weight. Builders are pure (data in, figure or CSV out); render_* draw."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from components.charts import _text, _texts, build_matrix, build_score_bars
+from components.i18n import t, t_plain
+from components.tokens import readable
+from model_zoo.lessons.inside import BlockPath, Knocked, Lens, WeightAndEffect
+
+PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contextlab-inside"}}
+
+
+def word(token: str) -> str:
+    """A predicted word as a sentence quotes it: without the space a tokenizer keeps before it."""
+    return readable(token).strip() or readable(token)
+
+
+def layer_label(layer: int) -> str:
+    """Row 0 is the embeddings; row l is the stream after block l."""
+    return t_plain("inside.embeddings") if layer == 0 else str(layer)
+
+
+def build_lens_grid(lens: Lens, title: str) -> go.Figure:
+    """Layers down, the k words each layer's reading puts first across; colour: their probability."""
+    rows = [layer_label(r.layer) for r in lens.rows]
+    k = len(lens.rows[0].top)
+    words = [[readable(w) for w, _ in r.top] for r in lens.rows]
+    probs = [[p for _, p in r.top] for r in lens.rows]
+    heat = {
+        "type": "heatmap",
+        "z": probs,
+        "x": [f"#{i + 1}" for i in range(k)],
+        "y": _texts(rows),
+        "text": [_texts(w) for w in words],
+        "texttemplate": "%{text}",
+        "zmin": 0,
+        "zmax": 1,
+        "colorscale": "Blues",
+        "hovertemplate": "%{y} · %{x}: %{text}<br>%{z:.1%}<extra></extra>",
+        "colorbar": {"tickformat": ".0%", "thickness": 12},
+    }
+    layout = {
+        "title": {"text": _text(title)},
+        "height": 80 + 19 * len(rows),
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "yaxis": {"autorange": "reversed", "type": "category", "title": {"text": _text(t_plain("inside.layer"))}},
+        "xaxis": {"type": "category", "side": "top"},
+    }
+    return go.Figure({"data": [heat], "layout": layout})
+
+
+def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
+    """P(the final answer) at every layer, one line per lens (label -> Lens), on a log axis."""
+    fig = go.Figure()
+    for label, lens in lenses.items():
+        fig.add_trace(
+            go.Scatter(
+                x=[layer_label(r.layer) for r in lens.rows],
+                y=[max(r.answer_probability, 1e-9) for r in lens.rows],
+                mode="lines+markers",
+                name=_text(label),
+                customdata=[r.answer_rank for r in lens.rows],
+                hovertemplate="%{x}: %{y:.2%} (#%{customdata})<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=_text(t_plain("inside.curve_title", answer=word(answer))),
+        height=300,
+        margin=dict(l=10, r=10, t=40, b=10),
+        yaxis=dict(
+            type="log",
+            range=[-9.2, 0.1],
+            tickvals=[1e-8, 1e-6, 1e-4, 1e-2, 1],
+            ticktext=["10⁻⁸", "10⁻⁶", "10⁻⁴", "1%", "100%"],
+            title=_text(t_plain("inside.probability")),
+        ),
+        xaxis=dict(type="category", title=_text(t_plain("inside.layer"))),
+        legend=dict(orientation="h", y=-0.3),
+    )
+    return fig
+
+
+def lens_csv(lenses: dict[str, Lens]) -> str:
+    """One row per lens and layer: the words it puts first with their probabilities, the answer's rank."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    k = len(next(iter(lenses.values())).rows[0].top)
+    writer.writerow(
+        ["lens", "layer", "answer", "answer_rank", "answer_probability"]
+        + [f"{part}_{i + 1}" for i in range(k) for part in ("word", "p")]
+    )
+    for label, lens in lenses.items():
+        for r in lens.rows:
+            cells = [x for w, p in r.top for x in (readable(w), f"{p:.6f}")]
+            writer.writerow(
+                [label, r.layer, readable(lens.answer), r.answer_rank, f"{r.answer_probability:.6f}", *cells]
+            )
+    return out.getvalue()
+
+
+def build_kl_curve(logit_bits: Sequence[float], tuned_bits: Sequence[float]) -> go.Figure:
+    """The shipped tuned lens's measured quality: KL (bits) to the final distribution, every layer."""
+    x = [layer_label(i) for i in range(len(logit_bits))]
+    fig = go.Figure()
+    for label, ys in ((t_plain("inside.logit_lens"), logit_bits), (t_plain("inside.tuned_lens"), tuned_bits)):
+        fig.add_trace(go.Scatter(x=x, y=list(ys), mode="lines+markers", name=_text(label)))
+    fig.update_layout(
+        title=_text(t_plain("inside.kl_title")),
+        height=280,
+        margin=dict(l=10, r=10, t=40, b=10),
+        yaxis=dict(title="KL (bits)", rangemode="tozero"),
+        xaxis=dict(type="category", title=_text(t_plain("inside.layer"))),
+        legend=dict(orientation="h", y=-0.3),
+    )
+    return fig
+
+
+def build_block_sizes(path: BlockPath) -> go.Figure:
+    """The sizes of what enters the block, what attention and the MLP add, and what leaves it (norms), with
+    each one's cosine with the stream entering, in the hover and as text."""
+    parts = (
+        (t_plain("inside.part_in"), path.stream_in),
+        (t_plain("inside.part_attention"), path.attention),
+        (t_plain("inside.part_mlp"), path.mlp),
+        (t_plain("inside.part_out"), path.stream_out),
+    )
+    names = [name for name, _ in parts]
+    norms = [float(np.linalg.norm(v)) for _, v in parts]
+    cosines = [BlockPath.cosine(v, path.stream_in) for _, v in parts]
+    bars = {
+        "type": "bar",
+        "x": _texts(names),
+        "y": norms,
+        "text": [f"‖·‖ {n:.1f} · cos {c:+.2f}" for n, c in zip(norms, cosines)],
+        "textposition": "outside",
+        "marker": {"color": ["#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c"]},
+    }
+    layout = {
+        "title": {
+            "text": _text(t_plain("inside.sizes_title", layer=path.layer + 1, token=readable(path.tokens[path.token])))
+        },
+        "height": 320,
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "yaxis": {"title": {"text": _text(t_plain("inside.norm"))}, "range": [0, max(norms) * 1.25]},
+    }
+    return go.Figure({"data": [bars], "layout": layout})
+
+
+def render_neurons(path: BlockPath) -> None:
+    """The most active MLP neurons at the token, each with the words its output vector promotes."""
+    rows = [
+        {
+            t_plain("inside.neuron"): n.index,
+            t_plain("inside.activation"): round(n.activation, 3),
+            t_plain("inside.promotes"): ", ".join(readable(w) for w in n.promotes),
+        }
+        for n in path.neurons
+    ]
+    st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def block_csv(path: BlockPath) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["dimension", "stream_in", "attention_adds", "mlp_adds", "stream_out"])
+    for i in range(path.width):
+        writer.writerow(
+            [i, *(f"{float(v[i]):.6f}" for v in (path.stream_in, path.attention, path.mlp, path.stream_out))]
+        )
+    return out.getvalue()
+
+
+def render_knocked(knocked: Knocked, what: str) -> None:
+    """The answer's probability and loss with and without the part, and the new top words."""
+    a, b, c = st.columns(3)
+    a.metric(t("inside.p_intact", answer=word(knocked.answer)), f"{knocked.before:.1%}")
+    b.metric(
+        t("inside.p_knocked", answer=word(knocked.answer)),
+        f"{knocked.after:.1%}",
+        delta=f"{(knocked.after - knocked.before) * 100:+.1f} pp",
+    )
+    c.metric(
+        t("inside.loss"),
+        f"{knocked.loss_after:.2f}",
+        delta=f"{knocked.loss_after - knocked.loss_before:+.2f}",
+        delta_color="inverse",
+    )
+    st.plotly_chart(
+        build_score_bars([(readable(w), p) for w, p in knocked.top], t_plain("inside.knocked_top", what=what)),
+        key="knocked_top",
+        config=PNG,
+    )
+
+
+def build_head_grid(values: np.ndarray, title: str, diverging: bool) -> go.Figure:
+    """A (L, H) grid of heads: layers down, heads across."""
+    rows = [str(i + 1) for i in range(values.shape[0])]
+    cols = [str(i + 1) for i in range(values.shape[1])]
+    bound = float(np.abs(values).max()) or 1.0
+    fig = build_matrix(
+        values,
+        rows,
+        cols,
+        title,
+        zmin=-bound if diverging else 0,
+        zmax=bound if diverging else 1,
+        colorscale="RdBu" if diverging else "Blues",
+        hover=t_plain("inside.head_hover") + ("%{z:+.3f}" if diverging else "%{z:.1%}"),
+        height=120 + 20 * len(rows),
+    )
+    fig.update_layout(xaxis_title=_text(t_plain("inside.head")), yaxis_title=_text(t_plain("inside.layer")))
+    return fig
+
+
+def heads_csv(effects: np.ndarray, weights: np.ndarray) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["layer", "head", "change_in_log_p_answer", "largest_weight_from_answer_position"])
+    for layer in range(effects.shape[0]):
+        for head in range(effects.shape[1]):
+            writer.writerow([layer + 1, head + 1, f"{effects[layer, head]:.6f}", f"{weights[layer, head]:.6f}"])
+    return out.getvalue()
+
+
+def download(label: str, data: str, name: str, key: str) -> None:
+    st.download_button(label, data, file_name=name, mime="text/csv", icon=":material/download:", key=key)
+
+
+def part_name(part: str, layer: int, head: int) -> str:
+    """The knocked-out part in words (layer and head from 1)."""
+    return t_plain(f"inside.what_{part}", layer=layer, head=head)
+
+
+def knock_finding(knocked: Knocked, what: str) -> str:
+    """One sentence on what the learner's own knock-out did, from its numbers."""
+    new = word(knocked.top[0][0])
+    ratio = knocked.after / max(knocked.before, 1e-12)
+    key = "same" if new == word(knocked.answer) else "changed"
+    size = "little" if abs(ratio - 1) < 0.1 else "down" if ratio < 1 else "up"
+    return t(
+        f"inside.finding_{key}_{size}",
+        what=what,
+        answer=word(knocked.answer),
+        new=new,
+        before=f"{knocked.before:.1%}",
+        after=f"{knocked.after:.1%}",
+    )
+
+
+def heads_finding(both: WeightAndEffect) -> str:
+    """What the two heatmaps show, from their numbers: how many heads can go, and whether weight tracks effect."""
+    rho = both.spearman
+    agreement = "none" if rho != rho else "weak" if abs(rho) < 0.3 else "some" if abs(rho) < 0.6 else "strong"
+    strongest = np.unravel_index(int(np.argmax(both.effect)), both.effect.shape)
+    heaviest = np.unravel_index(int(np.argmax(both.weight)), both.weight.shape)
+    return t(
+        f"inside.heads_{agreement}",
+        small=both.small,
+        heads=both.heads,
+        share=f"{both.small / both.heads:.1%}",
+        rho=f"{rho:+.2f}" if rho == rho else "—",
+        effect_head=f"{strongest[0] + 1}.{strongest[1] + 1}",
+        weight_head=f"{heaviest[0] + 1}.{heaviest[1] + 1}",
+    )
+
+
+def width_options(own: int) -> tuple[str, ...]:
+    """MiniLM's MLM width (1,536), SmolLM2-135M's (1,536), BERT-base's and GPT-2's (3,072), BERT-large's
+    (4,096), and `own`, this model's from its config, so that its live answer is always an option."""
+    return tuple(str(n) for n in sorted({768, 1536, 3072, 4096, own}))

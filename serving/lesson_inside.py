@@ -1,0 +1,177 @@
+"""What the Inside the model lesson computes for its page (issue 37): one forward pass opened on the learner's
+sentence. The computation is model_zoo.lessons.inside; here it is cached, shared by a class, and the shipped
+tuned lenses are found and checked against the weights they were trained on.
+
+Every result is keyed on (model, text, settings): thirty learners on the lesson's example share one pass.
+The heatmap of every head's effect takes seconds on a 135M-parameter model (270 heads), so it is computed
+once per server for a sentence (serving's Memo) with a progress bar, never twice at once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import streamlit as st
+
+import model_zoo
+import serving
+from model_zoo.lessons.lexicon import ASSETS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from model_zoo.lessons.inside import BlockPath, Knocked, Lens, TunedLens, WeightAndEffect
+
+LENS_SCRIPT = "python -m model_zoo.train_lens"
+
+
+def _model(model_name: str) -> model_zoo.Encoder:
+    return serving.loaded(model_name, model_zoo.Encoder)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def logit_lens(model_name: str, text: str) -> Lens:
+    """What each layer would predict at the answer position, through the model's own head."""
+    from model_zoo.lessons import inside
+
+    return inside.logit_lens(_model(model_name), text)
+
+
+@dataclass(frozen=True)
+class LensQuality:
+    """A shipped tuned lens's measured quality: the mean KL divergence (bits) from the model's final
+    distribution to each layer's reading, on test texts no training decision read."""
+
+    logit_bits: tuple[float, ...]  # (L + 1,) the raw logit lens
+    tuned_bits: tuple[float, ...]  # (L + 1,) the tuned lens
+    command: str
+    seconds: float
+    texts: dict[str, int]  # train / dev / test texts
+    positions: int  # the positions the fit read
+
+    @property
+    def better_layers(self) -> int:
+        """Layers (all but the last) where the tuned lens reads closer to the answer than the logit lens."""
+        return sum(t < r for t, r in zip(self.tuned_bits[:-1], self.logit_bits[:-1]))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def shipped_lens(model_name: str) -> tuple[TunedLens, LensQuality] | None:
+    """The tuned lens ContextLab trained for `model_name` and its quality, or None: none shipped, or it was
+    trained on other weights than the ones on this machine (a model trained again under its name)."""
+    from model_zoo.lessons.inside import load_lens
+    from model_zoo.registry import weights_fingerprint
+
+    folder = ASSETS / "models" / f"{model_name}-lens"
+    if not (folder / "metrics.json").is_file():
+        return None
+    metrics = json.loads((folder / "metrics.json").read_text("utf-8"))
+    model = _model(model_name)
+    shape = (metrics.get("layers"), metrics.get("width"))
+    if metrics.get("weights") != weights_fingerprint(model_name) or shape != (
+        int(model.config.num_hidden_layers),
+        int(model.config.hidden_size),
+    ):
+        return None
+    lens = load_lens(folder, int(model.config.num_hidden_layers), int(model.config.hidden_size)).to(model.device)
+    bits = metrics["test_kl_bits"]
+    quality = LensQuality(
+        tuple(bits["logit_lens"]),
+        tuple(bits["tuned_lens"]),
+        metrics["command"],
+        metrics["seconds"],
+        metrics["texts"],
+        metrics["positions"]["train"],
+    )
+    return lens, quality
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def tuned_lens(model_name: str, text: str) -> Lens | None:
+    """logit_lens through the shipped tuned lens, or None where none is shipped for these weights."""
+    from model_zoo.lessons import inside
+
+    found = shipped_lens(model_name)
+    return None if found is None else inside.tuned_lens(_model(model_name), found[0], text)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def block_path(model_name: str, text: str, layer: int, token: int) -> BlockPath:
+    """One token's path through block `layer` (0-based)."""
+    from model_zoo.lessons import inside
+
+    return inside.block_path(_model(model_name), text, layer, token)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def knock_out(model_name: str, text: str, part: str, layer: int, head: int, mode: str) -> Knocked:
+    """The answer with and without one part (head, heads, mlp, layer; layer and head 0-based)."""
+    from model_zoo.lessons import inside
+
+    knock = inside.Knock(part, layer, head, mode)  # type: ignore[arg-type]
+    return inside.knock_out(_model(model_name), text, knock)
+
+
+def head_effects(
+    model_name: str, text: str, mode: str, on_progress: Callable[[float], object] | None = None
+) -> tuple[np.ndarray, str, float]:
+    """Every head's effect on the answer (L, H), once per server for a sentence and mode."""
+    from model_zoo.lessons import inside
+
+    def compute() -> tuple[np.ndarray, str, float]:
+        return inside.head_effects(_model(model_name), text, mode, on_progress)  # type: ignore[arg-type]
+
+    return serving._shared(("head effects", model_name, text, mode), compute)
+
+
+def cached_head_effects(model_name: str, text: str, mode: str) -> tuple[np.ndarray, str, float] | None:
+    """The heatmap's numbers if this server has them already (a second look draws at once), else None."""
+    found = serving.SLOW.peek(("head effects", model_name, text, mode))
+    return found  # type: ignore[return-value]
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def answer_attention(model_name: str, text: str) -> np.ndarray:
+    """(L, H, T) every head's weights from the answer position."""
+    from model_zoo.lessons import inside
+
+    return inside.answer_attention(_model(model_name), text)
+
+
+def weight_and_effect(model_name: str, text: str, effects: np.ndarray) -> WeightAndEffect:
+    from model_zoo.lessons import inside
+
+    return inside.weight_and_effect(effects, answer_attention(model_name, text))
+
+
+def settles_at(lens: Lens) -> int:
+    from model_zoo.lessons import inside
+
+    return inside.settles_at(lens)
+
+
+def mlp_width(model_name: str) -> int:
+    """The MLP's hidden size from the model's config (no forward pass)."""
+    config = _model(model_name).config
+    return int(getattr(config, "intermediate_size", 0) or getattr(config, "n_inner", 0) or 4 * config.hidden_size)
+
+
+THIRDS = ("first", "middle", "last", "only_last")
+
+
+def depth_third(layer: int, layers: int) -> str:
+    from model_zoo.lessons import inside
+
+    return inside.depth_third(layer, layers)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def answer_position(model_name: str, text: str) -> int:
+    """The token whose stream the model's head reads for its answer (the [MASK], the one before it in a
+    decoder made a masked LM, the last token read by a causal LM)."""
+    from model_zoo.lessons import inside
+
+    return inside.read(_model(model_name), text).at
