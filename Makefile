@@ -51,6 +51,12 @@ browser: install-dev
 	else \
 		$(BIN)/playwright install chromium; \
 	fi
+	@# a font with Chinese glyphs, so that the zh pages show characters, not boxes, in the browser
+	@if ! fc-list 2>/dev/null | grep -qi "WenQuanYi" && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null 2>&1 \
+		|| (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null) \
+		|| echo "browser: fonts-wqy-microhei not installed (Chinese shows as boxes)"; \
+	fi
 
 # nginx for `make serve WORKERS=2` and its test: Debian's nginx-light where apt is usable.
 nginx:

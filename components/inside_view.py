@@ -22,7 +22,8 @@ PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contex
 
 def word(token: str) -> str:
     """A predicted word as a sentence quotes it: without the space a tokenizer keeps before it."""
-    return readable(token).strip() or readable(token)
+    shown = readable(token)
+    return shown.strip() or shown.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
 
 
 def layer_label(layer: int) -> str:
@@ -34,7 +35,7 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
     """Layers down, the k words each layer's reading puts first across; colour: their probability."""
     rows = [layer_label(r.layer) for r in lens.rows]
     k = len(lens.rows[0].top)
-    words = [[readable(w) for w, _ in r.top] for r in lens.rows]
+    words = [[word(w) for w, _ in r.top] for r in lens.rows]
     probs = [[p for _, p in r.top] for r in lens.rows]
     heat = {
         "type": "heatmap",
@@ -51,8 +52,8 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
     }
     layout = {
         "title": {"text": _text(title)},
-        "height": 80 + 19 * len(rows),
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "height": 100 + 19 * len(rows),
+        "margin": {"l": 10, "r": 10, "t": 64, "b": 10},  # the title above the rank labels (x axis on top)
         "yaxis": {"autorange": "reversed", "type": "category", "title": {"text": _text(t_plain("inside.layer"))}},
         "xaxis": {"type": "category", "side": "top"},
     }

@@ -115,14 +115,15 @@ def token_path(model: model_zoo.Encoder, text: str) -> None:
     """One token's path through a block: the stream in, what attention and the MLP add, the neurons."""
     st.header(t("inside.block_title"))
     st.write(t("inside.block_intro"))
-    tokens = [readable(tok) for tok in serving.token_strings(model.name, text)]
+    read, at = lesson.reading(model.name, text)  # a causal LM's tokens stop at the [MASK]
+    tokens = [readable(tok) for tok in read]
     layers = int(model.config.num_hidden_layers)
     left, right = st.columns(2)
     layer = left.slider(
         t("inside.layer"), 1, layers, number_from_url("block_layer", 1, layers, layers // 2), key="block_layer"
     )
     labels = [f"{i}: {tok}" for i, tok in enumerate(tokens)]
-    start = index_from_url("block_token", tokens, lesson.answer_position(model.name, text))
+    start = index_from_url("block_token", tokens, at)
     token = right.selectbox(
         t("inside.token"), range(len(labels)), index=start, format_func=lambda i: labels[i], key="block_token"
     )
@@ -249,7 +250,7 @@ def run() -> None:
         examples()
     try:
         if text is not None:
-            lesson.answer_position(model.name, text)  # the learner's mistake (no [MASK]...) said once, for every view
+            lesson.reading(model.name, text)  # the learner's mistake (no [MASK]...) said once, for every view
     except model_zoo.ModelZooError as err:
         with out:
             render_error(err)

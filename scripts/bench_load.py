@@ -92,7 +92,7 @@ def fresh_sentence(page: str, rng: random.Random) -> tuple[str, str]:
     """A sentence no session has sent yet (so no cache answers it) and a word that must come back."""
     noun, adj, place, verb = rng.choice(NOUNS), rng.choice(ADJECTIVES), rng.choice(PLACES), rng.choice(VERBS)
     n = rng.randrange(2, 999)
-    if page == "masked_lm":
+    if page in ("masked_lm", "inside"):
         return f"The {adj} {noun} went to the [MASK] to {verb} {n} friends from the {place}.", noun
     if page == "senses":
         return f"The {adj} {noun} waited {n} minutes on the bank of the {place}.", noun
@@ -127,6 +127,7 @@ MORE_PAGES = (
     Page("using_bert", "passage", "Using BERT (reader's passage)"),
     Page("gpt", "blank_text", "GPT (left only vs both sides)"),
     Page("playground", "text", "Playground"),
+    Page("inside", "text", "Inside the model"),
 )
 EVERY_PAGE = PAGES + MORE_PAGES
 

@@ -169,9 +169,10 @@ def depth_third(layer: int, layers: int) -> str:
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def answer_position(model_name: str, text: str) -> int:
-    """The token whose stream the model's head reads for its answer (the [MASK], the one before it in a
-    decoder made a masked LM, the last token read by a causal LM)."""
+def reading(model_name: str, text: str) -> tuple[list[str], int]:
+    """The tokens the model reads (a causal LM: those before the [MASK]) and the one whose stream its head
+    reads for the answer (the [MASK], the one before it in a decoder made a masked LM, a causal LM's last)."""
     from model_zoo.lessons import inside
 
-    return inside.read(_model(model_name), text).at
+    found = inside.read(_model(model_name), text)
+    return found.tokens, found.at

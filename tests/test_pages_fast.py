@@ -155,6 +155,10 @@ def test_inside_every_view_on_an_encoder_and_a_decoder(tiny_zoo: Path) -> None:
         ok(at)
         assert {"effects", "weights"} <= charts(at)
         assert "Spearman" in all_text(at) or "cannot be compared" in all_text(at)
+        options = at.selectbox(key="block_token").options  # the tokens the model reads: a causal LM's stop at [MASK]
+        assert ("[MASK]" in "".join(options)) == (model == "smollm2-135m-mlm"), options
+        at.selectbox(key="block_token").set_value(len(options) - 1).run()
+        ok(at)
         at.selectbox(key="part").set_value("head").run()
         at.number_input(key="knock_head").set_value(2).run()
         ok(at)

@@ -125,6 +125,23 @@ def test_attention_link(tiny_zoo: Path) -> None:
     assert "Measured on 300 sentence(s)" in all_text(at)
 
 
+def test_inside_link(tiny_zoo: Path) -> None:
+    text = "the man went to the [MASK] ."
+    query = {"model": "minilm-l6-mlm", "text": text, "block_layer": "2", "block_token": "man"}
+    at = open_page("pages/inside.py", **query, part="head", knock_layer="2", knock_head="3", mode="mean")
+    ok(at)
+    assert at.selectbox(key="model").value == "minilm-l6-mlm" and at.text_input(key="text").value == text
+    assert at.slider(key="block_layer").value == 2
+    picked = at.selectbox(key="block_token")
+    assert picked.format_func(picked.value).endswith(": man")
+    assert title(at, "block_sizes").startswith("Block 2, token “man”")
+    assert at.selectbox(key="part").value == "head" and at.radio(key="mode").value == "mean"
+    assert at.number_input(key="knock_layer").value == 2 and at.number_input(key="knock_head").value == 3
+    assert "Without head 3 of layer 2" in all_text(at)
+    at.radio(key="mode").set_value("zero").run()
+    assert at.query_params["mode"] == "zero"
+
+
 def test_bert_inputs_link(tiny_zoo: Path) -> None:
     at = open_page("pages/bert_inputs.py", model="minilm-l6-mlm", a="the man went to the bank .", b="we sat .")
     ok(at)
