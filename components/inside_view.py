@@ -17,6 +17,7 @@ from components.i18n import t, t_plain
 from components.tokens import readable
 from model_zoo.lessons.inside import BlockPath, Knocked, Lens, WeightAndEffect
 
+COLOURS = ("#1f77b4", "#ff7f0e")  # the logit lens, the tuned lens: apart at a glance on a projector
 PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contextlab-inside"}}
 
 
@@ -63,13 +64,14 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
 def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
     """P(the final answer) at every layer, one line per lens (label -> Lens), on a log axis."""
     fig = go.Figure()
-    for label, lens in lenses.items():
+    for colour, (label, lens) in zip(COLOURS, lenses.items()):
         fig.add_trace(
             go.Scatter(
                 x=[layer_label(r.layer) for r in lens.rows],
                 y=[max(r.answer_probability, 1e-9) for r in lens.rows],
                 mode="lines+markers",
                 name=_text(label),
+                line={"color": colour},
                 customdata=[r.answer_rank for r in lens.rows],
                 hovertemplate="%{x}: %{y:.2%} (#%{customdata})<extra></extra>",
             )
@@ -113,13 +115,14 @@ def build_kl_curve(logit_bits: Sequence[float], tuned_bits: Sequence[float]) -> 
     """The shipped tuned lens's measured quality: KL (bits) to the final distribution, every layer."""
     x = [layer_label(i) for i in range(len(logit_bits))]
     fig = go.Figure()
-    for label, ys in ((t_plain("inside.logit_lens"), logit_bits), (t_plain("inside.tuned_lens"), tuned_bits)):
-        fig.add_trace(go.Scatter(x=x, y=list(ys), mode="lines+markers", name=_text(label)))
+    lines = ((t_plain("inside.logit_lens"), logit_bits), (t_plain("inside.tuned_lens"), tuned_bits))
+    for colour, (label, ys) in zip(COLOURS, lines):
+        fig.add_trace(go.Scatter(x=x, y=list(ys), mode="lines+markers", name=_text(label), line={"color": colour}))
     fig.update_layout(
         title=_text(t_plain("inside.kl_title")),
         height=280,
         margin=dict(l=10, r=10, t=40, b=10),
-        yaxis=dict(title="KL (bits)", rangemode="tozero"),
+        yaxis=dict(title="KL (bits, log scale; the last layer's 0 left off)", type="log"),
         xaxis=dict(type="category", title=_text(t_plain("inside.layer"))),
         legend=dict(orientation="h", y=-0.3),
     )
