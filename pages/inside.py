@@ -2,6 +2,7 @@
 ContextLab trained), one token's path through a block (attention and the MLP added to the stream, the MLP's
 most active neurons), and a part knocked out, with every head's effect next to its attention weight."""
 
+from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
@@ -63,8 +64,7 @@ def examples() -> None:
 
 def what_layers_predict(model: model_zoo.Encoder, text: str, out: st.delta_generator.DeltaGenerator) -> None:
     """The lesson's main output: the logit lens (and the tuned lens beside it), then the answer's curve."""
-    logit = lesson.logit_lens(model.name, text)
-    tuned = lesson.tuned_lens(model.name, text)
+    logit, tuned = lesson.lenses(model.name, text)
     lenses = {t_plain("inside.logit_lens"): logit} | ({t_plain("inside.tuned_lens"): tuned} if tuned else {})
     with out:
         columns = st.columns(len(lenses))
@@ -233,6 +233,28 @@ def check_yourself(model: model_zoo.Encoder) -> None:
     )
 
 
+def views(model: model_zoo.Encoder, text: str, path: GuidedPath) -> None:
+    """The token's path, the knock-out and every head: lazy tabs on the whole page (only the open one runs a
+    pass: a class typing sentences would otherwise pay for all three on every rerun); a step's one view alone."""
+    shown = [(section, draw) for section, draw in VIEWS if path.shows(section)]
+    tabs: Sequence[Any]
+    if len(shown) <= 1:
+        tabs = [st.container()] * len(shown)
+    else:
+        labels = [t(f"inside.{section}_title") for section, _ in shown]
+        tabs = st.tabs(labels, key="inside_view", on_change="rerun")
+    for tab, (_, draw) in zip(tabs, shown):
+        if getattr(tab, "open", True):
+            with tab:
+                try:
+                    draw(model, text)
+                except model_zoo.ModelZooError as err:
+                    render_error(err)
+
+
+VIEWS = (("block", token_path), ("knock", knock_it_out), ("heads", every_head))
+
+
 def run() -> None:
     ensure_app_frame()
     st.title(t("lesson.inside.title"))
@@ -263,12 +285,8 @@ def run() -> None:
     elif path.shows("lens") and not st.session_state.get("text", "").strip():
         out.info(t("inside.empty"), icon=":material/info:")
     predict_first(model, path)
-    for section, draw in (("block", token_path), ("knock", knock_it_out), ("heads", every_head)):
-        if path.shows(section) and text is not None:
-            try:
-                draw(model, text)
-            except model_zoo.ModelZooError as err:
-                render_error(err)
+    if text is not None:
+        views(model, text, path)
     if path.shows("check"):
         check_yourself(model)
     path.end()

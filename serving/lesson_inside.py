@@ -19,11 +19,12 @@ import streamlit as st
 import model_zoo
 import serving
 from model_zoo.lessons.lexicon import ASSETS
+from serving.runtime import MicroBatcher
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from model_zoo.lessons.inside import BlockPath, Knocked, Lens, TunedLens, WeightAndEffect
+    from model_zoo.lessons.inside import AnswerPass, BlockPath, Knocked, Lens, TunedLens, WeightAndEffect
 
 LENS_SCRIPT = "python -m model_zoo.train_lens"
 
@@ -35,9 +36,35 @@ def _model(model_name: str) -> model_zoo.Encoder:
 @st.cache_data(max_entries=128, show_spinner=False)
 def logit_lens(model_name: str, text: str) -> Lens:
     """What each layer would predict at the answer position, through the model's own head."""
+    return lenses(model_name, text)[0]
+
+
+@st.cache_resource(show_spinner=False)
+def _pass_batcher(model_name: str) -> MicroBatcher[str, AnswerPass]:
+    """A class's sentences share one padded pass (model_zoo.lessons.inside.answer_passes)."""
     from model_zoo.lessons import inside
 
-    return inside.logit_lens(_model(model_name), text)
+    return MicroBatcher(lambda texts: inside.answer_passes(_model(model_name), texts))
+
+
+def _answer_pass(model_name: str, text: str) -> AnswerPass:
+    """The text's AnswerPass, once per server for a (model, text): the lenses and the token's path at the
+    answer both read it, and learners typing together share the pass itself."""
+    from model_zoo.lessons import inside
+
+    inside.read(_model(model_name), text)  # a learner's own mistake (no [MASK]) stays theirs: it never joins a batch
+    return serving._shared(("answer pass", model_name, text), lambda: _pass_batcher(model_name)(text))
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def lenses(model_name: str, text: str) -> tuple[Lens, Lens | None]:
+    """The logit lens, and the tuned lens where one is shipped for these weights (else None), from one pass."""
+    from model_zoo.lessons import inside
+
+    model, found = _model(model_name), _answer_pass(model_name, text)
+    shipped = shipped_lens(model_name)
+    tuned = None if shipped is None else inside.lens_of(model, text, found.streams, shipped[0])
+    return inside.lens_of(model, text, found.streams), tuned
 
 
 @dataclass(frozen=True)
@@ -89,21 +116,16 @@ def shipped_lens(model_name: str) -> tuple[TunedLens, LensQuality] | None:
     return lens, quality
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def tuned_lens(model_name: str, text: str) -> Lens | None:
-    """logit_lens through the shipped tuned lens, or None where none is shipped for these weights."""
-    from model_zoo.lessons import inside
-
-    found = shipped_lens(model_name)
-    return None if found is None else inside.tuned_lens(_model(model_name), found[0], text)
-
-
 @st.cache_data(max_entries=256, show_spinner=False)
 def block_path(model_name: str, text: str, layer: int, token: int) -> BlockPath:
-    """One token's path through block `layer` (0-based)."""
+    """One token's path through block `layer` (0-based): at the answer position, read from the pass the lenses
+    made; at another token, a pass of its own."""
     from model_zoo.lessons import inside
 
-    return inside.block_path(_model(model_name), text, layer, token)
+    model = _model(model_name)
+    if token == inside.read(model, text).at:
+        return inside.path_from_pass(model, text, layer, _answer_pass(model_name, text))
+    return inside.block_path(model, text, layer, token)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)

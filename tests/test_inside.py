@@ -282,3 +282,32 @@ def test_weight_and_effect_counts_heads_that_can_go_and_ranks_them() -> None:
     assert both.spearman == pytest.approx(0.4)  # ranks of weight (3, 2, 1, 4) against effect (1, 3, 2, 4)
     flat = inside.weight_and_effect(np.zeros((2, 2)), attention)
     assert flat.small == 4 and flat.spearman != flat.spearman  # nothing to rank: nan, said so on the page
+
+
+@pytest.mark.parametrize(("family", "text"), FAMILIES)
+def test_a_class_s_sentences_share_one_pass_and_each_reads_as_alone(
+    family: str, text: str, request: pytest.FixtureRequest
+) -> None:
+    model = request.getfixturevalue(family)
+    texts = [text, "we watched the boat", f"{text} on the river again today", "the man sat down"]
+    if isinstance(model, model_zoo.MaskedLM):
+        texts = [t if model.mask_token in t else f"{t} {model.mask_token}" for t in texts]
+    lens = inside.TunedLens(len(inside.anatomy(model).layers), model.config.hidden_size)
+    with torch.no_grad():
+        lens.b.normal_()  # a lens that moves every layer but the last
+    for one, found in zip(texts, inside.answer_passes(model, texts), strict=True):
+        states = found.streams
+        alone, together = inside.logit_lens(model, one), inside.lens_of(model, one, states)
+        at = inside.read(model, one).at
+        for layer in (0, len(inside.anatomy(model).layers) - 1):
+            single, shared = inside.block_path(model, one, layer, at), inside.path_from_pass(model, one, layer, found)
+            for name in ("stream_in", "attention", "mlp", "stream_out"):
+                np.testing.assert_allclose(getattr(shared, name), getattr(single, name), atol=1e-4)
+            assert [n.index for n in shared.neurons] == [n.index for n in single.neurons]
+        assert [r.top[0][0] for r in together.rows] == [r.top[0][0] for r in alone.rows]
+        for a, b in zip(alone.rows, together.rows, strict=True):
+            assert b.answer_probability == pytest.approx(a.answer_probability, abs=1e-4)
+        tuned = inside.lens_of(model, one, states, lens)
+        assert tuned == inside.tuned_lens(model, lens, one) or all(
+            x.top[0][0] == y.top[0][0] for x, y in zip(tuned.rows, inside.tuned_lens(model, lens, one).rows)
+        )

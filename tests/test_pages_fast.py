@@ -147,18 +147,27 @@ def test_inside_every_view_on_an_encoder_and_a_decoder(tiny_zoo: Path) -> None:
     for model in ("smollm2-135m-mlm", "smollm2-135m"):
         at = open_page("pages/inside.py", model=model)
         ok(at)
-        assert {"grid_Logit lens", "answer_curve", "block_sizes", "knocked_top"} <= charts(at), model
-        text = all_text(at)
-        assert f"{model}'s answer is" in text and "Without the MLP of layer 1" in text
+        assert {"grid_Logit lens", "answer_curve", "block_sizes"} <= charts(at), model
+        assert "knocked_top" not in charts(at)  # lazy tabs: only the open one runs
+        assert f"{model}'s answer is" in all_text(at)
+        at.session_state["inside_view"] = "Knock it out"
+        ok(at.run())
+        assert "knocked_top" in charts(at) and "Without the MLP of layer 1" in all_text(at)
+        at.session_state["inside_view"] = "Every head knocked out, next to where it looks"
+        ok(at.run())
         assert {"effects", "weights"}.isdisjoint(charts(at))  # the head map runs on a click only
         at.button(key="heads_run").click().run()
         ok(at)
         assert {"effects", "weights"} <= charts(at)
         assert "Spearman" in all_text(at) or "cannot be compared" in all_text(at)
+        at.session_state["inside_view"] = "One token's path through a block"
+        at.run()
         options = at.selectbox(key="block_token").options  # the tokens the model reads: a causal LM's stop at [MASK]
         assert ("[MASK]" in "".join(options)) == (model == "smollm2-135m-mlm"), options
         at.selectbox(key="block_token").set_value(len(options) - 1).run()
         ok(at)
+        at.session_state["inside_view"] = "Knock it out"
+        at.run()
         at.selectbox(key="part").set_value("head").run()
         at.number_input(key="knock_head").set_value(2).run()
         ok(at)

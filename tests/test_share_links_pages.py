@@ -135,6 +135,8 @@ def test_inside_link(tiny_zoo: Path) -> None:
     picked = at.selectbox(key="block_token")
     assert picked.format_func(picked.value).endswith(": man")
     assert title(at, "block_sizes").startswith("Block 2, token “man”")
+    at.session_state["inside_view"] = "Knock it out"
+    at.run()
     assert at.selectbox(key="part").value == "head" and at.radio(key="mode").value == "mean"
     assert at.number_input(key="knock_layer").value == 2 and at.number_input(key="knock_head").value == 3
     assert "Without head 3 of layer 2" in all_text(at)

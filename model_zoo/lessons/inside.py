@@ -114,14 +114,20 @@ class Reading:
     answered: int  # the position the answer fills (the [MASK], or the next one for a causal LM)
 
 
-def read(model: Encoder, text: str) -> Reading:
-    """Tokenise `text`; the answer position: the first [MASK] of a masked LM (a decoder made one reads
-    it from the position before), the last token of a causal LM (which reads the words before a [MASK],
-    so that one sentence serves both kinds)."""
+def read_text(model: Encoder, text: str) -> str:
+    """What the model reads of `text`: a causal LM, the words before a [MASK] (so that one sentence serves
+    both kinds of model); a masked LM, all of it."""
     if isinstance(model, CausalLM) and MASK in text:
         text = text.split(MASK, 1)[0].rstrip()
         if not text.strip():
             raise EmptyInput("text before the blank")
+    return text
+
+
+def read(model: Encoder, text: str) -> Reading:
+    """Tokenise `text`; the answer position: the first [MASK] of a masked LM (a decoder made one reads
+    it from the position before), the last token of a causal LM (read_text: before a [MASK])."""
+    text = read_text(model, text)
     model.check_text(text)
     batch = model.tokenize(text)
     ids = batch["input_ids"][0]
@@ -239,6 +245,52 @@ def logit_lens(model: Encoder, text: str, k: int = 5) -> Lens:
     and probability of the final answer at every layer."""
     parts, reading = anatomy(model), read(model, text)
     return _lens_rows(model, parts, reading, residual_streams(model, reading, parts)[:, reading.at], k)
+
+
+@dataclass(frozen=True)
+class AnswerPass:
+    """What one forward pass gives at a text's answer position: every view of the lesson's first screen."""
+
+    streams: torch.Tensor  # (L + 1, D) the stream entering block 1, then leaving every block
+    attention: torch.Tensor  # (L, D) what each block's heads' output layer adds
+    mlp: torch.Tensor  # (L, D) what each block's MLP adds
+    neurons: torch.Tensor  # (L, F) each block's MLP neuron activations
+
+
+@torch.inference_mode()
+def answer_passes(model: Encoder, texts: list[str]) -> list[AnswerPass]:
+    """For each text, its AnswerPass, from one padded pass over all of them (a class's sentences together);
+    each equals what the text alone gives, to float rounding. Raises what read() would for any text."""
+    parts = anatomy(model)
+    ats = torch.tensor([read(model, text).at for text in texts])
+    rows = torch.arange(len(texts))
+    batch = model.tokenize([read_text(model, text) for text in texts])
+    found: dict[str, list[torch.Tensor]] = {"streams": [], "attention": [], "mlp": [], "neurons": []}
+
+    def grab(name: str, of_input: bool = False) -> Callable[..., Any]:
+        def hook(module: Any, args: tuple, rest: Any) -> None:
+            source = (_hidden_in(args, rest) if name == "streams" else _tensor(args[0])) if of_input else _tensor(rest)
+            found[name].append(source[rows, ats.to(source.device)].float())
+
+        return hook
+
+    hooks: list[Hook] = [(parts.layers[0], grab("streams", True), "pre")]
+    hooks += [(layer, grab("streams"), "post") for layer in parts.layers]
+    hooks += [(m, grab("attention"), "post") for m in parts.heads_out] + [(m, grab("mlp"), "post") for m in parts.mlp]
+    hooks += [(m, grab("neurons", True), "pre") for m in parts.mlp_down]
+    with _hooks(hooks):
+        parts.trunk(**model._inputs(batch))
+    stacked = {name: torch.stack(values, dim=1) for name, values in found.items()}  # (B, L or L + 1, ...)
+    return [AnswerPass(*(stacked[name][row] for name in found)) for row in range(len(texts))]
+
+
+@torch.inference_mode()
+def lens_of(model: Encoder, text: str, states: torch.Tensor, lens: TunedLens | None = None, k: int = 5) -> Lens:
+    """The logit lens (or, with `lens`, the tuned lens) of `text` from its answer_streams row (L + 1, D)."""
+    parts, reading = anatomy(model), read(model, text)
+    if lens is not None:
+        states = torch.stack([lens(layer, states[layer]) for layer in range(len(states))])
+    return _lens_rows(model, parts, reading, states, k)
 
 
 def _lens_rows(model: Encoder, parts: Anatomy, reading: Reading, states: torch.Tensor, k: int) -> Lens:
@@ -416,6 +468,10 @@ class BlockPath:
         return float(a @ b / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-12))
 
 
+PROMOTED_KEPT = 4096  # neurons whose promoted words are kept (a class's sentences light up the same few)
+_PROMOTED: dict[tuple[str, int, int, int, int], list[str]] = {}  # (model, its unembedding, layer, neuron, words)
+
+
 def _neuron_vectors(module: Any) -> torch.Tensor:
     """(F, D): each MLP neuron's output vector (nn.Linear keeps (D, F); GPT-2's Conv1D keeps (F, D))."""
     return module.weight.T if isinstance(module, torch.nn.Linear) else module.weight
@@ -450,15 +506,45 @@ def block_path(model: Encoder, text: str, layer: int, token: int, k: int = 5, wo
         ]
     ):
         parts.trunk(**reading.inputs)
+    return _block_path(model, parts, reading.tokens, token, layer, seen, k, words)
+
+
+@torch.inference_mode()
+def path_from_pass(model: Encoder, text: str, layer: int, found: AnswerPass, k: int = 5, words: int = 5) -> BlockPath:
+    """block_path at the answer position, from the text's AnswerPass (no forward pass of its own)."""
+    parts, reading = anatomy(model), read(model, text)
+    if not 0 <= layer < len(parts.layers):
+        raise ValueError(f"layer {layer} is not one of the model's {len(parts.layers)}")
+    seen = {"in": found.streams[layer], "attention": found.attention[layer], "mlp": found.mlp[layer]}
+    seen |= {"out": found.streams[layer + 1], "neurons": found.neurons[layer]}
+    return _block_path(model, parts, reading.tokens, reading.at, layer, seen, k, words)
+
+
+def _block_path(
+    model: Encoder,
+    parts: Anatomy,
+    tokens: list[str],
+    token: int,
+    layer: int,
+    seen: dict[str, torch.Tensor],
+    k: int,
+    words: int,
+) -> BlockPath:
+    """The BlockPath from what a pass saw at the token: in, attention, mlp, out (D,) and neurons (F,)."""
     acts = seen["neurons"]
     top = acts.topk(min(k, len(acts)))
     vectors = _neuron_vectors(parts.mlp_down[layer])
     neurons = []
     for i, a in zip(top.indices.tolist(), top.values.tolist(), strict=True):
-        promoted = (parts.unembedding @ vectors[i].to(parts.unembedding.dtype)).topk(words).indices
-        neurons.append(Neuron(i, a, model.decode_each(promoted.tolist())))
+        key = (model.name, id(parts.unembedding), layer, i, words)
+        if key not in _PROMOTED:  # a neuron's words come from its weights alone: read once per server
+            promoted = (parts.unembedding @ vectors[i].to(parts.unembedding.dtype)).topk(words).indices
+            if len(_PROMOTED) >= PROMOTED_KEPT:
+                _PROMOTED.pop(next(iter(_PROMOTED)))
+            _PROMOTED[key] = model.decode_each(promoted.tolist())
+        neurons.append(Neuron(i, a, _PROMOTED[key]))
     return BlockPath(
-        reading.tokens,
+        tokens,
         token,
         layer,
         int(seen["in"].shape[0]),
