@@ -282,3 +282,14 @@ def width_options(own: int) -> tuple[str, ...]:
     """MiniLM's MLM width (1,536), SmolLM2-135M's (1,536), BERT-base's and GPT-2's (3,072), BERT-large's
     (4,096), and `own`, this model's from its config, so that its live answer is always an option."""
     return tuple(str(n) for n in sorted({768, 1536, 3072, 4096, own}))
+
+
+def top_five_finding(logit: Lens, tuned: Lens | None) -> str:
+    """At how many layers the final answer is among the first five words, through each lens (from the grids)."""
+
+    def count(lens: Lens) -> int:
+        return sum(r.answer_rank <= 5 for r in lens.rows[:-1])
+
+    layers = len(logit.rows) - 1
+    more = t_plain("inside.top_five_tuned", n=count(tuned)) if tuned is not None else ""
+    return t("inside.top_five", answer=word(logit.answer), n=count(logit), layers=layers, tuned=more)

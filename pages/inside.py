@@ -83,6 +83,7 @@ def what_layers_predict(model: model_zoo.Encoder, text: str, out: st.delta_gener
             + t("inside.read_at", n=logit.at, token=readable(logit.tokens[logit.at]))
         )
     st.plotly_chart(view.build_answer_curve(lenses, logit.answer), key="answer_curve", config=view.PNG)
+    st.caption(view.top_five_finding(logit, tuned))
     view.download(t("inside.download_csv"), view.lens_csv(lenses), f"contextlab-lens-{model.name}.csv", "lens_csv")
     found = lesson.shipped_lens(model.name)
     if found is None:
@@ -108,7 +109,8 @@ def what_layers_predict(model: model_zoo.Encoder, text: str, out: st.delta_gener
                 minutes=f"{quality.seconds / 60:.0f}",
             )
         )
-    st.caption(t("inside.bert_early"))
+    if lesson.post_norm(model.name):  # a BERT: each layer's output normalised by its own LayerNorm
+        st.caption(t("inside.bert_early"))
 
 
 def token_path(model: model_zoo.Encoder, text: str) -> None:

@@ -198,3 +198,10 @@ def reading(model_name: str, text: str) -> tuple[list[str], int]:
 
     found = inside.read(_model(model_name), text)
     return found.tokens, found.at
+
+
+def post_norm(model_name: str) -> bool:
+    """Whether each layer's output passes its own LayerNorm (a BERT), which the raw logit lens reads poorly."""
+    from model_zoo.lessons import inside
+
+    return inside.anatomy(_model(model_name)).post_norm

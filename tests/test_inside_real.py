@@ -54,3 +54,15 @@ def test_the_page_shows_both_lenses_and_the_lens_s_quality() -> None:
     assert (
         "the tuned lens reads closer to the model's final distribution than the logit lens at 30 of 30 layers" in text
     )
+
+
+def test_a_bert_shows_its_tuned_lens_and_why_its_early_layers_read_poorly() -> None:
+    at = open_page("pages/inside.py", model="minilm-l6-mlm", text="The man went to the [MASK] to deposit his money.")
+    assert not at.exception
+    charts = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    assert {"grid_Logit lens", "grid_Tuned lens", "kl_curve"} <= charts
+    text = all_text(at)
+    assert "Why the raw logit lens reads a BERT's early layers poorly" in text
+    assert "at 6 of 6 layers" in text and "of 6 readings through the logit lens, at" in text
+    decoder = all_text(open_page("pages/inside.py", model="smollm2-135m"))
+    assert "a BERT's early layers" not in decoder  # a decoder's layers are not normalised each on their own
