@@ -29,8 +29,8 @@ def screen(request, browser) -> Iterator[tuple[str, object]]:  # noqa: F811
         context.close()
 
 
-def test_every_lesson_has_twelve_pages_to_measure() -> None:
-    assert len(LESSONS) == 12 and "home" not in LESSONS and "playground" not in LESSONS
+def test_every_lesson_has_thirteen_pages_to_measure() -> None:
+    assert len(LESSONS) == 13 and "home" not in LESSONS and "playground" not in LESSONS
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
