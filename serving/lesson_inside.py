@@ -181,15 +181,6 @@ def mlp_width(model_name: str) -> int:
     return int(getattr(config, "intermediate_size", 0) or getattr(config, "n_inner", 0) or 4 * config.hidden_size)
 
 
-THIRDS = ("first", "middle", "last", "only_last")
-
-
-def depth_third(layer: int, layers: int) -> str:
-    from model_zoo.lessons import inside
-
-    return inside.depth_third(layer, layers)
-
-
 @st.cache_data(max_entries=256, show_spinner=False)
 def reading(model_name: str, text: str) -> tuple[list[str], int]:
     """The tokens the model reads (a causal LM: those before the [MASK]) and the one whose stream its head
