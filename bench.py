@@ -358,25 +358,26 @@ def qa_reader() -> dict[str, float]:
 
 
 def inside_views() -> dict[str, dict[str, float]]:
-    """Inside the model (issue 37) on the offline masked LM and causal LM, on a learner's sentence: the three
-    views (the logit lens with the tuned lens, a token's path through a middle block, one knock-out) and the
-    map of every head knocked out alone, each the first time (no cache), then the head map again (the server's
-    Memo: a second look)."""
+    """Inside the model (issue 37) on the offline masked LM and causal LM, on a learner's sentence, as the page
+    computes it the first time (no cache): the three views (the pass both lenses and the token's path at the
+    answer read, the logit and the shipped tuned lens, the path through a middle block, one knock-out), then
+    the map of every head knocked out alone."""
     import model_zoo
     from model_zoo.lessons import inside
+    from model_zoo.lessons.lexicon import ASSETS
 
     text = "We sat on the river [MASK] and watched the boats."
     out: dict[str, dict[str, float]] = {}
     for name in ("smollm2-135m-mlm", "smollm2-135m"):
         model = model_zoo.load(name)
         parts = inside.anatomy(model)
-        lens = inside.TunedLens(len(parts.layers), int(model.config.hidden_size))
-        inside.logit_lens(model, PARIS_WARM)  # warm up
+        lens = inside.load_lens(ASSETS / "models" / f"{name}-lens", len(parts.layers), int(model.config.hidden_size))
+        inside.answer_passes(model, [PARIS_WARM])  # warm up
         start = time.perf_counter()
-        inside.logit_lens(model, text)
-        inside.tuned_lens(model, lens, text)
-        at = inside.read(model, text).at
-        inside.block_path(model, text, len(parts.layers) // 2, at)
+        (found,) = inside.answer_passes(model, [text])
+        inside.lens_of(model, text, found.streams)
+        inside.lens_of(model, text, found.streams, lens)
+        inside.path_from_pass(model, text, len(parts.layers) // 2, found)
         inside.knock_out(model, text, inside.Knock("mlp", 0))
         views = time.perf_counter() - start
         start = time.perf_counter()

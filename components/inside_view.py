@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -15,7 +15,7 @@ import streamlit as st
 from components.charts import _text, _texts, build_matrix, build_score_bars
 from components.i18n import t, t_plain
 from components.tokens import readable
-from model_zoo.lessons.inside import BlockPath, Knocked, Lens, WeightAndEffect
+from model_zoo.lessons.inside import BlockPath, Knocked, Lens, WeightAndEffect, settles_at
 
 COLOURS = ("#1f77b4", "#ff7f0e")  # the logit lens, the tuned lens: apart at a glance on a projector
 PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contextlab-inside"}}
@@ -95,19 +95,26 @@ def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
 
 def lens_csv(lenses: dict[str, Lens]) -> str:
     """One row per lens and layer: the words it puts first with their probabilities, the answer's rank."""
+    k = len(next(iter(lenses.values())).rows[0].top)
+    header = ["lens", "layer", "answer", "answer_rank", "answer_probability"]
+    header += [f"{part}_{i + 1}" for i in range(k) for part in ("word", "p")]
+    return _csv(
+        header,
+        (
+            [label, r.layer, readable(lens.answer), r.answer_rank, f"{r.answer_probability:.6f}"]
+            + [x for w, p in r.top for x in (readable(w), f"{p:.6f}")]
+            for label, lens in lenses.items()
+            for r in lens.rows
+        ),
+    )
+
+
+def _csv(header: list[str], rows: Iterable[list[object]]) -> str:
+    """A table as CSV text (a header, then the rows)."""
     out = io.StringIO()
     writer = csv.writer(out)
-    k = len(next(iter(lenses.values())).rows[0].top)
-    writer.writerow(
-        ["lens", "layer", "answer", "answer_rank", "answer_probability"]
-        + [f"{part}_{i + 1}" for i in range(k) for part in ("word", "p")]
-    )
-    for label, lens in lenses.items():
-        for r in lens.rows:
-            cells = [x for w, p in r.top for x in (readable(w), f"{p:.6f}")]
-            writer.writerow(
-                [label, r.layer, readable(lens.answer), r.answer_rank, f"{r.answer_probability:.6f}", *cells]
-            )
+    writer.writerow(header)
+    writer.writerows(rows)
     return out.getvalue()
 
 
@@ -174,14 +181,11 @@ def render_neurons(path: BlockPath) -> None:
 
 
 def block_csv(path: BlockPath) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["dimension", "stream_in", "attention_adds", "mlp_adds", "stream_out"])
-    for i in range(path.width):
-        writer.writerow(
-            [i, *(f"{float(v[i]):.6f}" for v in (path.stream_in, path.attention, path.mlp, path.stream_out))]
-        )
-    return out.getvalue()
+    parts = (path.stream_in, path.attention, path.mlp, path.stream_out)
+    return _csv(
+        ["dimension", "stream_in", "attention_adds", "mlp_adds", "stream_out"],
+        ([i, *(f"{float(v[i]):.6f}" for v in parts)] for i in range(path.width)),
+    )
 
 
 def render_knocked(knocked: Knocked, what: str) -> None:
@@ -227,13 +231,14 @@ def build_head_grid(values: np.ndarray, title: str, diverging: bool) -> go.Figur
 
 
 def heads_csv(effects: np.ndarray, weights: np.ndarray) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["layer", "head", "change_in_log_p_answer", "largest_weight_from_answer_position"])
-    for layer in range(effects.shape[0]):
-        for head in range(effects.shape[1]):
-            writer.writerow([layer + 1, head + 1, f"{effects[layer, head]:.6f}", f"{weights[layer, head]:.6f}"])
-    return out.getvalue()
+    return _csv(
+        ["layer", "head", "change_in_log_p_answer", "largest_weight_from_answer_position"],
+        (
+            [layer + 1, head + 1, f"{effects[layer, head]:.6f}", f"{weights[layer, head]:.6f}"]
+            for layer in range(effects.shape[0])
+            for head in range(effects.shape[1])
+        ),
+    )
 
 
 def download(label: str, data: str, name: str, key: str) -> None:
@@ -282,6 +287,16 @@ def width_options(own: int) -> tuple[str, ...]:
     """MiniLM's MLM width (1,536), SmolLM2-135M's (1,536), BERT-base's and GPT-2's (3,072), BERT-large's
     (4,096), and `own`, this model's from its config, so that its live answer is always an option."""
     return tuple(str(n) for n in sorted({768, 1536, 3072, 4096, own}))
+
+
+def settles_finding(model_name: str, logit: Lens, tuned: Lens | None) -> str:
+    """Where the answer settles through each lens (from the grids), and the token it is read at."""
+    layers = len(logit.rows) - 1
+    said = [t("inside.settles", answer=word(logit.answer), layer=settles_at(logit), layers=layers, model=model_name)]
+    if tuned is not None:
+        said.append(t("inside.settles_tuned", layer=settles_at(tuned)))
+    said.append(t("inside.read_at", n=logit.at, token=readable(logit.tokens[logit.at])))
+    return " ".join(said)
 
 
 def top_five_finding(logit: Lens, tuned: Lens | None) -> str:

@@ -70,18 +70,7 @@ def what_layers_predict(model: model_zoo.Encoder, text: str, out: st.delta_gener
         columns = st.columns(len(lenses))
         for column, (label, lens) in zip(columns, lenses.items()):
             column.plotly_chart(view.build_lens_grid(lens, label), key=f"grid_{label}", config=view.PNG)
-        st.markdown(
-            t(
-                "inside.settles",
-                answer=view.word(logit.answer),
-                layer=lesson.settles_at(logit),
-                layers=len(logit.rows) - 1,
-                model=model.name,
-            )
-            + (" " + t("inside.settles_tuned", layer=lesson.settles_at(tuned)) if tuned else "")
-            + " "
-            + t("inside.read_at", n=logit.at, token=readable(logit.tokens[logit.at]))
-        )
+        st.markdown(view.settles_finding(model.name, logit, tuned))
     st.plotly_chart(view.build_answer_curve(lenses, logit.answer), key="answer_curve", config=view.PNG)
     st.caption(view.top_five_finding(logit, tuned))
     view.download(t("inside.download_csv"), view.lens_csv(lenses), f"contextlab-lens-{model.name}.csv", "lens_csv")

@@ -123,7 +123,7 @@ def block_path(model_name: str, text: str, layer: int, token: int) -> BlockPath:
     from model_zoo.lessons import inside
 
     model = _model(model_name)
-    if token == inside.read(model, text).at:
+    if token == reading(model_name, text)[1]:
         return inside.path_from_pass(model, text, layer, _answer_pass(model_name, text))
     return inside.block_path(model, text, layer, token)
 
@@ -167,12 +167,6 @@ def weight_and_effect(model_name: str, text: str, effects: np.ndarray) -> Weight
     from model_zoo.lessons import inside
 
     return inside.weight_and_effect(effects, answer_attention(model_name, text))
-
-
-def settles_at(lens: Lens) -> int:
-    from model_zoo.lessons import inside
-
-    return inside.settles_at(lens)
 
 
 def mlp_width(model_name: str) -> int:

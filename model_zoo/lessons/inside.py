@@ -288,13 +288,16 @@ def answer_passes(model: Encoder, texts: list[str]) -> list[AnswerPass]:
 def lens_of(model: Encoder, text: str, states: torch.Tensor, lens: TunedLens | None = None, k: int = 5) -> Lens:
     """The logit lens (or, with `lens`, the tuned lens) of `text` from its answer_streams row (L + 1, D)."""
     parts, reading = anatomy(model), read(model, text)
+    return _lens_rows(model, parts, reading, states, k, lens)
+
+
+def _lens_rows(
+    model: Encoder, parts: Anatomy, reading: Reading, states: torch.Tensor, k: int, lens: TunedLens | None = None
+) -> Lens:
+    """The lens's rows from each layer's stream at the answer position, (L + 1, D), each mapped by `lens` first
+    where one is given (the tuned lens)."""
     if lens is not None:
         states = torch.stack([lens(layer, states[layer]) for layer in range(len(states))])
-    return _lens_rows(model, parts, reading, states, k)
-
-
-def _lens_rows(model: Encoder, parts: Anatomy, reading: Reading, states: torch.Tensor, k: int) -> Lens:
-    """The lens's rows from each layer's (mapped) stream at the answer position, (L + 1, D)."""
     probs = _logits(model, parts, states).softmax(-1)  # (L + 1, V)
     answer = int(probs[-1].argmax())
     ranks = (probs > probs[:, answer : answer + 1]).sum(-1) + 1
@@ -579,9 +582,7 @@ class TunedLens(torch.nn.Module):
 def tuned_lens(model: Encoder, lens: TunedLens, text: str, k: int = 5) -> Lens:
     """logit_lens with each layer's stream mapped by `lens` before the head reads it."""
     parts, reading = anatomy(model), read(model, text)
-    rows = residual_streams(model, reading, parts)[:, reading.at]
-    mapped = torch.stack([lens(layer, rows[layer]) for layer in range(len(rows))])
-    return _lens_rows(model, parts, reading, mapped, k)
+    return _lens_rows(model, parts, reading, residual_streams(model, reading, parts)[:, reading.at], k, lens)
 
 
 def load_lens(folder: Path, layers: int, width: int) -> TunedLens:

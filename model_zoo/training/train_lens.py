@@ -83,13 +83,22 @@ def layer_kl(model: Encoder, parts: Anatomy, lens: TunedLens, texts: Sequence[st
     if positions and len(where) > positions:
         where = where[torch.linspace(0, len(where) - 1, positions).long()]
     flat = found.reshape(found.shape[0], -1, found.shape[-1])[:, where]  # (L + 1, N, D)
+    return _kl_sums(parts, lens, flat) / flat.shape[1]
+
+
+def _kl_sums(parts: Anatomy, lens: TunedLens, rows: torch.Tensor) -> torch.Tensor:
+    """(L + 1,) the KL divergence, in nats, from the model's final distribution to each layer's reading through
+    `lens`, summed over `rows` (L + 1, N, D); differentiable in the lens (train's loss, kl_bits' figures)."""
     with torch.no_grad():
-        final = parts.read(flat[-1]).log_softmax(-1)
-    losses = []
-    for layer in range(len(flat)):
-        read = parts.read(lens(layer, flat[layer])).log_softmax(-1)
-        losses.append(torch.nn.functional.kl_div(read, final, log_target=True, reduction="batchmean"))
-    return torch.stack(losses)
+        final = parts.read(rows[-1]).log_softmax(-1)
+    return torch.stack(
+        [
+            torch.nn.functional.kl_div(
+                parts.read(lens(layer, rows[layer])).log_softmax(-1), final, log_target=True, reduction="sum"
+            )
+            for layer in range(len(rows))
+        ]
+    )
 
 
 def train(
@@ -181,19 +190,20 @@ def sampled_rows(model: Encoder, parts: Anatomy, texts: Sequence[str], positions
 
 
 def fit_least_squares(
-    model: Encoder, parts: Anatomy, texts: Sequence[str], ridges: Sequence[float], on_batch: object = None
-) -> dict[float, TunedLens]:
+    model: Encoder, parts: Anatomy, texts: Sequence[str], ridges: Sequence[float]
+) -> tuple[dict[float, TunedLens], int]:
     """For each ridge strength (a share of X^T X's mean diagonal), the lens whose layer-l map h -> h + A h + b
-    best predicts the last layer's stream from layer l's, in the least-squares sense, over the texts."""
+    best predicts the last layer's stream from layer l's, in the least-squares sense, over the texts; and the
+    number of positions read."""
     layers, width = len(parts.layers), int(model.config.hidden_size)
     xtx = torch.zeros(layers, width + 1, width + 1)
     xty = torch.zeros(layers, width + 1, width)
+    positions = 0
     for rows in stream_rows(model, parts, texts):
         x = torch.cat([rows[:-1], torch.ones(layers, rows.shape[1], 1, device=rows.device)], -1).cpu()  # (L, N, D+1)
         xtx += x.transpose(1, 2) @ x
         xty += x.transpose(1, 2) @ rows[-1].cpu()
-        if callable(on_batch):
-            on_batch(rows.shape[1])
+        positions += rows.shape[1]
     eye = torch.eye(width, dtype=torch.float64)
     lenses = {}
     for ridge in ridges:
@@ -206,7 +216,7 @@ def fit_least_squares(
                 lens.a[layer] = (solved[:width].T - eye).float()
                 lens.b[layer] = solved[width].float()
         lenses[ridge] = lens.to(model.device)
-    return lenses
+    return lenses, positions
 
 
 @torch.no_grad()
@@ -215,12 +225,7 @@ def kl_bits(parts: Anatomy, lens: TunedLens, rows: torch.Tensor, chunk: int = 51
     through `lens`, over `rows` (L + 1, N, D) from sampled_rows."""
     total = torch.zeros(rows.shape[0], dtype=torch.float64)
     for start in range(0, rows.shape[1], chunk):
-        part = rows[:, start : start + chunk]
-        final = parts.read(part[-1]).log_softmax(-1)
-        for layer in range(rows.shape[0]):
-            read = parts.read(lens(layer, part[layer])).log_softmax(-1)
-            kl = torch.nn.functional.kl_div(read, final, log_target=True, reduction="sum")
-            total[layer] += float(kl)
+        total += _kl_sums(parts, lens, rows[:, start : start + chunk]).double().cpu()
     return (total / rows.shape[1] / math.log(2)).float()
 
 
@@ -255,9 +260,8 @@ def main(argv: list[str] | None = None) -> None:
     dev_texts = _masked(model, split["dev"][: args.dev_texts], 0.15, random.Random(1))
     parts = anatomy(model)
     began = time.perf_counter()
-    seen = [0]
-    lenses = fit_least_squares(model, parts, fitting, RIDGES, on_batch=lambda n: seen.__setitem__(0, seen[0] + n))
-    print(f"fitted on {seen[0]:,} positions in {time.perf_counter() - began:.0f} s", flush=True)
+    lenses, seen = fit_least_squares(model, parts, fitting, RIDGES)
+    print(f"fitted on {seen:,} positions in {time.perf_counter() - began:.0f} s", flush=True)
     dev = sampled_rows(model, parts, dev_texts, 1000)
     dev_bits = {ridge: float(kl_bits(parts, lens, dev)[:-1].mean()) for ridge, lens in lenses.items()}
     print("dev mean KL bits by ridge:", {f"{k:g}": round(v, 3) for k, v in dev_bits.items()}, flush=True)
@@ -285,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
         "device": args.device,
         "seconds": round(seconds, 1),
         "texts": {"train": len(fitting), "dev": len(dev_texts), "test": min(args.test_texts, len(split["test"]))},
-        "positions": {"train": seen[0], "dev": int(dev.shape[1]), "test": int(test.shape[1])},
+        "positions": {"train": seen, "dev": int(dev.shape[1]), "test": int(test.shape[1])},
         "dev_mean_kl_bits_by_ridge": {f"{k:g}": round(v, 4) for k, v in dev_bits.items()},
         "ridge": ridge,
         "sgd_dev_curve": curve,
