@@ -4,7 +4,7 @@ first-token heads, the blank read from the left and from both sides, a sentence'
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import streamlit as st
 
@@ -16,7 +16,15 @@ from components.tokens import readable
 from model_zoo.contextual import Encoding
 from model_zoo.lessons.architecture import Size
 from model_zoo.lessons.attention import attention_to_later_tokens, layer_mean
-from model_zoo.lessons.generation import Factors, FirstTokenSink, Rescored, Step, left_first, whole_first
+from model_zoo.lessons.generation import (
+    Candidate,
+    Factors,
+    FirstTokenSink,
+    Rescored,
+    Step,
+    left_first,
+    whole_first,
+)
 
 PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away
     "prompt_unicorn": "In a shocking finding, scientist discovered a herd of unicorns living in a remote, "
@@ -126,24 +134,52 @@ def render_sink(model_name: str, sink: FirstTokenSink, first: str) -> None:
     )
 
 
-def render_blank(model_name: str, masked_name: str, rows: list[Rescored], masked_lm: list[tuple[str, float]]) -> None:
-    """The candidates ranked from the left alone and with the whole sentence, the masked LM's guesses
-    beside them, and what each reading picked."""
-    table = [
+def blank_table(rows: list[Candidate], masked_name: str) -> list[dict[str, Any]]:
+    """The candidates' table: ranked with the whole sentence once those scores are in, from the left until then."""
+    whole = [r for r in rows if isinstance(r, Rescored)]
+    order = sorted(whole, key=lambda r: r.whole_rank) if len(whole) == len(rows) else rows
+    return [
         {
             t_plain("gpt.col_candidate"): r.candidate,
             t_plain("gpt.col_left_p"): round(r.left_probability, 3) if r.left_rank else None,
             t_plain("gpt.col_left_rank"): r.left_rank or None,
-            t_plain("gpt.col_whole"): round(r.whole_logprob, 2),
-            t_plain("gpt.col_whole_rank"): r.whole_rank,
+            t_plain("gpt.col_whole"): round(r.whole_logprob, 2) if isinstance(r, Rescored) else None,
+            t_plain("gpt.col_whole_rank"): r.whole_rank if isinstance(r, Rescored) else None,
             t_plain("gpt.col_from"): t_plain("gpt.from_left" if r.left_rank else "gpt.from_masked", name=masked_name),
         }
-        for r in sorted(rows, key=lambda r: r.whole_rank)
+        for r in order
     ]
+
+
+class BlankSlots(NamedTuple):
+    table: Any  # st.empty(): the candidates' table, redrawn when the whole-sentence scores are in
+    masked: Any  # st.empty(): the masked LM's guesses, drawn when its pass is in
+    finding: Any  # st.empty(): what is being scored, then what each reading picked
+
+
+def render_blank_left(masked_name: str, candidates: list[Candidate]) -> BlankSlots:
+    """What one pass of the causal LM gives: the left context's candidates, drawn at once. The masked LM's
+    guesses (render_blank_masked) and the whole-sentence scores (a dozen sentences each, in passes the class
+    shares: render_blank) fill the slots as they come."""
     left, right = st.columns([3, 2])
-    left.dataframe(table, hide_index=True, width="stretch")
-    right.plotly_chart(build_score_bars(masked_lm, t_plain("gpt.masked_title", name=masked_name)), key="masked")
-    st.write(
+    slots = BlankSlots(left.empty(), right.empty(), st.empty())
+    slots.table.dataframe(blank_table(candidates, masked_name), hide_index=True, width="stretch")
+    slots.finding.caption(t("gpt.blank_scoring", n=len(candidates)))
+    return slots
+
+
+def render_blank_masked(slots: BlankSlots, masked_name: str, masked_lm: list[tuple[str, float]]) -> None:
+    """The masked LM's guesses for the same blank, beside the candidates."""
+    chart = build_score_bars(masked_lm, t_plain("gpt.masked_title", name=masked_name))
+    slots.masked.plotly_chart(chart, key="masked")
+
+
+def render_blank(
+    slots: BlankSlots, model_name: str, masked_name: str, rows: list[Rescored], masked_lm: list[tuple[str, float]]
+) -> None:
+    """The candidates ranked from the left alone and with the whole sentence, and what each reading picked."""
+    slots.table.dataframe(blank_table(list(rows), masked_name), hide_index=True, width="stretch")
+    slots.finding.write(
         t(
             "gpt.blank_finding",
             name=model_name,

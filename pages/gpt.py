@@ -157,15 +157,24 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
     blank_text = st.text_input(t("gpt.blank_text"), key="blank_text", bind="query-params", max_chars=BLANK_CHARS)
     blank_text = blank_text[:BLANK_CHARS]  # what a client other than the browser sends is cut here too
     render_script_note((model.name, MASKED), blank_text, NEXT_WORDS, family="GPT")
+    slots = None
     try:
         if BLANK not in blank_text:
             raise model_zoo.NoMaskToken(BLANK)
+        # Drawn as they come: the left context's candidates (one pass), the masked LM's guesses (one pass),
+        # then the dozen whole sentences, which wait for the class's shared passes (seconds when thirty
+        # blanks arrive together).
+        slots = view.render_blank_left(MASKED, serving.blank_candidates(model.name, blank_text, ()))
         masked_lm = serving.fill_mask(MASKED, blank_text.replace(BLANK, "[MASK]", 1), 5)[0]
-        rows = serving.left_vs_whole(model.name, blank_text, tuple(w for w, _ in masked_lm[:3]))
+        view.render_blank_masked(slots, MASKED, masked_lm)
+        extra = tuple(w for w, _ in masked_lm[:3])
+        rows = serving.left_vs_whole(model.name, blank_text, extra)
     except model_zoo.ModelZooError as err:
+        if slots is not None:
+            slots.finding.empty()  # no longer "scoring…": the sentence below says why
         render_error(err)
     else:
-        view.render_blank(model.name, MASKED, rows, masked_lm)
+        view.render_blank(slots, model.name, MASKED, rows, masked_lm)
 
 
 def sentence_probability(model: model_zoo.CausalLM) -> None:

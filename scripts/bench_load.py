@@ -11,7 +11,8 @@ with its own sentence, Attention), waits for the run to end, then types a fresh 
 page's text box (a widget-state rerun, sent into the box's fragment where the page has one, as the
 browser does) and times it until the server says the run finished; it types the next sentence as
 soon as the answer is in ("now try your own", with no pause). All sessions of a round start
-together. Reported per page: p50/p95 of those reruns, errors (exception boxes, failed runs, wrong
+together. Reported per page: p50/p95 of those reruns, the p95 to each rerun's first output (the first
+table or chart after the box: earlier than the end where a page draws a first result, GPT's blank), errors (exception boxes, failed runs, wrong
 answers) and the server's peak memory (RSS of its processes, summed). Every answer is checked to
 be the one for its own session's sentence: the Masked LM bars against the model's own fill_mask,
 the other pages by the sentence's words in what the server sent.
@@ -144,6 +145,7 @@ class Run:
     payload: bytes  # every ForwardMsg of the run, serialized
     exceptions: list[str]
     bars: list[str] = field(default_factory=list)  # the first Masked LM chart's labels, top first
+    first: float | None = None  # seconds to the first table or chart drawn after the typed box (its first output)
 
 
 class Session:
@@ -176,10 +178,13 @@ class Session:
         if widget is None:
             return await self.send(page, [])
         state = WidgetState(id=widget[0], string_value=value)
-        return await self.send(page, [state], widget[1], {widget[0].rsplit("-", 1)[-1]: value})
+        return await self.send(page, [state], widget[1], {widget[0].rsplit("-", 1)[-1]: value}, widget[0])
 
-    async def send(self, page: str, states: list[WidgetState], fragment: str = "", query: dict | None = None) -> Run:
-        """One script run with these widget states (all in one fragment, or none), timed until it ends."""
+    async def send(
+        self, page: str, states: list[WidgetState], fragment: str = "", query: dict | None = None, box: str = ""
+    ) -> Run:
+        """One script run with these widget states (all in one fragment, or none), timed until it ends, and
+        until the first table or chart after the widget `box` (a page that draws a first result early)."""
         assert self.ws is not None
         msg = BackMsg()
         state = msg.rerun_script
@@ -192,6 +197,8 @@ class Session:
         chunks: list[bytes] = []
         exceptions: list[str] = []
         bars: list[str] = []
+        first: float | None = None
+        past_box = not box
         while True:
             data = await asyncio.wait_for(self.ws.recv(), timeout=300)
             assert isinstance(data, bytes)
@@ -203,6 +210,9 @@ class Session:
                 element = fwd.delta.new_element
                 etype = element.WhichOneof("type")
                 wid = getattr(getattr(element, etype), "id", "") if etype else ""
+                past_box = past_box or wid == box
+                if first is None and past_box and etype in ("dataframe", "table", "plotly_chart"):
+                    first = time.perf_counter() - start
                 if etype == "exception":
                     exceptions.append(f"{element.exception.type}: {element.exception.message}")
                 elif etype == "plotly_chart":
@@ -217,7 +227,8 @@ class Session:
             elif kind == "script_finished":
                 if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue
-                return Run(time.perf_counter() - start, fwd.script_finished, b"".join(chunks), exceptions, bars)
+                seconds = time.perf_counter() - start
+                return Run(seconds, fwd.script_finished, b"".join(chunks), exceptions, bars, first)
 
 
 def _affinity_cookie(url: str) -> str:
@@ -1163,12 +1174,15 @@ def page_row(typed: list[Typed], failures: list[str], sessions: int, peak: int) 
     errors = failures + [e for t in typed for e in t.run.exceptions]
     errors += [f"run ended with status {t.run.status}" for t in typed if t.run.status not in FINISHED]
     errors += check_answers(typed)
+    firsts = [t.run.first for t in typed if t.run.first is not None]
     row = {
         "sessions": sessions,
         "reruns": len(seconds),
         "p50_s": round(statistics.median(seconds), 3) if seconds else None,
         "p95_s": round(percentile(seconds, 0.95), 3) if seconds else None,
         "max_s": round(max(seconds), 3) if seconds else None,
+        # the first table or chart after the box: earlier than the run's end where a page draws in steps (GPT's blank)
+        "first_output_p95_s": round(percentile(firsts, 0.95), 3) if firsts else None,
         "errors": len(errors),
         "peak_rss_mb": round(peak / 2**20),
     }
@@ -1176,7 +1190,10 @@ def page_row(typed: list[Typed], failures: list[str], sessions: int, peak: int) 
 
 
 def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: dict) -> None:
-    print(f"{'page':<28} {'sessions':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'errors':>6} {'peak RSS':>9}")
+    print(
+        f"{'page':<28} {'sessions':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'first output p95':>16} "
+        f"{'errors':>6} {'peak RSS':>9}"
+    )
     for page in (p for p in EVERY_PAGE if p.url_path in args.pages):
         for n, hog in ((n, hog) for n in args.sessions for hog in [None, *args.hog]):
             watch.peak = watch.rss()
@@ -1192,7 +1209,7 @@ def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: di
             report["pages"].setdefault(page.label, []).append(row)
             print(
                 f"{label:<28} {n:>8} {row['p50_s']:>7} {row['p95_s']:>7} {row['max_s']:>7} "
-                f"{len(errors):>6} {row['peak_rss_mb']:>6} MB"
+                f"{row['first_output_p95_s']!s:>16} {len(errors):>6} {row['peak_rss_mb']:>6} MB"
             )
             if hogging is not None:
                 print(f"    {hog} runs alongside (s): {', '.join(f'{x:.1f}' for x in hogging.seconds)}")

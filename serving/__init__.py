@@ -8,6 +8,7 @@ warm-up thread) is serving.runtime.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -806,6 +807,20 @@ def sentence_factors(model_name: str, text: str) -> model_zoo.lessons.generation
     return token_logprobs(loaded(model_name, model_zoo.CausalLM), text)
 
 
+def blank_candidates(
+    model_name: str, text: str, extra: tuple[str, ...]
+) -> list[model_zoo.lessons.generation.Candidate]:
+    """The blank's candidates from the left alone (one shared pass): what the page shows before the
+    whole-sentence scores (left_vs_whole, which reads the same cached guesses) are in."""
+    from model_zoo.lessons.generation import blank_candidates as candidates
+
+    model = loaded(model_name, model_zoo.CausalLM)
+    return candidates(model, text, BLANK_GUESSES, extra, functools.partial(next_words, model_name))
+
+
+BLANK_GUESSES = 8  # the left context's candidates for a blank
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[model_zoo.lessons.generation.Rescored]:
     """The blank filled from the left alone, each candidate (and `extra` ones) rescored with the whole sentence."""
@@ -813,7 +828,12 @@ def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[mo
 
     model = loaded(model_name, model_zoo.CausalLM)
     return left_only_vs_whole(
-        model, text, 8, extra, _sentence_batcher(model_name), lambda left, k: next_words(model_name, left, k)
+        model,
+        text,
+        BLANK_GUESSES,
+        extra,
+        _sentence_batcher(model_name),
+        functools.partial(next_words, model_name),
     )
 
 

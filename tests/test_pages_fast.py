@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import model_zoo
 from tests.conftest import ROOT, all_text, light_charts, open_page, shown
 
 # Every page file but pages/0_class.py, which only hands a fresh server's first /class visit to app.py
@@ -94,6 +95,31 @@ def test_gpt_writes(tiny_zoo: Path) -> None:
     at = open_page("pages/gpt.py")
     at.button(key="write").click().run()
     ok(at)
+
+
+def test_gpt_blank_draws_the_left_candidates_from_their_own_pass(tiny_zoo: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The left context's candidates and the masked LM's bars come from one pass each and are drawn before
+    the whole-sentence scores, which wait for the class's shared passes: when those fail, the candidates
+    stay on screen with their whole-sentence columns empty, and one sentence says why."""
+    import serving
+
+    at = open_page("pages/gpt.py")
+    ok(at)
+    scored = at.dataframe[0].value
+    assert scored["Rank, whole sentence"].notna().all()
+
+    def damaged(*args: object) -> None:
+        raise model_zoo.BadCheckpoint("weights.safetensors", "a tensor is cut short")
+
+    monkeypatch.setattr(serving, "left_vs_whole", damaged)
+    at.text_input(key="blank_text").input("The cat sat on the ___ all day.").run()
+    assert not at.exception
+    left = at.dataframe[0].value
+    assert len(left) >= 1 and left["Rank, whole sentence"].isna().all()
+    assert list(left["Rank, left only"].dropna()) == sorted(left["Rank, left only"].dropna())
+    assert "masked" in charts(at)
+    assert "cannot be loaded: a tensor is cut short" in shown(at.info[-1].value)
+    assert "scoring the whole sentence" not in all_text(at)
 
 
 def test_bert_inputs_a_pair(tiny_zoo: Path) -> None:

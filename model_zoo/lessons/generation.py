@@ -509,12 +509,43 @@ def _picked_logprobs(model: CausalLM, hidden: torch.Tensor, targets: torch.Tenso
 
 
 @dataclass(frozen=True)
-class Rescored:
+class Candidate:
+    """A word for the blank, as the left context alone sees it."""
+
     candidate: str
     left_probability: float  # P(candidate | the words before the blank)
     left_rank: int  # 0: not among the left context's top candidates (brought in from elsewhere)
+
+
+@dataclass(frozen=True)
+class Rescored(Candidate):
     whole_logprob: float  # log P(the whole sentence with the candidate in the blank)
     whole_rank: int
+
+
+def blank_candidates(
+    model: CausalLM,
+    text: str,
+    k: int = 8,
+    extra: tuple[str, ...] = (),
+    guess: Callable[[str, int], list[Guess]] | None = None,
+) -> list[Candidate]:
+    """The blank (___) in `text` filled from its left context alone (the causal LM's top k next words, one
+    pass), then any `extra` candidates (a masked LM's) not among them. `guess` gives the top k next words
+    (default: the model's next_words); the server's shares its passes across sessions."""
+    if BLANK not in text:
+        raise NoMaskToken(BLANK)
+    left = text.split(BLANK, 1)[0]
+    if not left.strip():
+        raise EmptyInput("text before the blank")
+    guesses = (guess or model.next_words)(left.rstrip(), k)
+    words = [(g.strip(), p) for g, p in guesses if g.strip() and any(c.isalnum() for c in g)]
+    words = list(dict(words).items())  # " bank" and "bank": one candidate
+    seen = {w.lower() for w, _ in words}
+    more = [w.strip() for w in extra if w.strip() and w.strip().lower() not in seen]
+    return [Candidate(w, p, i + 1) for i, (w, p) in enumerate(words)] + [
+        Candidate(w, 0.0, 0) for w in dict.fromkeys(more)
+    ]
 
 
 def left_only_vs_whole(
@@ -525,27 +556,18 @@ def left_only_vs_whole(
     score: Callable[[list[str]], list[float]] | None = None,
     guess: Callable[[str, int], list[Guess]] | None = None,
 ) -> list[Rescored]:
-    """Fill the blank (___) in `text` from its left context alone (the causal LM's top k next words),
-    then rank those candidates, and any `extra` ones (a masked LM's), by the probability of the whole
-    sentence with each in place: what reading both sides of the blank gives. `score` gives those sentences'
-    log-probabilities (default: sentence_logprobs), `guess` the top k next words (default: the model's
-    next_words); the server's share their passes across sessions."""
-    if BLANK not in text:
-        raise NoMaskToken(BLANK)
+    """blank_candidates, each ranked by the probability of the whole sentence with it in place: what reading
+    both sides of the blank gives. `score` gives those sentences' log-probabilities (default:
+    sentence_logprobs); the server's shares its passes across sessions."""
+    candidates = blank_candidates(model, text, k, extra, guess)
     left, right = text.split(BLANK, 1)
-    if not left.strip():
-        raise EmptyInput("text before the blank")
-    guesses = (guess or model.next_words)(left.rstrip(), k)
-    words = [(g.strip(), p) for g, p in guesses if g.strip() and any(c.isalnum() for c in g)]
-    words = list(dict(words).items())  # " bank" and "bank": one candidate
-    seen = {w.lower() for w, _ in words}
-    more = [(w.strip(), 0.0) for w in extra if w.strip() and w.strip().lower() not in seen]
     joined = left.rstrip() + " {} " + right.lstrip() if right.strip() else left.rstrip() + " {}"
-    everyone = words + list(dict(more).items())
-    sentences = [joined.format(w) for w, _ in everyone]
+    sentences = [joined.format(c.candidate) for c in candidates]
     totals = score(sentences) if score is not None else sentence_logprobs(model, sentences)
     rank = {int(i): r + 1 for r, i in enumerate(np.argsort(-np.array(totals), kind="stable"))}
-    return [Rescored(w, p, i + 1 if i < len(words) else 0, totals[i], rank[i]) for i, (w, p) in enumerate(everyone)]
+    return [
+        Rescored(c.candidate, c.left_probability, c.left_rank, totals[i], rank[i]) for i, c in enumerate(candidates)
+    ]
 
 
 def left_first(rows: list[Rescored]) -> Rescored:
