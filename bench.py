@@ -390,6 +390,58 @@ def inside_views() -> dict[str, dict[str, float]]:
 PARIS_WARM = "Paris is the capital of [MASK]."
 
 
+def sense_instruments() -> dict[str, float]:
+    """Word senses' instruments (issue 38) on minilm-l6: the index of every word of the shipped sentences
+    (built once per server into an empty cache), one click's nearest uses with the shares at every layer, the
+    class-wide curve over the 990 labelled uses, and the axes view for bank at the top layer."""
+    import numpy as np
+
+    import model_zoo
+    from model_zoo.lessons import probing, senses
+    from model_zoo.lessons.axes import PoleChoice
+    from model_zoo.lessons.uses import cached_index, nearest, select_uses, sense_share_by_layer, shares
+    from serving import lesson_uses
+
+    model = model_zoo.load("minilm-l6")
+    uses = select_uses(probing.load_sentences())
+    with tempfile.TemporaryDirectory() as empty:
+        start = time.perf_counter()
+        index = cached_index(model, uses, senses.weights_version(model), Path(empty))
+        built = time.perf_counter() - start
+        rows = np.random.default_rng(0).choice(len(uses), 20, replace=False)
+
+        def click(row: int) -> None:
+            query = np.asarray(index[:, row], dtype=np.float32)
+            use = uses.use(int(row))
+            nearest(index, index.shape[0] - 1, query[-1], 10, int(row))
+            shares(index, uses, query, use.word, use.sense, use.pos, 10, int(row))
+
+        click(int(rows[0]))
+        times = []
+        for row in rows:
+            start = time.perf_counter()
+            click(int(row))
+            times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        sense_share_by_layer(index, uses, 10)
+        class_wide = time.perf_counter() - start
+        bank = senses.load_senses()["bank"].sense_keys
+        ends = (PoleChoice(sense=bank[0]), PoleChoice(sense=bank[1]))
+        lesson_uses.axis_view("minilm-l6", False, "bank", 6, ends, None)
+        start = time.perf_counter()
+        lesson_uses.axis_view("minilm-l6", False, "bank", 6, ends, None)
+        axes_s = time.perf_counter() - start
+        return {
+            "uses": len(uses),
+            "index_mb": index.nbytes / 1e6,
+            "index_build_s": built,
+            "click_median_ms": 1000 * float(np.median(times)),
+            "click_max_ms": 1000 * float(np.max(times)),
+            "class_wide_s": class_wide,
+            "axes_view_ms": 1000 * axes_s,
+        }
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -542,6 +594,14 @@ def main() -> int:
         f"(once; then from disk {ws['reload_from_disk_ms']:.1f} ms); layer change (PCA) {ws['layer_change_pca_ms']:.2f} ms "
         f"+ per-layer measures {ws['layer_measures_ms']:.0f} ms (once per word) [< 300 ms]; add one sentence "
         f"{ws['add_sentence_ms']:.0f} ms [< 1 s]; UMAP {ws['umap_ms']:.0f} ms"
+    )
+
+    results["sense_instruments"] = si = sense_instruments()
+    print(
+        f"word senses' instruments, minilm-l6: index of {si['uses']:,} uses ({si['index_mb']:.0f} MB on disk) built "
+        f"in {si['index_build_s']:.0f} s (once per server); a click's nearest uses and shares at every layer "
+        f"{si['click_median_ms']:.0f} ms (median of 20; worst {si['click_max_ms']:.0f} ms) [< 500 ms]; all 990 "
+        f"labelled uses {si['class_wide_s']:.1f} s (once per server); bank on two sense axes {si['axes_view_ms']:.0f} ms"
     )
 
     results["probing"] = probe_figures = probing()

@@ -280,9 +280,12 @@ def _placed_labels(words: tuple[str, ...], xy: bytes, x_range: tuple, y_range: t
     return place_labels(list(words), points, list(x_range), list(y_range))
 
 
-def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: str = "") -> go.Figure:
+def build_word_map(
+    words: list[str], xy: np.ndarray, groups: list[str], title: str = "", axes: tuple[str, str] | None = None
+) -> go.Figure:
     """Words as labelled points in 2-D, one colour per group (a WordNet class), each label placed beside its
-    point where it covers no other label or point (`place_labels`), on axes fixed to the points' extent."""
+    point where it covers no other label or point (`place_labels`), on axes fixed to the points' extent.
+    `axes`: the titles of axes that mean something (a projection's: their values shown too)."""
     x_range, y_range = map_range(xy[:, 0]), map_range(xy[:, 1])
     positions = _placed_labels(tuple(words), xy.astype(np.float64).tobytes(), tuple(x_range), tuple(y_range))
     fig = go.Figure()
@@ -305,8 +308,10 @@ def build_word_map(words: list[str], xy: np.ndarray, groups: list[str], title: s
         margin=dict(l=10, r=10, t=64, b=10),
         legend=dict(orientation="h"),
     )
-    fig.update_xaxes(showticklabels=False, zeroline=False, range=x_range)
-    fig.update_yaxes(showticklabels=False, zeroline=False, range=y_range)
+    fig.update_xaxes(showticklabels=axes is not None, zeroline=False, range=x_range)
+    fig.update_yaxes(showticklabels=axes is not None, zeroline=False, range=y_range)
+    if axes is not None:
+        fig.update_layout(xaxis_title=_text(axes[0]), yaxis_title=_text(axes[1]))
     return fig
 
 
@@ -676,4 +681,44 @@ def build_lines(
         fig.update_yaxes(tickformat=".0%", rangemode="tozero")
     if log_x:
         fig.update_xaxes(type="log", tickvals=x, ticktext=[f"{v:g}" for v in x])
+    return fig
+
+
+def build_axes_map(
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: list[int],
+    names: list[str],
+    hover: list[str],
+    axes: tuple[str, str],
+    title: str,
+    colors: Sequence[str] = PALETTE,
+) -> go.Figure:
+    """Points on two named axes (their titles), one trace (colour, legend entry) per group; `hover` each
+    point's card. Each point carries its index as customdata: a click on it (selection) names the point."""
+    fig = go.Figure()
+    for g, name in enumerate(names):
+        idx = [i for i, k in enumerate(groups) if k == g]
+        fig.add_trace(
+            go.Scatter(
+                x=[float(x[i]) for i in idx],
+                y=[float(y[i]) for i in idx],
+                mode="markers",
+                name=_text(name),
+                marker=dict(size=9, color=colors[g % len(colors)], line=dict(width=0.5, color="white")),
+                customdata=idx,
+                hovertext=[_text(hover[i]) for i in idx],
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
+    height = 480
+    fig.update_layout(
+        title={"text": _text(title), "y": 1 - 46 / height, "yanchor": "middle"},  # under the toolbar on a phone
+        height=height,
+        margin=dict(l=10, r=10, t=64, b=10),
+        xaxis_title=_text(axes[0]),
+        yaxis_title=_text(axes[1]),
+        legend=dict(orientation="h", y=-0.2),
+        clickmode="event+select",
+    )
     return fig

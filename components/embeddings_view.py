@@ -8,9 +8,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from components.charts import build_score_bars
-from components.i18n import t_plain
+from components.charts import build_score_bars, build_word_map
+from components.i18n import md_escape, t, t_plain
 from components.quiz import Question, Solved, listed, render_predict, render_quiz
+from model_zoo.lessons.axes import WordAxes
 from model_zoo.lessons.elmo_mix import ONE_VECTOR
 
 NEAREST = "king"  # the word of the nearest-word moment
@@ -67,3 +68,57 @@ def render_check(
             Question("emb_dog", ("cat", "car"), solve_dog),
         )
     )
+
+
+# -- axes with a meaning (issue 38) ----------------------------------------------------------------------
+def pole_pair(name: str, default: tuple[str, str], label: str) -> tuple[str, str]:
+    """Two words naming an axis's ends (`name`_from, `name`_to, kept in the URL), stripped and lower-cased."""
+    st.markdown(f"**{label}**")
+    a, b = st.columns(2)
+    ends = []
+    for column, end, word in zip((a, b), ("from", "to"), default):
+        typed = column.text_input(
+            t(f"emb.axes_{end}"),
+            word,
+            max_chars=40,
+            key=f"{name}_{end}",
+            bind="query-params",
+            placeholder=t_plain("emb.axes_none") if not word else None,
+        )
+        ends.append(typed.strip().lower())
+    return ends[0], ends[1]
+
+
+def render_word_axes(
+    model_name: str, placed: WordAxes, x: tuple[str, str], y: tuple[str, str] | None, groups: list[str]
+) -> None:
+    """The words on the named axes, and each word's nearest other word before and after the x direction is
+    removed from every vector (the pairs the direction kept apart come together)."""
+    x_title = f"{x[0]}  →  {x[1]}"
+    y_title = t_plain("emb.axes_y_pca") if y is None else f"{y[0]}  →  {y[1]}"
+    title = t_plain("emb.axes_title", model=model_name, n=len(placed.words))
+    st.plotly_chart(build_word_map(placed.words, placed.xy, groups, title, (x_title, y_title)), key="axes_fig")
+    changed = [
+        (w, before, after)
+        for w, before, after in zip(placed.words, placed.nearest_before, placed.nearest_after)
+        if before != after
+    ]
+    st.subheader(t("emb.axes_removed_title", a=x[0], b=x[1]))
+    st.write(
+        t("emb.axes_removed", a=x[0], b=x[1], n=len(changed), total=len(placed.words))
+        + (
+            " "
+            + t("emb.axes_removed_some", pairs=", ".join(f"{md_escape(w)} → {md_escape(a)}" for w, _, a in changed[:6]))
+            if changed
+            else ""
+        )
+    )
+    if changed:
+        st.dataframe(
+            {
+                t_plain("emb.axes_col_word"): [w for w, _, _ in changed],
+                t_plain("emb.axes_col_before"): [b for _, b, _ in changed],
+                t_plain("emb.axes_col_after"): [a for _, _, a in changed],
+            },
+            hide_index=True,
+        )

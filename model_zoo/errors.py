@@ -73,6 +73,18 @@ class WordNotInText(ModelZooError, ValueError):
         super().__init__(f"Sentence {index + 1} does not contain the word {word!r}: {text!r}")
 
 
+class WordNotInCorpus(ModelZooError, KeyError):
+    """A word asked of the shipped sentences that none of them uses."""
+
+    def __init__(self, word: str, uses: int) -> None:
+        self.word = word
+        self.uses = uses
+        super().__init__(f"{word!r} is not used in the {uses:,} words of the shipped sentences")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class NoMaskToken(ModelZooError, ValueError):
     def __init__(self, mask_token: str) -> None:
         self.mask_token = mask_token

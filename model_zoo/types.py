@@ -34,6 +34,7 @@ _WHERE = {
     "TrainedHead": "model_zoo.lessons.tasks",
     "TrainSettings": "model_zoo.lessons.word2vec",
     "Knocked": "model_zoo.lessons.inside",
+    "PoleChoice": "model_zoo.lessons.axes",
 }
 __all__ = [
     "Encoding",
@@ -45,6 +46,7 @@ __all__ = [
     "ModelCard",
     "ModelResults",
     "OwnVectors",
+    "PoleChoice",
     "ReaderScores",
     "Reading",
     "Recipe",
@@ -61,6 +63,7 @@ assert sorted(__all__) == sorted(_WHERE)
 
 if TYPE_CHECKING:
     from .contextual import Encoding, Guess, Reading
+    from .lessons.axes import PoleChoice
     from .lessons.generation import Strategy
     from .lessons.inside import Knocked
     from .lessons.probing import ModelResults, TaskResult

@@ -35,7 +35,7 @@ STICK = (  # "Let's stick to" is the Illustrated BERT's example; the others are 
 )
 STATIC_MODELS = models_where(capability=VECTORS)
 PROJECTIONS = ["pca", "umap"]
-SECTIONS = ("vectors", "analogy", "map", "train", "polysemy")  # the tabs (emb.tab.<section>), in order
+SECTIONS = ("vectors", "analogy", "map", "axes", "train", "polysemy")  # the tabs (emb.tab.<section>), in order
 STEPS = (*(Step(section, (section,)) for section in SECTIONS), Step("check", ("check",)))
 
 
@@ -133,6 +133,30 @@ def word_map(model: model_zoo.StaticModel) -> None:
             key="map_fig",
         )
         st.caption(t("emb.map_note"))
+
+
+@st.fragment  # the learner's poles and words rerun this section alone
+def your_axes(model: model_zoo.StaticModel) -> None:
+    """Words on axes the learner names (whatlies' projections): each axis from one word to another, and what
+    removing the first axis's direction changes (Bolukbasi et al. 2016)."""
+    st.write(t("emb.axes_intro"))
+    text = st.text_area(t("emb.map_words"), t("emb.axes_default"), key="axes_words", bind="query-params", height=80)
+    x = view.pole_pair("axes_x", ("man", "woman"), t("emb.axes_x"))
+    y = view.pole_pair("axes_y", ("", ""), t("emb.axes_y"))
+    read = lesson_vectors.known_words(model.name, text, MAX_MAP)
+    report_missing(model, read.missing)
+    if len(read.shown) < 3:
+        st.info(t("emb.map_too_few"), icon=":material/info:")
+        return
+    if not all(x):
+        st.info(t("emb.axes_need_x"), icon=":material/info:")
+        return
+    try:
+        placed = lesson_vectors.word_axes(model.name, tuple(read.shown), x, y if all(y) else None)
+    except model_zoo.ModelZooError as err:
+        render_error(err)
+        return
+    view.render_word_axes(model.name, placed, x, y if all(y) else None, lesson_vectors.classes_of(placed.words, "—"))
 
 
 def train_word2vec(model: model_zoo.StaticModel) -> None:
@@ -233,7 +257,7 @@ def run() -> None:
     name = st.selectbox(t("emb.model"), STATIC_MODELS, key="model", bind="query-params", help=t("emb.model_help"))
     model = with_fallback(name, serving.static_model)
     path = begin_path("embeddings", STEPS)
-    drawn = dict(zip(SECTIONS, (vectors, analogies, word_map, train_word2vec, polysemy)))
+    drawn = dict(zip(SECTIONS, (vectors, analogies, word_map, your_axes, train_word2vec, polysemy)))
     if path.at is None:  # the whole page: a tab per section
         for tab, section in zip(st.tabs([t(f"emb.tab.{s}") for s in SECTIONS]), SECTIONS):
             with tab:

@@ -3,17 +3,18 @@
 import streamlit as st
 
 import serving
+from components import senses_tools_view as tools
 from components import senses_view
 from components.frame import ensure_app_frame
 from components.guide import GuidedPath, Step, begin_path
-from components.i18n import t
+from components.i18n import t, t_plain
 from components.notices import render_error, render_unavailable
 from components.url import keep_in_url, key_from_url, keys_from_url
 from model_zoo import registry
 from model_zoo.errors import ModelUnavailable, ModelZooError
 from model_zoo.registry import HIDDEN_STATES, VECTORS
-from model_zoo.types import MapView, OwnVectors, SenseModel, SenseSet, SenseVectors
-from serving import lesson_senses
+from model_zoo.types import MapView, OwnVectors, PoleChoice, SenseModel, SenseSet, SenseVectors
+from serving import lesson_senses, lesson_uses
 from serving.lesson_senses import CHINESE
 
 # This page draws its default view from figures precomputed with the real model over the
@@ -30,6 +31,8 @@ CHINESE_MODELS = ("bert-base-chinese", "bert-base-multilingual-cased")
 STEPS = (  # the maps and the learner's sentence share one fragment: it is in both of the first two steps
     Step("maps", ("explore", "guess_pair")),
     Step("yours", ("explore", "guess_vote")),
+    Step("axes", ("guess_axis", "axes")),
+    Step("nearest", ("nearest",)),
     Step("measures", ("measures",)),
     Step("chinese", ("chinese",)),
     Step("check", ("check",)),
@@ -174,6 +177,7 @@ def run() -> None:
         explore(word, sense_set, models)
         senses_view.render_data_note(word, sense_set, len(SETS), lesson_senses.total_uses())  # under the maps
     predict_first(word, models, path)
+    instruments(sense_set, models, path)
     if path.shows("measures"):
         measures(sense_set, models)
     if path.shows("chinese"):
@@ -193,9 +197,125 @@ def predict_first(word: str, models: list[SenseModel], path: GuidedPath) -> None
     name = senses_view.deepest(models)
     if path.shows("guess_pair") and (uses := lesson_senses.pair_uses(word)) is not None:
         senses_view.render_guess_pair(word, name, uses, lambda: lesson_senses.pair_cosines(name, word))
+    if path.shows("guess_axis") and len(SETS[word].sense_keys) > 1:
+        first, second = SETS[word].sense_keys[:2]
+        pair = (PoleChoice(sense=first), PoleChoice(sense=second))
+        tools.render_guess_axis(
+            SETS[word], name, lambda: lesson_uses.axis_view(name, False, word, 0, pair, None).separation
+        )
     if path.shows("guess_vote"):
         blood = senses_view.BLOOD_BANK
         senses_view.render_guess_vote(SETS["bank"], name, blood, lambda: lesson_senses.vote_shares(name, blood, "bank"))
+
+
+def instruments(sense_set: SenseSet, models: list[SenseModel], path: GuidedPath) -> None:
+    """Axes of the learner's own and the nearest uses: one at a time, on the learner's pick (nothing is
+    computed before it: the page's first view loads no model), or the guided step's one."""
+    shown = [(section, draw) for section, draw in TOOLS if path.shows(section)]
+    if not shown:
+        return
+    st.header(t("senses.tools_title"))
+    if len(shown) > 1:
+        names = [section for section, _ in shown]
+        linked = key_from_url("tool", names, "")  # by its key in a link, in either language
+        picked = st.segmented_control(
+            t("senses.tools_pick"),
+            names,
+            default=linked or None,
+            format_func=lambda s: t_plain(f"senses.{s}_tab"),
+            key="tool",
+        )
+        if picked:
+            keep_in_url("tool", picked)
+        elif "tool" in st.query_params:
+            del st.query_params["tool"]
+        shown = [(section, draw) for section, draw in shown if section == picked]
+        if not shown:
+            st.caption(t("senses.tools_hint"))
+    for _, draw in shown:
+        draw(sense_set, models)
+
+
+@st.fragment
+def your_axes(sense_set: SenseSet, models: list[SenseModel]) -> None:
+    """Two poles per axis (senses of the word, or words), every use placed by its projection, the AUC of
+    two senses along x at every layer, and what removing x's direction does."""
+    st.write(t("senses.axes_intro", word=sense_set.word))
+    model = tools.pick_model(models, "axes_model", contextual_only=False)
+    if model is None:
+        return
+    x_ends, y_ends = tools.choose_axes(sense_set)
+    layer = tools.pick_layer(model, "axes_layer", model.depth)
+    ends = [e for pair in (x_ends, y_ends or ()) for e in pair]
+    if any(not e.sense and not e.word for e in ends):
+        st.info(t("senses.axes_type_word"), icon=":material/info:")
+        return
+    progress = st.empty()
+    try:
+        view = lesson_uses.axis_view(
+            model.name,
+            model.static,
+            sense_set.word,
+            layer,
+            x_ends,
+            y_ends,
+            lambda share: progress.progress(share, t("senses.near_indexing", model=model.name)),
+        )
+    except ModelZooError as err:
+        render_error(err)
+        return
+    finally:
+        progress.empty()
+    clicked = tools.render_axes(sense_set, model, layer, view, x_ends, y_ends)
+    if clicked is not None:
+        st.session_state["near_clicked"] = clicked
+        st.caption(t("senses.axes_clicked", sentence=sense_set.sentences[clicked]))
+
+
+@st.fragment
+def nearest_uses(sense_set: SenseSet, models: list[SenseModel]) -> None:
+    """The nearest uses of one use (or the learner's sentence) among every word of the shipped sentences."""
+    st.write(t("senses.near_intro", uses=len(lesson_uses.shipped_uses())))
+    model = tools.pick_model(models, "near_model", contextual_only=True)
+    if model is None:
+        return
+    word = sense_set.word
+    mine = st.session_state.get("mine", "")
+    if mine.strip() and lesson_senses.other_forms(mine, word) is not None:
+        mine = ""  # a sentence without the word: nothing of it to look from
+    chosen = tools.pick_query(sense_set, mine, st.session_state.pop("near_clicked", None))
+    layer = tools.pick_layer(model, "near_layer", model.depth)
+    progress = st.empty()
+    try:
+        lesson_uses.use_index(
+            model.name, lambda share: progress.progress(share, t("senses.near_indexing", model=model.name))
+        )
+        progress.empty()
+        use = None if chosen == tools.MINE else int(chosen)
+        query = lesson_uses.look_from(model.name, sense_set, use, mine)
+        found = lesson_uses.nearest_uses(model.name, query, layer)
+    except ModelZooError as err:
+        progress.empty()
+        render_error(err)
+        return
+    sentences = [s.words for s in lesson_uses.shipped_uses().sentences]
+    names = {k: tools.short_label(label) for s in SETS.values() for k, label in s.labels.items()}
+    tools.render_nearest(found, sentences, word, layer, model.name, names)
+    class_wide(model.name)
+
+
+def class_wide(model_name: str) -> None:
+    """Coenen et al.'s curve over all 990 labelled uses: on a click (about 20 s once per server), or at once
+    when this server has it."""
+    if lesson_uses.class_shares_ready(model_name) or st.button(
+        t("senses.near_class_button"), key="near_class_go", icon=":material/monitoring:"
+    ):
+        with st.spinner(t("senses.near_class_working", model=model_name)):
+            word_share, sense_share = lesson_uses.class_shares(model_name)
+        tools.render_class_shares(word_share, sense_share, model_name, lesson_uses.NEIGHBOURS)
+
+
+TOOLS = (("axes", your_axes), ("nearest", nearest_uses))
 
 
 @st.fragment

@@ -15,6 +15,8 @@ import numpy as np
 import streamlit as st
 
 import model_zoo
+from model_zoo.lessons.axes import WordAxes, unit
+from model_zoo.lessons.axes import word_axes as place
 from model_zoo.lessons.elmo_mix import ONE_VECTOR, WordMix, layer_cosines, lowest_lstm_cosine, mix_word
 from model_zoo.lessons.elmo_mix import top_layer_cosine as _top_layer_cosine
 from model_zoo.lessons.lexicon import BUILD_SCRIPT, unique, word_classes
@@ -193,3 +195,18 @@ def context_cosines(model_name: str, a: str, b: str, word: str) -> ContextCosine
     pair = word_vectors(model_name, (a, b), word)  # (2, layers + 1, dim)
     cosines = layer_cosines(pair)
     return ContextCosines(cosines, lowest_lstm_cosine(cosines), _top_layer_cosine(pair))
+
+
+# -- axes with a meaning (issue 38) ----------------------------------------------------------------------
+@st.cache_data(max_entries=64, show_spinner=False)
+def word_axes(model_name: str, words: tuple[str, ...], x: tuple[str, str], y: tuple[str, str] | None) -> WordAxes:
+    """`words` of static model `model_name` on the axis x[0] -> x[1] and y[0] -> y[1] (else the largest spread
+    left), each pole a word's vector; raises WordNotInVocabulary (with spellings) for a pole it lacks."""
+    model = loaded(model_name, model_zoo.StaticModel)
+
+    def pole(word: str) -> np.ndarray:
+        return unit(np.asarray(model.vector(word), dtype=np.float64))
+
+    vectors = unit(model.vectors(list(words)).astype(np.float64))
+    y_poles = None if y is None else (pole(y[0]), pole(y[1]))
+    return place(vectors, list(words), (pole(x[0]), pole(x[1])), y_poles)

@@ -44,6 +44,7 @@ def test_chinese_is_actually_translated() -> None:
         "playground.default_text",
         "onehot.default_text",
         "emb.map_default",
+        "emb.axes_default",  # GloVe's English words, as on the word map
         "mlm.recipe_default",
         "using.example_sentiment",
         "using.example_spam",

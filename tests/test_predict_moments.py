@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from tests.conftest import light_charts, light_lines, open_page, shown
@@ -227,6 +228,27 @@ def test_senses_moments_judge_against_the_deepest_model_shown(offline_models) ->
     said = verdicts[bank.sense_keys[0]][1]
     first = bank.labels[votes[0][0]].split(" (")[0][:20]  # the legend's label, cut short
     assert f"{votes[6][1]:.0%} of the 5 nearest uses at layer 6; at layer 0, {votes[0][1]:.0%} voted “{first}" in said
+    # along the axis from sense 1 to sense 2 (issue 38): the first layer with an AUC of 0.9, computed here with
+    # scikit-learn's AUC on poles built without the use placed
+    from sklearn.metrics import roc_auc_score
+
+    keys = np.array(bank.senses)
+    unit = uses / np.linalg.norm(uses, axis=-1, keepdims=True)
+    aucs = []
+    for layer in range(7):
+        x, placed = unit[:, layer], []
+        for i in range(len(x)):
+            rest = np.arange(len(x)) != i
+            a_pole = x[rest & (keys == bank.sense_keys[0])].mean(0)
+            b_pole = x[rest & (keys == bank.sense_keys[1])].mean(0)
+            placed.append((x[i] - a_pole) @ (b_pole - a_pole) / ((b_pole - a_pole) @ (b_pole - a_pole)))
+        aucs.append(roc_auc_score(keys == bank.sense_keys[1], placed))
+    first_layer = next((i for i, v in enumerate(aucs) if v >= 0.9), None)
+    assert first_layer is not None and "axes" not in light_charts(at)
+    verdicts = judged(at, "senses_axis", ["embeddings", "lower", "upper", "never"])
+    only_right(verdicts, "embeddings" if first_layer == 0 else "lower" if first_layer <= 3 else "upper")
+    assert f"the first layer with an AUC of at least 0.9 is {first_layer} of 6 (at layer 0" in verdicts["never"][1]
+    assert f"{aucs[0]:.2f}" in verdicts["never"][1]
 
 
 def test_using_bert_moments_judge_against_the_trained_heads_and_reader(monkeypatch: pytest.MonkeyPatch) -> None:

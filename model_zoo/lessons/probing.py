@@ -31,7 +31,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,34 +177,47 @@ def fits(layers: int, dim: int, targets: Targets) -> bool:
     return feature_bytes(layers, dim, targets) <= MAX_FEATURE_BYTES
 
 
+def read_words(
+    model: Contextual,
+    sentences: Sequence[Sentence],
+    sentence_of: np.ndarray,
+    word_of: np.ndarray,
+    on_progress: Progress | None = None,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Rows r = (sentence_of[r], word_of[r]) read by `model`, each sentence once (32 to a pass): for each
+    sentence, its rows and their vectors at every layer, (rows, S, D) float32 (NaN where the model cut the
+    sentence before the word: the mean of the model's tokens that overlap the word)."""
+    order = np.unique(sentence_of)
+    rows_of = {int(i): np.flatnonzero(sentence_of == i) for i in order}
+    step = 32
+    for start in range(0, len(order), step):
+        chunk = [int(i) for i in order[start : start + step]]
+        read = [text_and_spans(sentences[i].words) for i in chunk]
+        spans = [[read[k][1][int(word_of[r])] for r in rows_of[i]] for k, i in enumerate(chunk)]
+        for i, v in zip(chunk, model.span_vectors([text for text, _ in read], spans)):
+            yield rows_of[i], v
+        if on_progress is not None:
+            on_progress(min(1.0, (start + len(chunk)) / len(order)))
+
+
 def word_features(
     model: Contextual, sentences: Sequence[Sentence], targets: Targets, on_progress: Progress | None = None
 ) -> np.ndarray:
     """Every target word's vector at every layer: (N, S, D) float16, NaN where the model cut the
     sentence before the word. The mean of the model's tokens that overlap the word."""
-    order = np.unique(targets.sentence)
-    rows_of = {int(i): np.flatnonzero(targets.sentence == i) for i in order}
     out: np.ndarray | None = None
-    step = 32
-    for start in range(0, len(order), step):
-        chunk = [int(i) for i in order[start : start + step]]
-        read = [text_and_spans(sentences[i].words) for i in chunk]
-        spans = [[read[k][1][int(targets.word[r])] for r in rows_of[i]] for k, i in enumerate(chunk)]
-        vectors = model.span_vectors([text for text, _ in read], spans)
-        for i, v in zip(chunk, vectors):
-            if out is None:
-                if not fits(v.shape[1], v.shape[2], targets):  # a shared server's disk and memory: refuse first
-                    raise MissingCapability(
-                        model.name,
-                        "layer-wise probing on this server",
-                        f"its {v.shape[1]} layers x {v.shape[2]} dimensions for {len(targets):,} words would take "
-                        f"{feature_bytes(v.shape[1], v.shape[2], targets) / 1e9:.1f} GB "
-                        f"(the limit is {MAX_FEATURE_BYTES / 1e9:.1f} GB)",
-                    )
-                out = np.full((len(targets), v.shape[1], v.shape[2]), np.nan, dtype=np.float16)
-            out[rows_of[i]] = v.astype(np.float16)
-        if on_progress is not None:
-            on_progress(min(1.0, (start + len(chunk)) / len(order)))
+    for rows, v in read_words(model, sentences, targets.sentence, targets.word, on_progress):
+        if out is None:
+            if not fits(v.shape[1], v.shape[2], targets):  # a shared server's disk and memory: refuse first
+                raise MissingCapability(
+                    model.name,
+                    "layer-wise probing on this server",
+                    f"its {v.shape[1]} layers x {v.shape[2]} dimensions for {len(targets):,} words would take "
+                    f"{feature_bytes(v.shape[1], v.shape[2], targets) / 1e9:.1f} GB "
+                    f"(the limit is {MAX_FEATURE_BYTES / 1e9:.1f} GB)",
+                )
+            out = np.full((len(targets), v.shape[1], v.shape[2]), np.nan, dtype=np.float16)
+        out[rows] = v.astype(np.float16)
     assert out is not None, "no target words"
     return out
 

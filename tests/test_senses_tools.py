@@ -1,0 +1,226 @@
+"""Word senses' instruments (issue 38): axes the learner names and the nearest uses in the shipped sentences.
+The math against brute force, the index on a tiny encoder, and the page on the tiny zoo (fast tier)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from model_zoo.lessons import axes
+from model_zoo.lessons.probing import Sentence
+from model_zoo.lessons.uses import Uses, build_index, cached_index, nearest, select_uses, sense_share_by_layer, shares
+from tests.conftest import all_text, open_page, shown
+
+
+# -- axes ----------------------------------------------------------------------------------------------
+def test_a_use_is_placed_by_poles_built_without_it() -> None:
+    vectors = np.array([[0.0, 0.0], [2.0, 0.0], [10.0, 0.0], [12.0, 0.0], [6.0, 3.0]])
+    a, b = axes.Pole("A", (0, 1)), axes.Pole("B", (2, 3))
+    placed = axes.positions(vectors, a, b)
+    # use 0 sees A as use 1 alone (2, 0) and B as the mean of 2 and 3 (11, 0): (0 - 2) / 9
+    assert placed[0] == pytest.approx(-2 / 9)
+    assert placed[3] == pytest.approx((12 - 1) / (10 - 1))  # B seen as use 2 alone, A as the mean (1, 0)
+    assert placed[4] == pytest.approx((6 - 1) / 10)  # not a member: both whole means; the y part does not count
+    word = axes.Pole("w", vector=np.array([0.0, 0.0]))
+    assert axes.positions(vectors, word, axes.Pole("v", vector=np.array([10.0, 0.0])))[2] == pytest.approx(1.0)
+
+
+def test_auc_is_the_mann_whitney_statistic() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    scores = np.round(rng.normal(size=60), 1)  # ties included
+    positive = rng.random(60) < 0.4
+    assert axes.auc(scores, positive) == pytest.approx(roc_auc_score(positive, scores))
+    assert axes.auc(np.full(10, np.nan), positive[:10]) == 0.5
+
+
+def test_a_static_models_senses_give_a_flat_axis_and_removing_a_direction_removes_it() -> None:
+    same = np.tile(np.array([[1.0, 2.0, 3.0]]), (6, 1))[:, None]  # one vector for every use, one layer
+    senses = np.array(["a", "a", "a", "b", "b", "b"])
+    sep = axes.separation(same, lambda _: (axes.Pole("a", (0, 1, 2)), axes.Pole("b", (3, 4, 5))), senses, "a", "b")
+    assert sep.flat and sep.auc[0] == 0.5
+    rng = np.random.default_rng(1)
+    x, direction = rng.normal(size=(20, 5)), rng.normal(size=5)
+    assert np.abs(axes.without(x, direction) @ direction).max() < 1e-9
+    assert np.allclose(axes.without(x, np.zeros(5)), x)
+
+
+# -- the index --------------------------------------------------------------------------------------------
+def sentence(i: int, words: str, pos: str, sense: str | None = None, at: int = -1) -> Sentence:
+    w = tuple(words.split())
+    tags = tuple(pos.split())
+    senses: tuple[str | None, ...] = tuple(sense if j == at else None for j in range(len(w)))
+    return Sentence(f"s{i}", "train", "senses", w, {"pos": tags, "dep": tuple("dep" for _ in w), "sense": senses})
+
+
+SENTENCES = [
+    sentence(0, "we sat on the bank .", "PRON VERB ADP DET NOUN PUNCT", "river", 4),
+    sentence(1, "the bank lent us money", "DET NOUN VERB PRON NOUN", "money", 1),
+    sentence(2, "ducks swim near the bank", "NOUN VERB ADP DET NOUN", "river", 4),
+    sentence(3, "a bank account pays interest", "DET NOUN NOUN VERB NOUN", "money", 1),
+    sentence(4, "the river was cold today", "DET NOUN AUX ADJ NOUN"),
+]
+
+
+def test_every_word_but_punctuation_is_a_use() -> None:
+    uses = select_uses(SENTENCES)
+    assert len(uses) == sum(len(s.words) for s in SENTENCES) - 1
+    row = uses.row_in("The bank lent us money.", "bank")
+    assert row is not None and uses.use(row).sense == "money" and uses.use(row).pos == "NOUN"
+    assert uses.row_in("no such sentence", "bank") is None
+
+
+@pytest.fixture(scope="module")
+def encoder(tiny_zoo_dir: Path):  # noqa: ANN201
+    import model_zoo
+
+    return model_zoo.load(tiny_zoo_dir / "minilm-l6")
+
+
+def test_the_index_on_disk_gives_the_brute_force_nearest_uses(encoder, tmp_path: Path) -> None:  # noqa: ANN001
+    uses = select_uses(SENTENCES)
+    index = cached_index(encoder, uses, "v1", tmp_path)
+    assert isinstance(index, np.memmap) and index.dtype == np.float16
+    unread = SimpleNamespace(name=encoder.name)  # no span_vectors: reading the file back must not encode
+    again = cached_index(unread, uses, "v1", tmp_path)  # type: ignore[arg-type]
+    assert np.array_equal(np.asarray(again), np.asarray(index))
+    wide = np.asarray(index, dtype=np.float64)
+    for layer in range(index.shape[0]):
+        query = wide[layer, 3] * 3.0  # any length: the order is the cosine's
+        cosines = wide[layer] @ (query / np.linalg.norm(query))
+        cosines[3] = -np.inf
+        found = nearest(index, layer, query, 4, leave_out=3)
+        assert 3 not in found.rows
+        assert np.allclose(found.cosines, np.sort(cosines)[::-1][:4], atol=2e-3)
+
+
+def test_a_full_or_damaged_cache_costs_the_work_again_not_the_answer(encoder, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    import errno
+
+    uses = select_uses(SENTENCES)
+    expected = np.array(cached_index(encoder, uses, "v1", tmp_path / "ok"))  # a copy: the file is torn below
+    (kept,) = (tmp_path / "ok").glob("*.npy")
+    kept.write_bytes(kept.read_bytes()[:200])  # torn: read as none, computed and written again
+    np.testing.assert_array_equal(np.asarray(cached_index(encoder, uses, "v1", tmp_path / "ok")), expected)
+    assert kept.stat().st_size > 200
+
+    def full_disk(*_args: object, **_kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np.lib.format, "open_memmap", full_disk)
+    got = cached_index(encoder, uses, "v1", tmp_path / "full")
+    np.testing.assert_array_equal(np.asarray(got), expected)
+    assert list((tmp_path / "full").glob("*")) == []  # no partial file left behind
+
+
+def test_shares_by_layer_count_the_word_its_sense_and_its_role() -> None:
+    uses = select_uses(SENTENCES)
+    rows = {uses.use(r).word + str(uses.use(r).sentence): r for r in range(len(uses))}
+    dim = 4
+    index = np.zeros((2, len(uses), dim), dtype=np.float16)
+    rng = np.random.default_rng(0)
+    index[:] = rng.normal(size=index.shape) * 0.01
+    # layer 0: every "bank" alike; layer 1: the river banks together, the money banks together
+    for key, r in rows.items():
+        if key.startswith("bank"):
+            index[0, r, 0] = 1
+            index[1, r, 1 if uses.use(r).sense == "river" else 2] = 1
+    query_row = rows["bank0"]
+    query = np.asarray(index[:, query_row], dtype=np.float32)
+    found = shares(index, uses, query, "bank", "river", "NOUN", 1, leave_out=query_row)
+    assert found.same_word.tolist() == [1.0, 1.0]
+    assert found.same_sense[1] == 1.0  # at layer 1 its nearest is the other river bank
+    word_share, sense_share = sense_share_by_layer(index, uses, k=1)
+    assert word_share.tolist() == [1.0, 1.0] and sense_share[1] == 1.0 and sense_share[0] <= 1.0
+
+
+def test_an_index_too_large_for_a_server_is_refused_in_one_sentence(monkeypatch, encoder) -> None:  # noqa: ANN001
+    from model_zoo.errors import MissingCapability
+    from model_zoo.lessons import uses as module
+
+    monkeypatch.setattr(module, "MAX_INDEX_BYTES", 100)
+    with pytest.raises(MissingCapability, match="nearest uses on this server"):
+        build_index(encoder, select_uses(SENTENCES), None)
+
+
+# -- the page, on the tiny zoo --------------------------------------------------------------------------
+@pytest.fixture
+def few_uses(monkeypatch):  # noqa: ANN001, ANN201
+    """The shipped sentences cut to those of bank and 200 more: the tiny zoo's index in a second."""
+    from model_zoo.lessons import probing
+    from serving import lesson_uses
+
+    every = probing.load_sentences()
+    kept = [s for i, s in enumerate(every) if i < 200 or "bank" in [w.lower() for w in s.words]]
+    uses = select_uses(kept)
+    monkeypatch.setattr(lesson_uses, "shipped_uses", lambda: uses)
+    return uses
+
+
+def test_the_axes_draw_for_every_model_and_a_word_pole(tiny_zoo: Path, few_uses: Uses) -> None:
+    at = open_page("pages/senses.py", word="bank", models="glove-6b-50d,minilm-l6")
+    assert not at.get("plotly_chart")  # nothing computed before the learner picks an instrument
+    at = open_page("pages/senses.py", word="bank", models="glove-6b-50d,minilm-l6", tool="axes")
+    assert not at.exception, [e.value for e in at.exception]
+    charts = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    assert {"axes_map", "axes_auc", "axes_removed"} <= charts
+    assert "separates senses 1 and 2 with an AUC of" in all_text(at)
+    at.selectbox(key="axes_xb_bank").set_value("word").run()
+    at.text_input(key="axes_xb_word_bank").input("money").run()
+    assert not at.exception
+    assert "“money”" in all_text(at)
+    at.text_input(key="axes_xb_word_bank").input("<b>zzqx</b>").run()  # in no sentence: one sentence, as text
+    assert not at.exception
+    assert any("“<b>zzqx</b>” is not among the" in shown(i.value) for i in at.info)
+    at.selectbox(key="axes_model").set_value("glove-6b-50d").run()
+    at.selectbox(key="axes_xb_bank").set_value("2").run()
+    assert not at.exception
+    assert any("one vector in every sentence" in shown(i.value) for i in at.info)
+
+
+def test_nearest_uses_list_each_sentence_with_the_word_in_bold(tiny_zoo: Path, few_uses: Uses) -> None:
+    at = open_page("pages/senses.py", word="bank", models="minilm-l6", tool="nearest")
+    assert not at.exception, [e.value for e in at.exception]
+    listed = next(m.value for m in at.markdown if m.value.startswith("1. `"))
+    assert listed.count("\n") == 9 and "**" in listed
+    charts = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    assert {"near_counts", "near_shares"} <= charts
+    at.text_input(key="mine").input("The <i>bank</i> by the river flooded.").run(timeout=120)
+    at.selectbox(key="near_use_bank").set_value("mine").run(timeout=120)
+    assert not at.exception
+    at.button(key="near_class_go").click().run(timeout=120)
+    assert not at.exception
+    assert "near_class" in {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+
+
+# -- the Word embeddings lesson: axes of static vectors --------------------------------------------------
+def test_removing_a_direction_brings_together_the_words_it_kept_apart() -> None:
+    words = ["king", "queen", "man", "woman", "prince"]
+    gender, royal = np.array([1.0, 0, 0, 0]), np.array([0, 1.0, 0, 0])
+    vectors = np.array(
+        [royal - gender, royal + gender, -gender + [0, 0, 0.3, 0], gender + [0, 0, 0.3, 0], royal - 1.2 * gender]
+    )
+    vectors = axes.unit(vectors)
+    placed = axes.word_axes(vectors, words, (axes.unit(-gender), axes.unit(gender)), None)
+    assert placed.y_is_pca and placed.xy.shape == (5, 2)
+    assert placed.xy[0, 0] < 0.5 < placed.xy[1, 0]  # king towards the first pole, queen towards the second
+    assert placed.nearest_before[0] == "prince" and placed.nearest_after[0] in ("queen", "prince")
+    assert placed.nearest_before[1] != "king" and placed.nearest_after[1] == "king"
+
+
+def test_the_embeddings_axes_tab_draws_and_says_what_removal_changed(tiny_zoo: Path) -> None:
+    from tests.conftest import TINY_STATIC_WORDS
+
+    known = " ".join(list(dict.fromkeys(TINY_STATIC_WORDS))[:8])
+    pole_a, pole_b = list(dict.fromkeys(TINY_STATIC_WORDS))[:2]
+    at = open_page("pages/embeddings.py", axes_words=known, axes_x_from=pole_a, axes_x_to=pole_b)
+    assert not at.exception, [e.value for e in at.exception]
+    assert "axes_fig" in {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+    assert f"With the {pole_a} → {pole_b} direction removed from every vector" in all_text(at)
+    at.text_input(key="axes_x_to").input("zzqxnotaword").run()
+    assert not at.exception
+    assert any("zzqxnotaword" in shown(i.value) for i in at.info)  # not in its vocabulary: one sentence
