@@ -9,7 +9,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from components.charts import build_score_bars, build_word_map
-from components.i18n import md_escape, t, t_plain
+from components.i18n import t, t_plain
 from components.quiz import Question, Solved, listed, render_predict, render_quiz
 from model_zoo.lessons.axes import WordAxes
 from model_zoo.lessons.elmo_mix import ONE_VECTOR
@@ -107,8 +107,7 @@ def render_word_axes(
     st.write(
         t("emb.axes_removed", a=x[0], b=x[1], n=len(changed), total=len(placed.words))
         + (
-            " "
-            + t("emb.axes_removed_some", pairs=", ".join(f"{md_escape(w)} → {md_escape(a)}" for w, _, a in changed[:6]))
+            " " + t("emb.axes_removed_some", pairs=", ".join(f"{w} → {a}" for w, _, a in changed[:6]))
             if changed
             else ""
         )

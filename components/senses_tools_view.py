@@ -135,7 +135,10 @@ def render_axes(
     names = [labels[k] for k in sense_set.sense_keys]
     title = t_plain("senses.axes_title", model=model.name, layer=layer, word=sense_set.word)
     if np.isnan(view.x).all():
-        st.info(t("senses.axes_flat", model=model.name, word=sense_set.word), icon=":material/info:")
+        if x_ends[0] == x_ends[1]:
+            st.info(t("senses.axes_same_ends"), icon=":material/info:")
+        else:
+            st.info(t("senses.axes_flat", model=model.name, word=sense_set.word, layer=layer), icon=":material/info:")
     x = np.nan_to_num(view.x, nan=0.5)
     chart = build_axes_map(x, view.y, sense_set.sense_numbers, names, hover, (x_title, y_title), title, COLORS)
     event = st.plotly_chart(chart, key="axes_map", on_select="rerun", selection_mode="points")
@@ -186,13 +189,11 @@ def render_axes(
         key="axes_removed",
     )
     at = min(layer, len(view.accuracy) - 1)
+    left = view.removed[at] > view.chance + 0.1  # still well above chance: the senses differ along other directions
     st.caption(
-        t(
-            "senses.axes_removed_finding",
-            layer=at,
-            before=f"{view.accuracy[at]:.0%}",
-            after=f"{view.removed[at]:.0%}",
-        )
+        t("senses.axes_removed_finding", layer=at, before=f"{view.accuracy[at]:.0%}", after=f"{view.removed[at]:.0%}")
+        + " "
+        + t("senses.axes_removed_left" if left else "senses.axes_removed_gone", chance=f"{view.chance:.0%}")
     )
     st.download_button(
         t("senses.axes_csv"),
@@ -348,7 +349,7 @@ def render_class_shares(word_share: np.ndarray, sense_share: np.ndarray, model: 
     )
     top = int(np.argmax(sense_share))
     rises = sense_share[-1] > sense_share[0] + 0.05
-    st.write(
+    said = [
         t(
             "senses.near_class_rises" if rises else "senses.near_class_flat",
             model=model,
@@ -356,9 +357,11 @@ def render_class_shares(word_share: np.ndarray, sense_share: np.ndarray, model: 
             last=f"{sense_share[-1]:.0%}",
             top=top,
             best=f"{sense_share[top]:.0%}",
-            word=f"{word_share.min():.0%}",
         )
-    )
+    ]
+    if word_share.min() >= 0.9:  # the neighbours stay the word's own uses at every layer
+        said.append(t("senses.near_class_form", word=f"{word_share.min():.0%}"))
+    st.write(" ".join(said))
 
 
 # -- predict, then see ---------------------------------------------------------------------------------

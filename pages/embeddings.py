@@ -151,6 +151,9 @@ def your_axes(model: model_zoo.StaticModel) -> None:
     if not all(x):
         st.info(t("emb.axes_need_x"), icon=":material/info:")
         return
+    if x[0] == x[1] or (all(y) and y[0] == y[1]):
+        st.info(t("emb.axes_same"), icon=":material/info:")
+        return
     try:
         placed = lesson_vectors.word_axes(model.name, tuple(read.shown), x, y if all(y) else None)
     except model_zoo.ModelZooError as err:

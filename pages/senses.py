@@ -250,22 +250,15 @@ def your_axes(sense_set: SenseSet, models: list[SenseModel]) -> None:
     if any(not e.sense and not e.word for e in ends):
         st.info(t("senses.axes_type_word"), icon=":material/info:")
         return
-    progress = st.empty()
+    if len(sense_set.sense_keys) < 2:
+        st.info(t("senses.single_sense", word=sense_set.word), icon=":material/info:")
+        return
     try:
-        view = lesson_uses.axis_view(
-            model.name,
-            model.static,
-            sense_set.word,
-            layer,
-            x_ends,
-            y_ends,
-            lambda share: progress.progress(share, t("senses.near_indexing", model=model.name)),
-        )
+        with st.spinner(t("senses.axes_reading", model=model.name)):
+            view = lesson_uses.axis_view(model.name, model.static, sense_set.word, layer, x_ends, y_ends)
     except ModelZooError as err:
         render_error(err)
         return
-    finally:
-        progress.empty()
     clicked = tools.render_axes(sense_set, model, layer, view, x_ends, y_ends)
     if clicked is not None:
         st.session_state["near_clicked"] = clicked

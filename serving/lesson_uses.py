@@ -36,13 +36,23 @@ def use_index(model_name: str, on_progress: Callable[[float], object] | None = N
     from model_zoo.lessons.senses import weights_version
     from model_zoo.lessons.uses import cached_index
 
+    if (refused := _REFUSED.get(model_name)) is not None:  # too large for this server: said again, not read again
+        raise refused
+
     def compute() -> np.ndarray:
         model = serving.contextual(model_name)
         folder = model_zoo.cache_root() / "uses"
         with serving.low_priority_threads():
             return cached_index(model, shipped_uses(), weights_version(model), folder, on_progress)
 
-    return serving._shared(("use index", model_name), compute)
+    try:
+        return serving._shared(("use index", model_name), compute)
+    except model_zoo.errors.MissingCapability as err:
+        _REFUSED[model_name] = err
+        raise
+
+
+_REFUSED: dict[str, model_zoo.errors.MissingCapability] = {}  # models whose index this server cannot hold
 
 
 def use_row(sentence: str, word: str) -> int | None:
@@ -117,31 +127,44 @@ def use_vectors(model_name: str, static: bool, word: str) -> np.ndarray:
     return unit(serving.sense_vectors(model_name, word).vectors.astype(np.float64))
 
 
-def word_pole(model_name: str, static: bool, word: str, on_progress: Callable[[float], object] | None) -> np.ndarray:
+WORD_POLE_USES = 200  # a word's pole is the mean of at most this many of its uses (the first, in file order)
+
+
+def word_pole(model_name: str, static: bool, word: str) -> np.ndarray:
     """(layers, dim) a word as a pole: a static model's vector, or the mean of the word's uses in the shipped
-    sentences at every layer of a contextual model (raises WordNotInText where it has none there)."""
+    sentences at every layer of a contextual model (raises WordNotInCorpus where it has none there)."""
     if static:
         model, _ = serving.static_model(model_name)
-        return unit(np.asarray(model.vector(word), dtype=np.float64))[None]
-    rows = shipped_uses().rows_of(word)
+        return unit(np.asarray(model.vector(word.lower()), dtype=np.float64))[None]
+    return _contextual_word_pole(model_name, word.lower())
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _contextual_word_pole(model_name: str, word: str) -> np.ndarray:
+    """The word's uses read from the index where this server has built it, else those sentences alone (a
+    few dozen: the 73k-use index is not built for one pole)."""
+    from model_zoo.lessons.probing import read_words
+
+    found = shipped_uses()
+    rows = found.rows_of(word)[:WORD_POLE_USES]
     if not len(rows):
-        raise model_zoo.errors.WordNotInCorpus(word, len(shipped_uses()))
-    index = use_index(model_name, on_progress)
-    return np.asarray(index[:, rows], dtype=np.float64).mean(1)
+        raise model_zoo.errors.WordNotInCorpus(word, len(found))
+    index = serving.SLOW.peek(("use index", model_name))
+    if isinstance(index, np.ndarray):
+        return np.asarray(index[:, rows], dtype=np.float64).mean(1)
+    model = serving.contextual(model_name)
+    read = read_words(model, found.sentences, found.sentence[rows], found.position[rows])
+    vectors = np.concatenate([v for _, v in read])  # (rows, layers, dim), in the order read_words gives them
+    return unit(np.nan_to_num(vectors.astype(np.float64), nan=0.0)).mean(0)
 
 
 def poles(
-    model_name: str,
-    static: bool,
-    senses: tuple[str, ...],
-    ends: tuple[PoleChoice, PoleChoice],
-    on_progress: Callable[[float], object] | None = None,
+    model_name: str, static: bool, senses: tuple[str, ...], ends: tuple[PoleChoice, PoleChoice]
 ) -> tuple[Callable[[int], tuple[axes.Pole, axes.Pole]], str, str]:
-    """The axis's two poles at any layer, and the two senses whose separation it is scored on (the senses the
-    poles name, else the word's first two)."""
-    built = [
-        (end.sense, None) if end.sense else ("", word_pole(model_name, static, end.word, on_progress)) for end in ends
-    ]
+    """The axis's two poles at any layer, and the two senses it is scored on: the sense each end names, an end
+    that names a word taking the first of the word's other senses (both ends words: the first two senses,
+    oriented later by axis_view)."""
+    built = [(end.sense, None) if end.sense else ("", word_pole(model_name, static, end.word)) for end in ends]
     sense_array = np.asarray(senses)
 
     def at(layer: int) -> tuple[axes.Pole, axes.Pole]:
@@ -154,11 +177,15 @@ def poles(
                 out.append(axes.Pole("word", vector=vectors[min(layer, len(vectors) - 1)]))
         return out[0], out[1]
 
-    named = [end.sense for end in ends if end.sense]
     keys = list(dict.fromkeys(senses))
-    first, second = (named + [k for k in keys if k not in named])[:2]
-    if len(named) == 2 and named[0] == named[1]:
-        first, second = named[0], next(k for k in keys if k != named[0])
+    if len(keys) < 2:
+        raise model_zoo.errors.MissingCapability(
+            "the shipped set", "an axis between two senses", "this word has one sense in the set"
+        )
+    named = [end.sense for end in ends]
+    free = iter(k for k in keys if k not in named)
+    first = named[0] or next(free)
+    second = named[1] if named[1] and named[1] != first else next(free, next(k for k in keys if k != first))
     return at, first, second
 
 
@@ -169,19 +196,22 @@ def axis_view(
     layer: int,
     x_ends: tuple[PoleChoice, PoleChoice],
     y_ends: tuple[PoleChoice, PoleChoice] | None,
-    on_progress: Callable[[float], object] | None = None,
 ) -> AxisView:
     """Everything the axes section draws for one model (computed per rerun: a word's hundred uses, milliseconds)."""
-    from model_zoo.lessons.sense_data import load_senses
+    from model_zoo.lessons.sense_data import chance_accuracy, load_senses
 
     senses = load_senses()[word].senses
     vectors = use_vectors(model_name, static, word)
     layer = min(layer, vectors.shape[1] - 1)
-    x_at, first, second = poles(model_name, static, senses, x_ends, on_progress)
+    x_at, first, second = poles(model_name, static, senses, x_ends)
     a, b = x_at(layer)
     x = axes.positions(vectors[:, layer], a, b)
+    labels = np.asarray(senses)
+    if not x_ends[0].sense and not x_ends[1].sense:  # two words name no sense: the one further along is second
+        if np.nanmean(x[labels == first]) > np.nanmean(x[labels == second]):
+            first, second = second, first
     if y_ends is not None:
-        y_at, _, _ = poles(model_name, static, senses, y_ends, on_progress)
+        y_at, _, _ = poles(model_name, static, senses, y_ends)
         y, y_is_pca = axes.positions(vectors[:, layer], *y_at(layer)), False
     else:
         left = axes.without(vectors[:, layer], b.mean(vectors[:, layer]) - a.mean(vectors[:, layer]))
@@ -196,9 +226,10 @@ def axis_view(
         x,
         y,
         y_is_pca,
-        axes.separation(vectors, x_at, np.asarray(senses), first, second),
+        axes.separation(vectors, x_at, labels, first, second),
         first,
         second,
         np.array(accuracy),
         np.array(removed),
+        chance_accuracy(senses),
     )

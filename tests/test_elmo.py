@@ -562,3 +562,32 @@ def test_fit_ends_the_schedule_where_the_measured_speed_says_the_budget_allows(
     assert f"the schedule now ends at {fitted:,} targets" in (run.out / "train.log").read_text()
     assert schedule(fitted, fitted, run.config.warmup_tokens) == 0.0
     assert run.export()["config"]["total_tokens"] == fitted
+
+
+def test_sense_snapshots_run_from_random_weights_to_the_exported_model(tiny_run, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 38's slider: the Word senses set read at N + 1 points of one run, dense early, the first on the
+    random weights and the last the exported model itself (its accuracy is that model's on the same data)."""
+    from dataclasses import replace
+
+    from model_zoo.lessons import sense_data
+    from model_zoo.lessons.senses import encode_senses, layer_measures
+
+    every = sense_data.load_senses()
+    monkeypatch.setattr(sense_data, "load_senses", lambda: {"bank": every["bank"]})  # one word of 12: seconds
+    load_senses = sense_data.load_senses
+    run = tiny_run()
+    run.config = replace(run.config, sense_snapshots=3)
+    assert run.train(minutes=5, progress=False) == "done"
+    run.export()
+    snapshots = sorted((run.out / "senses").glob("step-*.npz"))
+    loaded = [np.load(p) for p in snapshots]
+    tokens = [int(s["tokens"]) for s in loaded]
+    assert len(snapshots) == 4 and tokens[0] == 0 and tokens == sorted(tokens) and tokens[-1] == run.tokens
+    assert tokens[1] - tokens[0] < tokens[3] - tokens[2]  # denser early, where most moves
+    sets = load_senses()
+    assert all(s["vectors_bank"].shape == (len(sets["bank"].sentences), 3, 16) for s in loaded)
+    model = model_zoo.load(run.out / "elmo-mini")
+    accuracy = [layer_measures(encode_senses(model, s), s.senses).accuracy for s in sets.values()]
+    np.testing.assert_allclose(loaded[-1]["accuracy"], np.mean(accuracy, 0), atol=1e-6)
+    first = loaded[0]["vectors_bank"].astype(np.float32)
+    assert not np.allclose(first, loaded[-1]["vectors_bank"].astype(np.float32), atol=1e-2)  # the weights moved

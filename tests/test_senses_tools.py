@@ -134,8 +134,14 @@ def test_shares_by_layer_count_the_word_its_sense_and_its_role() -> None:
     found = shares(index, uses, query, "bank", "river", "NOUN", 1, leave_out=query_row)
     assert found.same_word.tolist() == [1.0, 1.0]
     assert found.same_sense[1] == 1.0  # at layer 1 its nearest is the other river bank
+    assert found.same_pos.tolist() == [1.0, 1.0]  # a bank is a noun at both layers
+    verb = shares(index, uses, query, "bank", "river", "VERB", 1, leave_out=query_row)
+    assert (
+        verb.same_pos.tolist() == [0.0, 0.0]
+        and np.isnan(shares(index, uses, query, "bank", None, None, 1).same_sense).all()
+    )
     word_share, sense_share = sense_share_by_layer(index, uses, k=1)
-    assert word_share.tolist() == [1.0, 1.0] and sense_share[1] == 1.0 and sense_share[0] <= 1.0
+    assert word_share.tolist() == [1.0, 1.0] and sense_share[1] == 1.0
 
 
 def test_an_index_too_large_for_a_server_is_refused_in_one_sentence(monkeypatch, encoder) -> None:  # noqa: ANN001
@@ -224,3 +230,19 @@ def test_the_embeddings_axes_tab_draws_and_says_what_removal_changed(tiny_zoo: P
     at.text_input(key="axes_x_to").input("zzqxnotaword").run()
     assert not at.exception
     assert any("zzqxnotaword" in shown(i.value) for i in at.info)  # not in its vocabulary: one sentence
+
+
+def test_the_senses_an_axis_is_scored_on_follow_its_ends(monkeypatch) -> None:  # noqa: ANN001
+    from model_zoo.lessons.axes import PoleChoice
+    from serving import lesson_uses
+
+    monkeypatch.setattr(lesson_uses, "word_pole", lambda *args: np.zeros((1, 2)))
+    senses = ("river", "money", "river", "blood")
+    _, first, second = lesson_uses.poles("m", True, senses, (PoleChoice(word="w"), PoleChoice(sense="money")))
+    assert (first, second) == ("river", "money")
+    _, first, second = lesson_uses.poles("m", True, senses, (PoleChoice(sense="money"), PoleChoice(word="w")))
+    assert (first, second) == ("money", "river")
+    _, first, second = lesson_uses.poles("m", True, senses, (PoleChoice(sense="blood"), PoleChoice(sense="river")))
+    assert (first, second) == ("blood", "river")
+    _, first, second = lesson_uses.poles("m", True, senses, (PoleChoice(sense="money"), PoleChoice(sense="money")))
+    assert first == "money" and second != "money"

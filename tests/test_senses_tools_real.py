@@ -28,14 +28,20 @@ def test_banks_senses_separate_along_river_to_money_and_the_page_says_by_how_muc
     assert view.separation.auc[0] < view.separation.auc[best]  # the embeddings, before any context, separate less
     river = np.array(BANK.senses) == RIVER
     assert np.nanmean(view.x[river]) < 0.5 < np.nanmean(view.x[~river])  # river uses near 0, money uses near 1
-    at = open_page("pages/senses.py", word="bank", models="minilm-l6")
+    at = open_page("pages/senses.py", word="bank", models="minilm-l6", tool="axes")
     assert not at.exception
     assert f"with an AUC of {view.separation.auc[best]:.2f} at layer {best}" in all_text(at)
     # words as poles, from their uses in the shipped sentences: the same two senses still come apart
     words = lesson_uses.axis_view(
         "minilm-l6", False, "bank", 6, (PoleChoice(word="river"), PoleChoice(word="money")), None
     )
+    assert (words.first, words.second) == (RIVER, MONEY)  # oriented by where the uses fall: river near "river"
     assert words.separation.auc.max() >= 0.8
+    # a word at one end and a sense at the other: the AUC points from the word's side to the named sense
+    mixed = lesson_uses.axis_view(
+        "minilm-l6", False, "bank", 6, (PoleChoice(word="river"), PoleChoice(sense=MONEY)), None
+    )
+    assert (mixed.first, mixed.second) == (RIVER, MONEY) and mixed.separation.auc.max() >= 0.9
 
 
 def test_nearest_uses_keep_the_sense_more_often_higher_up() -> None:

@@ -70,8 +70,10 @@ def auc(scores: np.ndarray, positive: np.ndarray) -> float:
     0.5 where the scores do not separate them (or cannot be computed)."""
     from scipy.stats import rankdata
 
+    placed = ~np.isnan(scores)  # a use with no place on the axis (its poles were one point) does not count
+    scores, positive = scores[placed], positive[placed]
     pos, neg = int(positive.sum()), int((~positive).sum())
-    if not pos or not neg or np.isnan(scores).any():
+    if not pos or not neg:
         return 0.5
     ranks = rankdata(scores)
     return float((ranks[positive].sum() - pos * (pos + 1) / 2) / (pos * neg))
@@ -131,6 +133,7 @@ class AxisView:
     second: str
     accuracy: np.ndarray  # (layers,) nearest-use sense accuracy of the uses as they are
     removed: np.ndarray  # (layers,) the same with x's direction removed from every vector
+    chance: float  # that accuracy by chance (the senses' shares)
 
 
 def first_component(x: np.ndarray) -> np.ndarray:

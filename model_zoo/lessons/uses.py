@@ -123,7 +123,8 @@ def select_uses(sentences: Sequence[Sentence]) -> Uses:
 def index_path(folder: Path, model_name: str, weights: str, uses: Uses) -> Path:
     """Where the index of `model_name` (its weights' version) over `uses` lives: a new file for new data."""
     ids = [s.id for s in uses.sentences]
-    key = hashlib.sha1(json.dumps([model_name, weights, ids, len(uses)]).encode()).hexdigest()[:12]
+    words = hashlib.sha1(json.dumps([s.words for s in uses.sentences]).encode()).hexdigest()  # the text itself
+    key = hashlib.sha1(json.dumps([model_name, weights, ids, len(uses), words]).encode()).hexdigest()[:12]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_name)
     return folder / f"{safe}-{key}.npy"
 
@@ -160,7 +161,7 @@ def build_index(model: Contextual, uses: Uses, path: Path | None, on_progress: P
 
 def _open(path: Path | None, shape: tuple[int, int, int], name: str) -> np.ndarray:
     size = int(np.prod(shape)) * 2
-    if size > MAX_INDEX_BYTES:  # a shared server's disk and page cache: refuse before reading a sentence
+    if size > MAX_INDEX_BYTES:  # a shared server's disk and page cache: refused after the first 32 sentences
         raise MissingCapability(
             name,
             "nearest uses on this server",

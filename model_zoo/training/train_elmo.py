@@ -70,6 +70,7 @@ from .train_mlm import DEFAULT_CORPUS, read_documents, schedule
 SCRIPT = "python -m model_zoo.train_elmo"
 MODEL = "elmo-mini"
 CHECKPOINT, LOG, CURVE = "checkpoint.pt", "train.log", "learning_curve.json"
+SNAPSHOTS = "senses"  # OUT/senses/step-XXXXXXX.npz: the sense set's vectors and measures at one point of the run
 SPECIALS = (BOS, EOS, UNK)  # vocabulary ids 0, 1, 2
 EXTRA_LABEL = "everyday text written by SmolLM2-135M-Instruct (scripts/write_everyday.py)"  # --extra's source
 warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")  # it says so each run
@@ -108,6 +109,8 @@ class Config:
     # evaluation
     eval_every: int = 300  # steps
     held_sentences: int = 600  # the fixed held-out subset of the learning curve (all of held.txt at the end)
+    # senses forming (issue 38): the Word senses set's vectors at this many points of the run besides the start
+    sense_snapshots: int = 0  # 0: none; N: at tokens total * (k / N) ** 2, k = 0..N (dense early, where most moves)
 
     def options(self) -> ElmoOptions:
         filters = tuple((int(w), int(n)) for w, n in (f.split(":") for f in self.filters.split(",")))
@@ -492,6 +495,50 @@ class Trainer:
         (self.out / CURVE).write_text(json.dumps(self.curve, indent=1) + "\n", encoding="utf-8")
         return point
 
+    def snapshot_due(self) -> bool:
+        """Whether the run has reached its next sense snapshot (`sense_snapshots`: at tokens total * (k/N)^2)."""
+        n = self.config.sense_snapshots
+        if not n:
+            return False
+        done = len(list((self.out / SNAPSHOTS).glob("step-*.npz")))
+        return done <= n and self.tokens >= self.config.total_tokens * (done / n) ** 2
+
+    def sense_snapshot(self) -> Path:
+        """The Word senses set read by the model as it is now: every word's vectors at every layer (float16),
+        and the per-layer nearest-use sense accuracy and self-similarity averaged over the words, beside
+        the step, the tokens seen and the last held-out perplexities. What the lesson's slider reads."""
+        from ..elmo import ElmoModel
+        from ..lessons.sense_data import load_senses
+        from ..lessons.senses import encode_senses, layer_measures
+
+        encoder = ElmoModel("snapshot", self.model.to_bilm(), self.corpus.vocab(), "cpu")
+        arrays: dict[str, np.ndarray] = {}
+        accuracy, similarity = [], []
+        for word, sense_set in load_senses().items():
+            encoded = encode_senses(encoder, sense_set)
+            arrays[f"vectors_{word}"] = encoded.vectors.astype(np.float16)
+            measures = layer_measures(encoded, sense_set.senses)
+            accuracy.append(measures.accuracy)
+            similarity.append(measures.self_similarity)
+        folder = self.out / SNAPSHOTS
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"step-{self.step:07d}.npz"
+        last = self.curve[-1] if self.curve else {}
+        contents: dict[str, Any] = {
+            "step": self.step,
+            "tokens": self.tokens,
+            "accuracy": np.mean(accuracy, 0),
+            "self_similarity": np.mean(similarity, 0),
+            "forward_perplexity": last.get("forward_perplexity", np.nan),
+            **arrays,
+        }
+        np.savez_compressed(path, **contents)
+        self.log(
+            f"sense snapshot at step {self.step} ({self.tokens:,} tokens): accuracy by layer "
+            f"{np.round(np.mean(accuracy, 0), 3).tolist()}"
+        )
+        return path
+
     def train(
         self,
         minutes: float,
@@ -537,6 +584,8 @@ class Trainer:
         c = self.config
         if not self.curve:
             self.log(json.dumps(self.evaluate(None)))
+        if self.snapshot_due():  # the first: random weights
+            self.sense_snapshot()
         self.model.train()
         started = last_save = time.perf_counter()
         losses: list[float] = []
@@ -589,6 +638,8 @@ class Trainer:
                 self.config = c = replace(c, total_tokens=total)
                 bar.total = total
                 self.log(f"--fit: {rate:.0f} targets a second here, so the schedule now ends at {total:,} targets")
+            if self.snapshot_due():
+                self.sense_snapshot()
             if self.step % c.eval_every == 0:
                 point = self.evaluate(sum(losses) / len(losses))
                 losses = []
@@ -599,6 +650,8 @@ class Trainer:
         bar.close()
         if losses and why != "signal":  # a signal asks for a quick exit: the checkpoint only
             self.log(json.dumps(self.evaluate(sum(losses) / len(losses))))
+        if why == "done" and c.sense_snapshots and not (self.out / SNAPSHOTS / f"step-{self.step:07d}.npz").exists():
+            self.sense_snapshot()  # the trained model itself: the slider's last step is the exported model
         self.save()
         self.log(f"saved {self.out / CHECKPOINT} at step {self.step}, {self.tokens:,} tokens ({why})")
         return why
