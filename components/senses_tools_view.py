@@ -228,6 +228,27 @@ def axes_csv(sense_set: SenseSet, view: AxisView) -> str:
     return out.getvalue()
 
 
+def nearest_csv(found: Found, sentences: Sequence[Sequence[str]]) -> str:
+    """The nearest uses as listed: rank, cosine, word, labels and sentence (a cell never starts a formula)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["rank", "cosine", "word", "pos", "dep", "sense", "sentence"])
+    for rank, (use, cosine) in enumerate(found.neighbours, 1):
+        words = sentences[use.sentence]
+        writer.writerow(
+            [
+                rank,
+                f"{cosine:.4f}",
+                _cell(use.word),
+                use.pos or "",
+                use.dep or "",
+                use.sense or "",
+                _cell(" ".join(words)),
+            ]
+        )
+    return out.getvalue()
+
+
 def _cell(text: str) -> str:
     """A CSV cell a spreadsheet shows as text (a leading =, +, - or @ would start a formula)."""
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
@@ -276,6 +297,14 @@ def render_nearest(
         sense = f" · {md_escape(senses.get(use.sense, use.sense))}" if use.sense else ""
         lines.append(f"{rank}. `{cosine:.3f}` {marked(use, sentences[use.sentence])} — {tags}{sense}")
     st.markdown("\n".join(lines))
+    st.download_button(
+        t("senses.near_csv"),
+        nearest_csv(found, sentences),
+        file_name=f"nearest-{word}-{model}-layer{layer}.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key="near_csv",
+    )
     label = (
         st.segmented_control(
             t("senses.near_count"),

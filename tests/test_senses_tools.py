@@ -195,6 +195,7 @@ def test_nearest_uses_list_each_sentence_with_the_word_in_bold(tiny_zoo: Path, f
     assert listed.count("\n") == 9 and "**" in listed
     charts = {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
     assert {"near_counts", "near_shares"} <= charts
+    assert any(b.proto.id.endswith("-near_csv") for b in at.get("download_button"))
     at.text_input(key="mine").input("The <i>bank</i> by the river flooded.").run(timeout=120)
     at.selectbox(key="near_use_bank").set_value("mine").run(timeout=120)
     assert not at.exception
@@ -246,3 +247,14 @@ def test_the_senses_an_axis_is_scored_on_follow_its_ends(monkeypatch) -> None:  
     assert (first, second) == ("blood", "river")
     _, first, second = lesson_uses.poles("m", True, senses, (PoleChoice(sense="money"), PoleChoice(sense="money")))
     assert first == "money" and second != "money"
+
+
+def test_the_csv_exports_never_start_a_formula() -> None:
+    from components.senses_tools_view import nearest_csv
+    from model_zoo.lessons.uses import Found, Shares, Use
+
+    use = Use(0, 0, 1, "=HYPERLINK(1)", "NOUN", "nsubj", None)
+    found = Found([(use, 0.5)], Shares(np.zeros(1), np.zeros(1), np.zeros(1)))
+    text = nearest_csv(found, [["@sum", "=HYPERLINK(1)"]])
+    row = text.splitlines()[1].split(",")
+    assert row[2] == "'=HYPERLINK(1)" and row[-1].startswith("'@sum")
