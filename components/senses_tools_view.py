@@ -389,7 +389,7 @@ def render_class_shares(word_share: np.ndarray, sense_share: np.ndarray, model: 
         )
     ]
     if word_share.min() >= 0.9:  # the neighbours stay the word's own uses at every layer
-        said.append(t("senses.near_class_form", word=f"{word_share.min():.0%}"))
+        said.append(t("senses.near_class_form", word=f"{word_share.min():.1%}"))
     st.write(" ".join(said))
 
 
