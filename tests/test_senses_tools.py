@@ -258,3 +258,27 @@ def test_the_csv_exports_never_start_a_formula() -> None:
     text = nearest_csv(found, [["@sum", "=HYPERLINK(1)"]])
     row = text.splitlines()[1].split(",")
     assert row[2] == "'=HYPERLINK(1)" and row[-1].startswith("'@sum")
+
+
+def test_a_class_searched_together_gets_what_each_gets_alone() -> None:
+    """serving's batcher searches a class's clicks in one float32 product per layer: every query gets the
+    neighbours (and cosines, to float16's precision) that its own float16 search gives."""
+    from model_zoo.lessons.uses import nearest_many
+
+    rng = np.random.default_rng(3)
+    index = axes.unit(rng.normal(size=(3, 500, 16))).astype(np.float16)
+    queries = rng.normal(size=(5, 3, 16))
+    leave_out = [7, None, 42, None, 0]
+    rows, cosines = nearest_many(index, queries, 6, leave_out)
+    assert rows.shape == (3, 5, 6)
+    for i in range(5):
+        alone_rows, alone_cosines = nearest_many(index, queries[i : i + 1], 6, [leave_out[i]])
+        np.testing.assert_array_equal(rows[:, i], alone_rows[:, 0])
+        np.testing.assert_allclose(cosines[:, i], alone_cosines[:, 0], atol=2e-3)
+        if leave_out[i] is not None:
+            assert leave_out[i] not in rows[:, i]
+        for layer in range(3):  # against plain cosines in float64
+            exact = np.asarray(index[layer], dtype=np.float64) @ axes.unit(queries[i, layer])
+            if leave_out[i] is not None:
+                exact[leave_out[i]] = -np.inf
+            np.testing.assert_array_equal(rows[layer, i], np.argsort(-exact, kind="stable")[:6])

@@ -216,6 +216,47 @@ class Shares:
     same_pos: np.ndarray  # the query's part of speech (NaN: unknown)
 
 
+def nearest_many(
+    index: np.ndarray, queries: np.ndarray, k: int, leave_out: Sequence[int | None]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The k nearest uses of each query (q, layers, dim) at every layer, nearest first: rows and cosines, each
+    (layers, q, k); `leave_out[i]` is a row query i must not count (its own use). One query: torch's float16
+    matrix-vector product. Several (a class clicking together, serving's batcher): one float32 copy of each
+    layer for all of them, then one BLAS product, which costs about what one query's float16 search does."""
+    layers, q = index.shape[0], len(queries)
+    k = min(k, index.shape[1] - 1)
+    rows_out = np.empty((layers, q, k), dtype=np.int64)
+    cos_out = np.empty((layers, q, k), dtype=np.float64)
+    for layer in range(layers):
+        wanted = unit(np.asarray(queries[:, layer], dtype=np.float64))
+        if q == 1:
+            scores = _dot(index[layer], wanted).T
+        else:
+            scores = wanted.astype(np.float32) @ np.asarray(index[layer], dtype=np.float32).T
+        for i, row in enumerate(leave_out):
+            if row is not None:
+                scores[i, row] = -np.inf
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        picked = np.take_along_axis(scores, top, 1)
+        order = np.argsort(-picked, axis=1, kind="stable")
+        rows_out[layer] = np.take_along_axis(top, order, 1)
+        cos_out[layer] = np.take_along_axis(picked, order, 1)
+    return rows_out, cos_out
+
+
+def shares_of(uses: Uses, rows: np.ndarray, word: str, sense: str | None, pos: str | None) -> Shares:
+    """From one query's nearest rows at every layer (layers, k): the share that is the same word, the same word
+    in the same sense, and the same part of speech (NaN where the query's sense or part of speech is unknown)."""
+    out: dict[str, list[float]] = {"word": [], "sense": [], "pos": []}
+    for found_rows in rows:
+        found = [uses.use(int(r)) for r in found_rows]
+        same = [u.word.lower() == word.lower() for u in found]
+        out["word"].append(float(np.mean(same)))
+        out["sense"].append(float(np.mean([s and u.sense == sense for s, u in zip(same, found)])) if sense else np.nan)
+        out["pos"].append(float(np.mean([u.pos == pos for u in found])) if pos else np.nan)
+    return Shares(np.array(out["word"]), np.array(out["sense"]), np.array(out["pos"]))
+
+
 def shares(
     index: np.ndarray,
     uses: Uses,
@@ -229,14 +270,8 @@ def shares(
     """At every layer, the share of the k nearest uses of `query` (layers, dim) that are the same word, the
     same word in the same sense, and the same part of speech: neighbours going from the word's form to its
     meaning or role."""
-    out: dict[str, list[float]] = {"word": [], "sense": [], "pos": []}
-    for layer in range(index.shape[0]):
-        found = [uses.use(int(r)) for r in nearest(index, layer, query[layer], k, leave_out).rows]
-        same = [u.word.lower() == word.lower() for u in found]
-        out["word"].append(float(np.mean(same)))
-        out["sense"].append(float(np.mean([s and u.sense == sense for s, u in zip(same, found)])) if sense else np.nan)
-        out["pos"].append(float(np.mean([u.pos == pos for u in found])) if pos else np.nan)
-    return Shares(np.array(out["word"]), np.array(out["sense"]), np.array(out["pos"]))
+    rows, _ = nearest_many(index, np.asarray(query)[None], k, [leave_out])
+    return shares_of(uses, rows[:, 0], word, sense, pos)
 
 
 def label_counts(found: Sequence[Use], label: str) -> Counter[str]:
