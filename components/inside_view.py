@@ -4,15 +4,14 @@ effect next to its attention weight. Builders are pure (data in, figure or CSV o
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from components.charts import _text, _texts, build_matrix, build_score_bars
+from components.export import csv_text
 from components.i18n import t, t_plain
 from components.tokens import readable
 from model_zoo.lessons.inside import BlockPath, Knocked, Lens, WeightAndEffect, settles_at
@@ -98,7 +97,7 @@ def lens_csv(lenses: dict[str, Lens]) -> str:
     k = len(next(iter(lenses.values())).rows[0].top)
     header = ["lens", "layer", "answer", "answer_rank", "answer_probability"]
     header += [f"{part}_{i + 1}" for i in range(k) for part in ("word", "p")]
-    return _csv(
+    return csv_text(
         header,
         (
             [label, r.layer, readable(lens.answer), r.answer_rank, f"{r.answer_probability:.6f}"]
@@ -107,15 +106,6 @@ def lens_csv(lenses: dict[str, Lens]) -> str:
             for r in lens.rows
         ),
     )
-
-
-def _csv(header: list[str], rows: Iterable[list[object]]) -> str:
-    """A table as CSV text (a header, then the rows)."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 def build_kl_curve(logit_bits: Sequence[float], tuned_bits: Sequence[float]) -> go.Figure:
@@ -182,7 +172,7 @@ def render_neurons(path: BlockPath) -> None:
 
 def block_csv(path: BlockPath) -> str:
     parts = (path.stream_in, path.attention, path.mlp, path.stream_out)
-    return _csv(
+    return csv_text(
         ["dimension", "stream_in", "attention_adds", "mlp_adds", "stream_out"],
         ([i, *(f"{float(v[i]):.6f}" for v in parts)] for i in range(path.width)),
     )
@@ -231,7 +221,7 @@ def build_head_grid(values: np.ndarray, title: str, diverging: bool) -> go.Figur
 
 
 def heads_csv(effects: np.ndarray, weights: np.ndarray) -> str:
-    return _csv(
+    return csv_text(
         ["layer", "head", "change_in_log_p_answer", "largest_weight_from_answer_position"],
         (
             [layer + 1, head + 1, f"{effects[layer, head]:.6f}", f"{weights[layer, head]:.6f}"]
@@ -239,10 +229,6 @@ def heads_csv(effects: np.ndarray, weights: np.ndarray) -> str:
             for head in range(effects.shape[1])
         ),
     )
-
-
-def download(label: str, data: str, name: str, key: str) -> None:
-    st.download_button(label, data, file_name=name, mime="text/csv", icon=":material/download:", key=key)
 
 
 def part_name(part: str, layer: int, head: int) -> str:

@@ -4,16 +4,16 @@ sentences."""
 
 from __future__ import annotations
 
-import csv
-import io
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from components.charts import build_axes_map, build_lines, build_score_bars
+from components.export import csv_safe, csv_text, download_csv
 from components.i18n import md_escape, t, t_plain
 from components.light_charts import COLORS
 from components.quiz import Question, Solved, render_predict
@@ -164,16 +164,7 @@ def render_axes(
     left, right = st.columns(2)
     depth = list(range(len(sep.auc)))
     layer_axis = t_plain("senses.layer_axis")
-    left.plotly_chart(
-        build_lines(
-            depth,
-            {t_plain("senses.axes_auc", first=first, second=second): list(sep.auc)},
-            {t_plain("senses.axes_chance"): 0.5},
-            t_plain("senses.axes_auc_title"),
-            layer_axis,
-        ),
-        key="axes_auc",
-    )
+    left.plotly_chart(auc_chart(sep.auc, first, second), key="axes_auc")
     right.plotly_chart(
         build_lines(
             depth,
@@ -189,21 +180,26 @@ def render_axes(
         key="axes_removed",
     )
     at = min(layer, len(view.accuracy) - 1)
-    left = view.removed[at] > view.chance + 0.1  # still well above chance: the senses differ along other directions
+    kept = view.removed[at] > view.chance + 0.1  # still well above chance: the senses differ along other directions
     st.caption(
         t("senses.axes_removed_finding", layer=at, before=f"{view.accuracy[at]:.0%}", after=f"{view.removed[at]:.0%}")
         + " "
-        + t("senses.axes_removed_left" if left else "senses.axes_removed_gone", chance=f"{view.chance:.0%}")
+        + t("senses.axes_removed_left" if kept else "senses.axes_removed_gone", chance=f"{view.chance:.0%}")
     )
-    st.download_button(
-        t("senses.axes_csv"),
-        axes_csv(sense_set, view),
-        file_name=f"axes-{sense_set.word}-{model.name}-layer{layer}.csv",
-        mime="text/csv",
-        icon=":material/download:",
-        key="axes_csv",
-    )
+    name = f"axes-{sense_set.word}-{model.name}-layer{layer}.csv"
+    download_csv(t("senses.axes_csv"), axes_csv(sense_set, view), name, "axes_csv")
     return clicked
+
+
+def auc_chart(auc: np.ndarray, first: str, second: str) -> go.Figure:
+    """The AUC of sense `second` against sense `first` along an axis, at every layer, beside chance."""
+    return build_lines(
+        list(range(len(auc))),
+        {t_plain("senses.axes_auc", first=first, second=second): list(auc)},
+        {t_plain("senses.axes_chance"): 0.5},
+        t_plain("senses.axes_auc_title"),
+        t_plain("senses.layer_axis"),
+    )
 
 
 def _clicked(event: object) -> int | None:
@@ -220,38 +216,27 @@ def _clicked(event: object) -> int | None:
 
 def axes_csv(sense_set: SenseSet, view: AxisView) -> str:
     """Every use's place on the axes, with its sense and sentence (a cell never starts a formula)."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["sentence", "sense", "x", "y"])
-    for s, k, x, y in zip(sense_set.sentences, sense_set.senses, view.x, view.y):
-        writer.writerow([_cell(s), k, f"{x:.6f}", f"{y:.6f}"])
-    return out.getvalue()
+    rows = zip(sense_set.sentences, sense_set.senses, view.x, view.y)
+    return csv_text(["sentence", "sense", "x", "y"], ([csv_safe(s), k, f"{x:.6f}", f"{y:.6f}"] for s, k, x, y in rows))
 
 
 def nearest_csv(found: Found, sentences: Sequence[Sequence[str]]) -> str:
     """The nearest uses as listed: rank, cosine, word, labels and sentence (a cell never starts a formula)."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["rank", "cosine", "word", "pos", "dep", "sense", "sentence"])
-    for rank, (use, cosine) in enumerate(found.neighbours, 1):
-        words = sentences[use.sentence]
-        writer.writerow(
+    return csv_text(
+        ["rank", "cosine", "word", "pos", "dep", "sense", "sentence"],
+        (
             [
                 rank,
                 f"{cosine:.4f}",
-                _cell(use.word),
+                csv_safe(use.word),
                 use.pos or "",
                 use.dep or "",
                 use.sense or "",
-                _cell(" ".join(words)),
+                csv_safe(" ".join(sentences[use.sentence])),
             ]
-        )
-    return out.getvalue()
-
-
-def _cell(text: str) -> str:
-    """A CSV cell a spreadsheet shows as text (a leading =, +, - or @ would start a formula)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+            for rank, (use, cosine) in enumerate(found.neighbours, 1)
+        ),
+    )
 
 
 # -- nearest uses ----------------------------------------------------------------------------------------
@@ -297,14 +282,8 @@ def render_nearest(
         sense = f" · {md_escape(senses.get(use.sense, use.sense))}" if use.sense else ""
         lines.append(f"{rank}. `{cosine:.3f}` {marked(use, sentences[use.sentence])} — {tags}{sense}")
     st.markdown("\n".join(lines))
-    st.download_button(
-        t("senses.near_csv"),
-        nearest_csv(found, sentences),
-        file_name=f"nearest-{word}-{model}-layer{layer}.csv",
-        mime="text/csv",
-        icon=":material/download:",
-        key="near_csv",
-    )
+    name = f"nearest-{word}-{model}-layer{layer}.csv"
+    download_csv(t("senses.near_csv"), nearest_csv(found, sentences), name, "near_csv")
     label = (
         st.segmented_control(
             t("senses.near_count"),
@@ -426,14 +405,4 @@ def render_guess_axis(sense_set: SenseSet, model_name: str, separation: Callable
         about={"word": sense_set.word, "model": model_name, "a": a, "b": b},
     )
     if render_predict(question, model_name) is not None:
-        auc = found[-1].auc
-        st.plotly_chart(
-            build_lines(
-                list(range(len(auc))),
-                {t_plain("senses.axes_auc", first=a.split(".")[0], second=b.split(".")[0]): list(auc)},
-                {t_plain("senses.axes_chance"): 0.5},
-                t_plain("senses.axes_auc_title"),
-                t_plain("senses.layer_axis"),
-            ),
-            key="guess_axis_auc",
-        )
+        st.plotly_chart(auc_chart(found[-1].auc, a.split(".")[0], b.split(".")[0]), key="guess_axis_auc")

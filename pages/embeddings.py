@@ -151,15 +151,16 @@ def your_axes(model: model_zoo.StaticModel) -> None:
     if not all(x):
         st.info(t("emb.axes_need_x"), icon=":material/info:")
         return
-    if x[0] == x[1] or (all(y) and y[0] == y[1]):
+    second = y if all(y) else None  # an up axis only when both its ends are typed
+    if x[0] == x[1] or (second is not None and second[0] == second[1]):
         st.info(t("emb.axes_same"), icon=":material/info:")
         return
     try:
-        placed = lesson_vectors.word_axes(model.name, tuple(read.shown), x, y if all(y) else None)
+        placed = lesson_vectors.word_axes(model.name, tuple(read.shown), x, second)
     except model_zoo.ModelZooError as err:
         render_error(err)
         return
-    view.render_word_axes(model.name, placed, x, y if all(y) else None, lesson_vectors.classes_of(placed.words, "—"))
+    view.render_word_axes(model.name, placed, x, second, lesson_vectors.classes_of(placed.words, "—"))
 
 
 def train_word2vec(model: model_zoo.StaticModel) -> None:

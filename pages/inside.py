@@ -11,6 +11,7 @@ import model_zoo
 import serving
 from components import inside_questions as questions
 from components import inside_view as view
+from components.export import download_csv
 from components.frame import ensure_app_frame
 from components.guide import GuidedPath, Step, begin_path
 from components.i18n import t, t_plain
@@ -73,7 +74,7 @@ def what_layers_predict(model: model_zoo.Encoder, text: str, out: st.delta_gener
         st.markdown(view.settles_finding(model.name, logit, tuned))
     st.plotly_chart(view.build_answer_curve(lenses, logit.answer), key="answer_curve", config=view.PNG)
     st.caption(view.top_five_finding(logit, tuned))
-    view.download(t("inside.download_csv"), view.lens_csv(lenses), f"contextlab-lens-{model.name}.csv", "lens_csv")
+    download_csv(t("inside.download_csv"), view.lens_csv(lenses), f"contextlab-lens-{model.name}.csv", "lens_csv")
     found = lesson.shipped_lens(model.name)
     if found is None:
         st.caption(t("inside.no_tuned", model=model.name, command=f"{lesson.LENS_SCRIPT} --model {model.name}"))
@@ -126,7 +127,7 @@ def token_path(model: model_zoo.Encoder, text: str) -> None:
     st.markdown(t("inside.expansion", width=f"{path.width:,}", hidden=f"{path.expansion:,}", model=model.name))
     view.render_neurons(path)
     st.caption(t("inside.neurons_note"))
-    view.download(t("inside.download_csv"), view.block_csv(path), f"contextlab-block-{model.name}.csv", "block_csv")
+    download_csv(t("inside.download_csv"), view.block_csv(path), f"contextlab-block-{model.name}.csv", "block_csv")
 
 
 def chosen(widget: Any, key: str, options: tuple[str, ...], default: str, label: str, shown: str, **more: Any) -> str:
@@ -191,7 +192,7 @@ def every_head(model: model_zoo.Encoder, text: str) -> None:
         view.build_head_grid(both.weight, t_plain("inside.weight_title"), False), key="weights", config=view.PNG
     )
     st.markdown(view.heads_finding(both))
-    view.download(
+    download_csv(
         t("inside.download_csv"),
         view.heads_csv(effects, both.weight),
         f"contextlab-heads-{model.name}.csv",

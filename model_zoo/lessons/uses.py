@@ -191,14 +191,9 @@ def _dot(rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
 
 def nearest(index: np.ndarray, layer: int, query: np.ndarray, k: int, leave_out: int | None = None) -> Neighbours:
     """The k uses nearest `query` (dim,) at `layer` by cosine, nearest first (`leave_out`: a row not to count,
-    the clicked use itself)."""
-    scores = _dot(index[layer], unit(np.asarray(query, dtype=np.float64))[None])[:, 0]
-    if leave_out is not None:
-        scores[leave_out] = -np.inf
-    k = min(k, len(scores) - (leave_out is not None))
-    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-    top = top[np.argsort(-scores[top], kind="stable")]
-    return Neighbours(top, scores[top].astype(np.float64))
+    the clicked use itself): nearest_many on that one layer."""
+    rows, cosines = nearest_many(index[layer : layer + 1], np.asarray(query)[None, None], k, [leave_out])
+    return Neighbours(rows[0, 0], cosines[0, 0])
 
 
 @dataclass(frozen=True)
@@ -224,7 +219,7 @@ def nearest_many(
     matrix-vector product. Several (a class clicking together, serving's batcher): one float32 copy of each
     layer for all of them, then one BLAS product, which costs about what one query's float16 search does."""
     layers, q = index.shape[0], len(queries)
-    k = min(k, index.shape[1] - 1)
+    k = min(k, index.shape[1] - any(row is not None for row in leave_out))  # a left-out row is never listed
     rows_out = np.empty((layers, q, k), dtype=np.int64)
     cos_out = np.empty((layers, q, k), dtype=np.float64)
     for layer in range(layers):
