@@ -4,7 +4,9 @@
 //                 its sentence (the word in bold) and the sense's gloss. Ctrl + wheel or
 //                 a trackpad pinch: zoom (a plain wheel scrolls the page, and a finger on
 //                 a phone scrolls it too); mouse drag: pan; double-click or "Reset zoom":
-//                 the whole map again.
+//                 the whole map again. Where the page asks for it (`pick`), a click on a
+//                 point (or a second tap on a phone) sends the use's number back: the page
+//                 then looks for its nearest uses.
 //   kind "lines": one line per series over the layers; hover for every value at a layer.
 // Both: click a legend entry to hide or show it; "PNG" downloads the chart as a picture.
 // Every text from the server is set with textContent: nothing is parsed as HTML.
@@ -167,7 +169,7 @@ function swatch(color, shape = "round") {
   return el("span", { class: `swatch ${shape}`, style, "data-color": color });
 }
 
-function senseMap(root, data) {
+function senseMap(root, data, component) {
   const PAD = 18;
   const chart = frame(root, data, 340);
   const { svg, height } = chart;
@@ -204,14 +206,29 @@ function senseMap(root, data) {
     }
   };
 
-  // The hover card: the sentence with its word in bold (span = [start, end)), then the gloss.
+  // The hover card: the sentence with its word in bold (span = [start, end)), then the gloss, and where the
+  // page picks uses, how to pick this one.
+  let carded = null; // the mark whose card shows
   const show = (mark) => {
     const p = mark.datum;
     const [start, end] = p.span;
     const sentence = el("div", { class: "sentence" });
     sentence.append(p.sentence.slice(0, start), el("b", {}, p.sentence.slice(start, end)), p.sentence.slice(end));
-    chart.show([sentence, el("div", { class: "note" }, p.note)], px(p.x), py(p.y));
+    const lines = [sentence, el("div", { class: "note" }, p.note)];
+    if (data.pick && p.use !== undefined) lines.push(el("div", { class: "pick" }, data.pick));
+    chart.show(lines, px(p.x), py(p.y));
+    carded = mark;
   };
+  const hide = chart.hide;
+  chart.hide = () => {
+    carded = null;
+    hide();
+  };
+  // A use picked: a mouse click, or a finger's tap on the point whose card already shows.
+  const pick = (mark, e) =>
+    data.pick && mark.datum.use !== undefined && (e.pointerType !== "touch" || carded === mark) && component.setTriggerValue
+      ? (component.setTriggerValue("picked", mark.datum.use), true)
+      : false;
   // A mouse shows the card while over a point; a finger shows it on tap, until the next tap.
   svg.addEventListener("pointerover", (e) => e.pointerType !== "touch" && e.target.datum && show(e.target));
   svg.addEventListener("pointerout", (e) => e.pointerType !== "touch" && e.target.datum && chart.hide());
@@ -241,7 +258,7 @@ function senseMap(root, data) {
   );
   let drag = null;
   svg.addEventListener("pointerdown", (e) => {
-    if (e.target.datum) return show(e.target);
+    if (e.target.datum) return pick(e.target, e) || show(e.target);
     chart.hide();
     if (e.pointerType === "touch") return; // a finger scrolls the page
     drag = { x: e.clientX, y: e.clientY, dx: view.dx, dy: view.dy };
@@ -339,7 +356,7 @@ function layerLines(root, data) {
 export default function (component) {
   const root = component.parentElement.querySelector(".light-chart");
   const data = JSON.parse(new TextDecoder().decode(component.data)); // JSON as bytes (light_charts.render)
-  const chart = (data.kind === "lines" ? layerLines : senseMap)(root, data);
+  const chart = (data.kind === "lines" ? layerLines : senseMap)(root, data, component);
   chart.draw();
   root.dataset.drawn = data.kind;
   return chart.stop;

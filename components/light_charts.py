@@ -71,14 +71,24 @@ def build_sense_map(
     own_name: str = "★",
     labels: dict[str, str] | None = None,
     others: Sequence[Own] = (),
+    pick: str = "",
 ) -> dict[str, Any]:
     """Point i at xy[i], coloured as sense `sense_names[senses[i]]`; its hover card is
     `sentences[i]` with `word` in bold, then `notes[i]`. `own` is drawn as a star, and so is each of
     `others` (a class's sentences), in the colour of its sense.
-    All points in one place (a static model) are drawn as one point in the middle."""
+    All points in one place (a static model) are drawn as one point in the middle.
+    With `pick` (the card's line saying how), a click on point i sends i back (`render_light_chart`)."""
     points = [
-        {"x": float(x), "y": float(y), "sense": int(s), "sentence": text, "span": word_span(text, word), "note": note}
-        for (x, y), s, text, note in zip(xy, senses, sentences, notes)
+        {
+            "x": float(x),
+            "y": float(y),
+            "sense": int(s),
+            "sentence": text,
+            "span": word_span(text, word),
+            "note": note,
+            "use": i,
+        }
+        for i, ((x, y), s, text, note) in enumerate(zip(xy, senses, sentences, notes))
     ]
 
     def star(p: Own) -> dict[str, Any]:
@@ -99,6 +109,7 @@ def build_sense_map(
         "own": None if own is None else star(own),
         "others": [star(p) for p in others],
         "own_name": own_name,
+        "pick": pick,
     }
 
 
@@ -165,9 +176,15 @@ def _component() -> Any:
     )
 
 
-def render_light_chart(chart: dict[str, Any], key: str) -> None:
-    """Mount a chart from one of the builders above.
+def render_light_chart(chart: dict[str, Any], key: str) -> int | None:
+    """Mount a chart from one of the builders above; for a map built with `pick`, the use clicked in the
+    run that follows the click (else None).
 
     The chart travels as JSON bytes: handed a dict, Streamlit checks each value for a
     dataframe, and that check imports pandas (half a second on the first map)."""
-    _component()(data=json.dumps(chart, ensure_ascii=False).encode(), key=key)
+    data = json.dumps(chart, ensure_ascii=False).encode()
+    if not chart.get("pick"):
+        _component()(data=data, key=key)
+        return None
+    picked = _component()(data=data, key=key, on_picked_change=lambda: None).picked  # a trigger: one run only
+    return int(picked) if isinstance(picked, int | float) else None

@@ -59,10 +59,17 @@ def choose_view(models: list[SenseModel], layer_box: st.delta_generator.DeltaGen
 
 
 def render_sense_map(
-    sense_set: SenseSet, model: SenseModel, layer: int, xy: np.ndarray, own: PlacedOwn | None, mine: str
-) -> None:
+    sense_set: SenseSet,
+    model: SenseModel,
+    layer: int,
+    xy: np.ndarray,
+    own: PlacedOwn | None,
+    mine: str,
+    pick: bool = False,
+) -> int | None:
     """`model`'s map of every use of the word at `layer`, xy (n, 2), coloured by sense; the learner's
-    sentence `mine` as a star where `own` places it, its hover card the vote of its nearest uses."""
+    sentence `mine` as a star where `own` places it, its hover card the vote of its nearest uses. With `pick`,
+    a contextual model's points can be clicked: returns the use clicked, in the run that follows the click."""
     labels = sense_set.labels
     star = None
     if own is not None:
@@ -73,7 +80,20 @@ def render_sense_map(
         if model.static
         else t_plain("senses.map_title", model=model.name, layer=layer, layers=model.depth)
     )
-    chart = build_sense_map(
+    chart = sense_map_chart(sense_set, xy, title, star, pick=pick and not model.static)
+    picked = render_light_chart(chart, key=f"map_{model.name}")
+    if model.static:
+        st.caption(t("senses.static_note", word=sense_set.word))
+    return picked
+
+
+def sense_map_chart(
+    sense_set: SenseSet, xy: np.ndarray, title: str, star: Own | None = None, pick: bool = False
+) -> dict[str, Any]:
+    """The light chart of the word's uses at xy (n, 2), coloured by sense, its hover card each use's sentence
+    and gloss; `star`, the learner's sentence; with `pick`, a click on a point sends the use back."""
+    labels = sense_set.labels
+    return build_sense_map(
         xy,
         sense_set.sense_numbers,
         [labels[k] for k in sense_set.sense_keys],
@@ -84,10 +104,8 @@ def render_sense_map(
         star,
         t("senses.yours"),
         chart_labels(),
+        pick=t_plain("senses.map_pick") if pick else "",
     )
-    render_light_chart(chart, key=f"map_{model.name}")
-    if model.static:
-        st.caption(t("senses.static_note", word=sense_set.word))
 
 
 def render_votes(sense_set: SenseSet, votes: dict[str, list[str]]) -> None:

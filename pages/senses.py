@@ -3,6 +3,7 @@
 import streamlit as st
 
 import serving
+from components import senses_forming_view as forming_view
 from components import senses_tools_view as tools
 from components import senses_view
 from components.frame import ensure_app_frame
@@ -28,14 +29,20 @@ CARDS = {c.name: c for c in registry.list_models()}
 MODELS = [n for n, c in CARDS.items() if {VECTORS, HIDDEN_STATES} & set(c.capabilities)]
 DEFAULT_MODELS = ["glove-6b-50d", "elmo-mini", "minilm-l6"]
 CHINESE_MODELS = ("bert-base-chinese", "bert-base-multilingual-cased")
-STEPS = (  # the maps and the learner's sentence share one fragment: it is in both of the first two steps
-    Step("maps", ("explore", "guess_pair")),
-    Step("yours", ("explore", "guess_vote")),
-    Step("axes", ("guess_axis", "axes")),
-    Step("nearest", ("nearest",)),
-    Step("measures", ("measures",)),
-    Step("chinese", ("chinese",)),
-    Step("check", ("check",)),
+FORMING = lesson_senses.forming() is not None  # a training run packed for the elmo-mini here: its slider is shown
+STEPS = tuple(  # the maps and the learner's sentence share one fragment: it is in both of the first two steps
+    step
+    for step in (
+        Step("maps", ("explore", "guess_pair")),
+        Step("yours", ("explore", "guess_vote")),
+        Step("axes", ("guess_axis", "axes")),
+        Step("nearest", ("nearest",)),
+        Step("forming", ("guess_forming", "forming")),
+        Step("measures", ("measures",)),
+        Step("chinese", ("chinese",)),
+        Step("check", ("check",)),
+    )
+    if FORMING or step.key != "forming"
 )
 
 
@@ -110,8 +117,11 @@ def read_own_sentence(word: str, models: list[SenseModel]) -> tuple[str, OwnVect
     return mine, own_vectors
 
 
-def maps(sense_set: SenseSet, models: list[SenseModel], view: MapView, mine: str, own_vectors: OwnVectors) -> None:
-    """One map per model: every use of the word at the view's layer, coloured by sense; the learner's as a star."""
+def maps(
+    sense_set: SenseSet, models: list[SenseModel], view: MapView, mine: str, own_vectors: OwnVectors, pick: bool
+) -> None:
+    """One map per model: every use of the word at the view's layer, coloured by sense; the learner's as a star.
+    With `pick` (the nearest uses are on this page), a click on a contextual model's point looks from it."""
     grid = st.container(key="main_output").columns(2)  # the lesson's main output (scripts/first_screen.py)
     st.caption(t("senses.intro_how"))  # hover, tap, hide a sense, zoom
     for i, m in enumerate(models):
@@ -123,7 +133,26 @@ def maps(sense_set: SenseSet, models: list[SenseModel], view: MapView, mine: str
             if extra is not None:
                 xy, own = lesson_senses.place_own(xy, encoded(m.name, sense_set), sense_set, extra, at)
         with grid[i % 2]:
-            senses_view.render_sense_map(sense_set, m, at, xy, own, mine)
+            picked = senses_view.render_sense_map(sense_set, m, at, xy, own, mine, pick)
+        if picked is not None:
+            look_from(m.name, at, sense_set.word, picked)
+
+
+def look_from(model_name: str, layer: int, word: str, use: int) -> None:
+    """A point clicked on a map: the whole page again, its instrument the nearest uses of that use, at the map's
+    model and layer (the instrument's controls set, and the URL with them)."""
+    widgets: dict[str, str | int] = {
+        "tool": "nearest",
+        "near_model": model_name,
+        f"near_layer_{model_name}": layer,
+        f"near_use_{word}": str(use),
+    }
+    st.session_state.update(widgets)  # none of them is drawn in this run (the maps' fragment)
+    linked: dict[str, str | int] = {"tool": "nearest", "near_model": model_name, "near_layer": layer, "near_use": use}
+    for name, value in linked.items():
+        keep_in_url(name, value)
+    st.session_state["near_picked"] = True  # a toast says where its nearest uses are
+    st.rerun(scope="app")
 
 
 def votes(sense_set: SenseSet, models: list[SenseModel], own_vectors: OwnVectors) -> None:
@@ -174,7 +203,7 @@ def run() -> None:
     sense_set = SETS[word]
     models = shown_models(chosen, sense_set)
     if path.shows("explore"):
-        explore(word, sense_set, models)
+        explore(word, sense_set, models, path.shows("nearest"))
         senses_view.render_data_note(word, sense_set, len(SETS), lesson_senses.total_uses())  # under the maps
     predict_first(word, models, path)
     instruments(sense_set, models, path)
@@ -206,6 +235,8 @@ def predict_first(word: str, models: list[SenseModel], path: GuidedPath) -> None
     if path.shows("guess_vote"):
         blood = senses_view.BLOOD_BANK
         senses_view.render_guess_vote(SETS["bank"], name, blood, lambda: lesson_senses.vote_shares(name, blood, "bank"))
+    if path.shows("guess_forming") and (run := lesson_senses.forming()) is not None:
+        forming_view.render_guess_forming(run)
 
 
 def instruments(sense_set: SenseSet, models: list[SenseModel], path: GuidedPath) -> None:
@@ -277,6 +308,8 @@ def nearest_uses(sense_set: SenseSet, models: list[SenseModel]) -> None:
     if mine.strip() and lesson_senses.other_forms(mine, word) is not None:
         mine = ""  # a sentence without the word: nothing of it to look from
     chosen = tools.pick_query(sense_set, mine, st.session_state.pop("near_clicked", None))
+    if st.session_state.pop("near_picked", False):
+        st.toast(t("senses.near_picked", model=model.name), icon=":material/arrow_downward:")
     layer = tools.pick_layer(model, "near_layer", model.depth)
     progress = st.empty()
     try:
@@ -308,11 +341,24 @@ def class_wide(model_name: str) -> None:
         tools.render_class_shares(word_share, sense_share, model_name, lesson_uses.NEIGHBOURS)
 
 
-TOOLS = (("axes", your_axes), ("nearest", nearest_uses))
+@st.fragment
+def senses_forming(sense_set: SenseSet, models: list[SenseModel]) -> None:
+    """elmo-mini's training run read at points from random weights to the weights here: a slider redraws the
+    map, the sense accuracy and self-similarity by layer, beside the held-out perplexity."""
+    run = lesson_senses.forming()
+    if run is None:  # offered only where a run is packed for the weights here (FORMING)
+        return
+    if sense_set.word not in run.words:
+        st.info(t("senses.forming_other_words", words=", ".join(run.words)), icon=":material/info:")
+        return
+    forming_view.render_forming(sense_set, run)
+
+
+TOOLS = (("axes", your_axes), ("nearest", nearest_uses), ("forming", senses_forming))[: 3 if FORMING else 2]
 
 
 @st.fragment
-def explore(word: str, sense_set: SenseSet, models: list[SenseModel]) -> None:
+def explore(word: str, sense_set: SenseSet, models: list[SenseModel], pick: bool) -> None:
     """The maps, their controls, the learner's sentence and the votes: a fragment, so moving the
     layer slider or typing a sentence reruns this alone, not the title, data and measures."""
     # The layer slider and the maps first, the other controls and the learner's sentence below: on the first screen
@@ -320,7 +366,7 @@ def explore(word: str, sense_set: SenseSet, models: list[SenseModel]) -> None:
     view = senses_view.choose_view(models, layer_box)
     mine, own_vectors = read_own_sentence(word, models)
     with maps_box:
-        maps(sense_set, models, view, mine, own_vectors)
+        maps(sense_set, models, view, mine, own_vectors, pick)
     votes(sense_set, models, own_vectors)
 
 

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 
 import serving
+from model_zoo.lessons import forming as forming_data
 from model_zoo.lessons import sense_data, senses
+from model_zoo.lessons.forming import Forming
 from model_zoo.lessons.sense_data import CHINESE, UMAP_DEFAULTS, MapView, SenseModel, SenseSet
 from model_zoo.lessons.senses import MeasureLines, PlacedOwn, SenseVectors
 from model_zoo.words import find_word, forms_of
@@ -136,3 +138,15 @@ def vote_shares(model_name: str, sentence: str, word: str) -> list[tuple[str, fl
     uses = serving.sense_vectors(model_name, word).vectors
     keys = sense_sets()[word].senses
     return [senses.vote(uses[:, layer], keys, own[layer]) for layer in range(min(len(own), uses.shape[1]))]
+
+
+# -- senses forming while a model learns (issue 38) ------------------------------------------------------
+FORMING_MODEL = "elmo-mini"  # trained here from scratch, its run read at points by scripts/pack_forming.py
+
+
+def forming() -> Forming | None:
+    """elmo-mini's training run read at points from random weights to the weights here, or None where the
+    packed run is missing or was made from other weights (the model trained again) or another sense set."""
+    from model_zoo.registry import weights_fingerprint
+
+    return forming_data.load_forming(FORMING_MODEL, weights_fingerprint(FORMING_MODEL))

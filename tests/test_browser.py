@@ -466,6 +466,32 @@ def test_sense_maps_draw_move_with_the_layer_and_show_sentences(server: str, tab
     tab.shot("senses-top-layer")
 
 
+def test_a_click_on_a_sense_map_point_lists_its_nearest_uses(server: str, tab: Page) -> None:
+    """Issue 38: any point of a contextual model's map can be clicked; the page then looks for that use's
+    nearest uses among every word of the shipped sentences, at the map's model and layer."""
+    tab.open(f"{server}/senses?layer=3")
+    plot = tab.light_chart("minilm-l6 · layer 3 of 6")
+    point = plot.locator("circle.point").nth(40)
+    point.hover()
+    card = plot.locator(".tip")
+    sentence = card.locator(".sentence").inner_text()
+    assert "nearest uses" in card.locator(".pick").inner_text()
+    glove = tab.light_chart("glove-6b-50d · one vector per word")
+    glove.locator("circle.point").last.hover()  # every use on one spot: the last drawn is on top
+    assert glove.locator(".tip .pick").count() == 0  # a static model: one point for every use, nothing to pick
+    point.click()
+    tab.page.wait_for_url("**near_use=40**", timeout=60_000)
+    tab.settle(300)
+    listed = tab.page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="The 10 nearest uses").first
+    listed.wait_for(timeout=300_000)
+    assert "(minilm-l6, layer 3, by cosine)" in listed.inner_text()
+    looked = tab.page.locator('[data-testid="stSelectbox"]').filter(has_text="Look from").locator("input")
+    assert sentence.strip() in looked.input_value()  # the use clicked is the one looked from
+    picked = tab.page.locator('[data-testid="stButtonGroup"] button[aria-checked="true"]')
+    assert "Nearest uses" in picked.all_inner_texts()  # the instrument shown is the one selected
+    assert tab.exceptions() == 0 and tab.blocked == []
+
+
 def test_sense_map_on_a_phone_tap_shows_the_card(server: str, browser) -> None:
     tab = Page(browser, viewport={"width": 420, "height": 900}, is_mobile=True, has_touch=True)
     try:
@@ -490,6 +516,13 @@ def test_sense_map_on_a_phone_tap_shows_the_card(server: str, browser) -> None:
         touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
         tab.page.wait_for_timeout(800)
         assert tab.page.evaluate(top) > before + 50
+        # a second tap on the point whose card shows picks it: its nearest uses (the first tap only reads it)
+        point = plot.locator("circle.point").last
+        point.tap()
+        tab.page.wait_for_timeout(300)
+        assert "near_use" not in tab.page.url and "tap again" in plot.locator(".tip .pick").inner_text()
+        point.tap()
+        tab.page.wait_for_url("**near_use=**", timeout=60_000)
         assert tab.exceptions() == 0 and tab.blocked == []
     finally:
         tab.close()

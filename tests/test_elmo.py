@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -357,12 +358,11 @@ def write_corpus(folder: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def tiny_run(tmp_path: Path):
-    from model_zoo.training.train_elmo import Config, Trainer
+def tiny_config(**changed: Any) -> Any:
+    """A tiny ELMo's training settings (a run of seconds), with `changed` ones."""
+    from model_zoo.training.train_elmo import Config
 
-    corpus = write_corpus(tmp_path / "corpus")
-    config = Config(
+    return Config(
         char_dim=4,
         filters="1:4,2:8,3:8",
         projection_dim=8,
@@ -374,7 +374,16 @@ def tiny_run(tmp_path: Path):
         total_tokens=6000,
         eval_every=1000,
         held_sentences=20,
+        **changed,
     )
+
+
+@pytest.fixture
+def tiny_run(tmp_path: Path):
+    from model_zoo.training.train_elmo import Trainer
+
+    corpus = write_corpus(tmp_path / "corpus")
+    config = tiny_config()
 
     def trainer(out: str = "run", resume: bool = False) -> Trainer:
         return Trainer(corpus, tmp_path / out, config, "cpu", resume=resume)
@@ -591,3 +600,21 @@ def test_sense_snapshots_run_from_random_weights_to_the_exported_model(tiny_run,
     np.testing.assert_allclose(loaded[-1]["accuracy"], np.mean(accuracy, 0), atol=1e-6)
     first = loaded[0]["vectors_bank"].astype(np.float32)
     assert not np.allclose(first, loaded[-1]["vectors_bank"].astype(np.float32), atol=1e-2)  # the weights moved
+    # packed for the slider: the run's last snapshot replaced by the exported model's own reading
+    from model_zoo.lessons import forming
+    from model_zoo.lessons.projection import pca_2d
+
+    final = {w: encode_senses(model, s).vectors for w, s in sets.items()}
+    arrays = forming.pack_run(run.out, final, sets, "elmo-mini", "these-weights", "cmd")
+    np.savez_compressed(run.out / "elmo-mini.npz", **arrays)
+    packed = forming.load_forming("elmo-mini", "these-weights", run.out)
+    assert packed is not None and forming.load_forming("elmo-mini", "other-weights", run.out) is None
+    assert packed.tokens.tolist() == tokens and packed.steps[-1] == run.step
+    np.testing.assert_array_equal(packed.word_accuracy("bank")[-1], accuracy[0])  # the model's own figure
+    maps = packed.maps["bank"]  # (steps, layers, uses, 2): the last is the model's PCA, up to each axis's sign
+    assert maps.shape == (4, 3, len(sets["bank"].sentences), 2)
+    truth = pca_2d(final["bank"][:, 2])
+    np.testing.assert_allclose(np.abs(maps[-1, 2]), np.abs(truth), atol=2e-2 * np.abs(truth).max())
+    for s in range(3):  # each step's axes turned to agree with the next step's: no mirror flips on the slider
+        assert all(float(maps[s, layer, :, c] @ maps[s + 1, layer, :, c]) >= 0 for layer in (1, 2) for c in (0, 1))
+    assert packed.curve_perplexity[0] > packed.curve_perplexity[-1]  # the loss curve beside it

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import model_zoo
 from model_zoo.lessons import axes
 from model_zoo.lessons.probing import Sentence
 from model_zoo.lessons.uses import Uses, build_index, cached_index, nearest, select_uses, sense_share_by_layer, shares
@@ -282,3 +283,98 @@ def test_a_class_searched_together_gets_what_each_gets_alone() -> None:
             if leave_out[i] is not None:
                 exact[leave_out[i]] = -np.inf
             np.testing.assert_array_equal(rows[layer, i], np.argsort(-exact, kind="stable")[:6])
+
+
+# -- senses forming while a model learns ----------------------------------------------------------------
+@pytest.fixture
+def tiny_forming(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A tiny ELMo trained from scratch with 3 sense snapshots of "bank" (seconds), packed as the slider's run
+    for the weights shipped under elmo-mini, in place of assets/senses/forming: the file the page reads."""
+    from model_zoo.lessons import forming, sense_data
+    from model_zoo.lessons.senses import encode_senses
+    from model_zoo.registry import weights_fingerprint
+    from model_zoo.training.train_elmo import Trainer
+    from tests.test_elmo import tiny_config, write_corpus
+
+    every = sense_data.load_senses
+    bank = {"bank": every()["bank"]}
+    monkeypatch.setattr(sense_data, "load_senses", lambda: bank)  # the run reads one word of 12: seconds
+    run = Trainer(write_corpus(tmp_path / "corpus"), tmp_path / "run", tiny_config(sense_snapshots=3), "cpu")
+    assert run.train(minutes=5, progress=False) == "done"
+    run.export()
+    model = model_zoo.load(run.out / "elmo-mini")
+    final = {"bank": encode_senses(model, bank["bank"]).vectors}
+    weights = str(weights_fingerprint("elmo-mini"))
+    arrays = forming.pack_run(run.out, final, bank, "elmo-mini", weights, "python -m model_zoo.train_elmo --tiny")
+    folder = tmp_path / "forming"
+    folder.mkdir()
+    np.savez_compressed(folder / "elmo-mini.npz", **arrays)
+    monkeypatch.setattr(forming, "FORMING", folder)
+    monkeypatch.setattr(sense_data, "load_senses", every)  # the page reads the whole set
+    return folder / "elmo-mini.npz"
+
+
+def test_the_training_slider_redraws_the_map_and_says_what_each_step_shows(tiny_zoo: Path, tiny_forming: Path) -> None:
+    """A packed run (read straight from its file here): the map and the sentence of the step the slider is on,
+    and the predict moment judged by the layer whose mean accuracy is first halfway up its rise (computed here)."""
+    from tests.conftest import light_charts
+
+    with np.load(tiny_forming) as raw:
+        steps, tokens, words = raw["steps"], raw["tokens"], [str(w) for w in raw["words"]]
+        accuracy, maps = raw["accuracy"], raw["map_bank"].astype(np.float32)
+    assert len(steps) == 4 and tokens[0] == 0 and steps[0] == 0 and list(tokens) == sorted(tokens)
+    bank = accuracy[:, words.index("bank")]  # (steps, layers)
+    at = open_page("pages/senses.py", word="bank", tool="forming")
+    assert not at.exception, [e.value for e in at.exception]
+    points = light_charts(at)["forming_map"]["points"]
+    np.testing.assert_allclose([[p["x"], p["y"]] for p in points], maps[0, 1], atol=1e-3)
+    said = all_text(at)
+    assert (
+        f"At step 0 · 0.00M tokens · 0%, layer 1: a use's nearest other use shares its sense {bank[0, 1]:.0%}" in said
+    )
+    assert f"the trained model {bank[-1, 1]:.0%}" in said
+    assert {"forming_accuracy", "forming_similarity", "forming_perplexity"} <= {
+        c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")
+    }
+    last = len(steps) - 1
+    at.select_slider(key="forming_step").set_value(last).run()
+    at.slider(key="forming_layer").set_value(2).run()
+    assert not at.exception
+    points = light_charts(at)["forming_map"]["points"]
+    np.testing.assert_allclose([[p["x"], p["y"]] for p in points], maps[last, 2], atol=1e-3)
+    share = f"{steps[last]} · {tokens[last] / 1e6:.2f}M tokens · 100%, layer 2"
+    assert f"At step {share}: a use's nearest other use shares its sense {bank[last, 2]:.0%}" in all_text(at)
+    at.slider(key="forming_layer").set_value(0).run()
+    assert any("one vector in every sentence, at every step" in shown(c.value) for c in at.caption)
+    # predict, then see: over all words, the first layer halfway from its lowest accuracy to its last
+    mean = accuracy.mean(1)
+    halfway = {}
+    for layer in range(mean.shape[1]):
+        low = int(mean[:, layer].argmin())
+        if mean[-1, layer] - mean[low, layer] >= 0.02:
+            target = (mean[low, layer] + mean[-1, layer]) / 2
+            halfway[layer] = next(s for s in range(low, len(mean)) if mean[s, layer] >= target - 1e-12)
+    first = min(halfway.values())
+    firsts = [str(k) for k, s in halfway.items() if s == first]
+    answer = firsts[0] if len(firsts) == 1 else "together"
+    options = list(at.radio(key="predict_senses_forming").options)
+    assert len(options) == 5
+    other = next(o for o in ("0", "1", "2", "together", "never") if o != answer)
+    for pick, same in ((other, False), (answer, True)):
+        at.radio(key="predict_senses_forming").set_value(pick).run()
+        assert not at.exception
+        assert ("Same as the model." in [s.value for s in at.success]) is same
+
+
+def test_without_a_run_packed_for_the_weights_here_no_slider_is_offered(
+    tiny_zoo: Path, tmp_path: Path, monkeypatch
+) -> None:  # noqa: ANN001, E501
+    from model_zoo.lessons import forming
+
+    monkeypatch.setattr(forming, "FORMING", tmp_path)  # no packed run here (or one for other weights)
+    at = open_page("pages/senses.py", word="bank", tool="forming")
+    assert not at.exception
+    offered = [o.content for o in at.segmented_control(key="tool").proto.options]
+    assert offered == ["Axes with a meaning", "Nearest uses"]
+    assert any("forming" in shown(i.value) for i in at.info)  # the link's instrument: one sentence says it is not here
+    assert "predict_senses_forming" not in [r.key for r in at.radio]
