@@ -660,10 +660,11 @@ def build_lines(
     percent: bool = False,
     log_x: bool = False,
     mark: float | None = None,
+    log_y: bool = False,
 ) -> go.Figure:
     """One line per series (label -> y at each x), each baseline (label -> value) as a dashed level line;
     `log_x` spaces x by its logarithm (sizes that double), with a tick at each x; `mark`, a dotted vertical
-    line at that x (where a slider stands)."""
+    line at that x (where a slider stands); `log_y`, a logarithmic y axis."""
     fig = go.Figure()
     palette = ("#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd")  # series apart at a glance on a projector
     for k, (label, ys) in enumerate(series.items()):
@@ -685,6 +686,8 @@ def build_lines(
         fig.update_xaxes(type="log", tickvals=x, ticktext=[f"{v:g}" for v in x])
     if mark is not None:
         fig.add_vline(x=mark, line_dash="dot", line_color="#444444")
+    if log_y:
+        fig.update_yaxes(type="log")
     return fig
 
 

@@ -224,11 +224,18 @@ function senseMap(root, data, component) {
     carded = null;
     hide();
   };
-  // A use picked: a mouse click, or a finger's tap on the point whose card already shows.
-  const pick = (mark, e) =>
-    data.pick && mark.datum.use !== undefined && (e.pointerType !== "touch" || carded === mark) && component.setTriggerValue
-      ? (component.setTriggerValue("picked", mark.datum.use), true)
-      : false;
+  // A use picked: a click of the main button on a point, or a finger's tap on the point whose card already
+  // showed before the tap. Read on "click", which a scroll, a drag or another button never sends.
+  let pressed = null; // the point pressed, and whether its card showed before
+  const pick = (e) => {
+    const mark = e.target;
+    const was = pressed && pressed.mark === mark ? pressed : null;
+    pressed = null;
+    if (!data.pick || !mark.datum || mark.datum.use === undefined || !was || e.button !== 0) return;
+    if (was.touch && !was.carded) return; // a first tap reads the card
+    if (component.setTriggerValue) component.setTriggerValue("picked", mark.datum.use);
+  };
+  svg.addEventListener("click", pick);
   // A mouse shows the card while over a point; a finger shows it on tap, until the next tap.
   svg.addEventListener("pointerover", (e) => e.pointerType !== "touch" && e.target.datum && show(e.target));
   svg.addEventListener("pointerout", (e) => e.pointerType !== "touch" && e.target.datum && chart.hide());
@@ -258,7 +265,11 @@ function senseMap(root, data, component) {
   );
   let drag = null;
   svg.addEventListener("pointerdown", (e) => {
-    if (e.target.datum) return pick(e.target, e) || show(e.target);
+    if (e.target.datum) {
+      pressed = { mark: e.target, carded: carded === e.target, touch: e.pointerType === "touch" };
+      return show(e.target);
+    }
+    pressed = null;
     chart.hide();
     if (e.pointerType === "touch") return; // a finger scrolls the page
     drag = { x: e.clientX, y: e.clientY, dx: view.dx, dy: view.dy };

@@ -14,10 +14,21 @@ from components.light_charts import render_light_chart
 from components.quiz import Question, Solved, render_predict
 from components.senses_view import sense_map_chart
 from components.url import keep_in_url, number_from_url
-from model_zoo.lessons.forming import Forming, dip, first_to_separate, halfway
+from model_zoo.lessons.forming import LEAST_RISE, Forming, dip, first_to_separate, halfway
 from model_zoo.lessons.sense_data import SenseSet, chance_accuracy
 
-ANSWERS = ("0", "1", "2", "together", "never")  # which layer separates the senses first
+
+def answers(depth: int) -> tuple[str, ...]:
+    """Which layer separates the senses first: each layer, two or more together, or none."""
+    return (*(str(k) for k in range(depth + 1)), "together", "never")
+
+
+def answer_label(option: str, depth: int) -> str:
+    if not option.isdigit():
+        return t_plain(f"quiz.senses_forming.opt_{option}")
+    layer = int(option)
+    kind = "first" if layer == 0 else "top" if layer == depth else "layer"
+    return t_plain(f"quiz.senses_forming.opt_{kind}", layer=layer)
 
 
 def millions(tokens: float) -> str:
@@ -154,6 +165,7 @@ def render_forming(sense_set: SenseSet, run: Forming) -> None:
             t_plain("senses.forming_perplexity_title"),
             tokens_axis,
             mark=at,
+            log_y=True,  # random weights read at about the vocabulary's size: on a linear axis the rest is flat
         ),
         key="forming_perplexity",
     )
@@ -172,12 +184,13 @@ def separation_sentence(run: Forming, acc: np.ndarray, word: str) -> Markdown:
         for k, s in enumerate(when)
         if s is not None
     ]
-    still = [str(k) for k, s in enumerate(when) if s is None]
     key = "senses.forming_together" if which == "together" else "senses.forming_first"
-    said = t(key, word=word, layer=which, when="; ".join(parts), tokens=millions(run.tokens[first]))
-    if still:
-        said = Markdown(f"{said} {t('senses.forming_flat_layers', layers=', '.join(still))}")
-    return said
+    said = [t(key, word=word, layer=which, when="; ".join(parts), tokens=millions(run.tokens[first]))]
+    if when[0] is None:
+        said.append(t("senses.forming_flat_layers"))
+    if small := [str(k) for k, s in enumerate(when) if s is None and k > 0]:
+        said.append(t("senses.forming_small_rise", layers=", ".join(small), least=round(LEAST_RISE * 100)))
+    return Markdown(" ".join(said))
 
 
 def forming_csv(run: Forming, word: str) -> str:
@@ -224,11 +237,13 @@ def render_guess_forming(run: Forming) -> None:
         }
         return Solved(which, facts)
 
+    depth = run.accuracy.shape[2] - 1
     question = Question(
         "senses_forming",
-        ANSWERS,
+        answers(depth),
         solve,
         translated=True,
+        shown=lambda option: answer_label(option, depth),
         about={"model": run.model, "words": len(run.words), "tokens": millions(run.tokens[-1])},
     )
     if render_predict(question, run.model) is not None:

@@ -81,7 +81,7 @@ def render_sense_map(
         else t_plain("senses.map_title", model=model.name, layer=layer, layers=model.depth)
     )
     chart = sense_map_chart(sense_set, xy, title, star, pick=pick and not model.static)
-    picked = render_light_chart(chart, key=f"map_{model.name}")
+    picked = render_light_chart(chart, key=f"map_{model.name}_{sense_set.word}")  # a click names a use of this word
     if model.static:
         st.caption(t("senses.static_note", word=sense_set.word))
     return picked

@@ -134,7 +134,7 @@ def maps(
                 xy, own = lesson_senses.place_own(xy, encoded(m.name, sense_set), sense_set, extra, at)
         with grid[i % 2]:
             picked = senses_view.render_sense_map(sense_set, m, at, xy, own, mine, pick)
-        if picked is not None:
+        if picked is not None and 0 <= picked < len(sense_set.sentences):  # a use of this word (a stale click: none)
             look_from(m.name, at, sense_set.word, picked)
 
 
@@ -262,7 +262,7 @@ def instruments(sense_set: SenseSet, models: list[SenseModel], path: GuidedPath)
             del st.query_params["tool"]
         shown = [(section, draw) for section, draw in shown if section == picked]
         if not shown:
-            st.caption(t("senses.tools_hint"))
+            st.caption(t("senses.tools_hint_forming" if FORMING else "senses.tools_hint"))
     for _, draw in shown:
         draw(sense_set, models)
 

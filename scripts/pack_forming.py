@@ -12,6 +12,7 @@ by the shipped model's reading, so the slider's last step shows the figures the 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import sys
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ import model_zoo  # noqa: E402
 from model_zoo.lessons import forming  # noqa: E402
 from model_zoo.lessons.sense_data import load_senses  # noqa: E402
 from model_zoo.lessons.senses import encode_senses  # noqa: E402
-from model_zoo.registry import get_card, trained_metrics, weights_fingerprint  # noqa: E402
+from model_zoo.registry import get_card, trained_file, trained_metrics, weights_fingerprint  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -35,9 +36,13 @@ def main(argv: list[str] | None = None) -> Path:
     args = parser.parse_args(argv)
     start = time.perf_counter()
     sets = load_senses()
+    card = get_card(args.model)
+    exported, shipped = args.run / "elmo-mini" / "weights.hdf5", trained_file(card)
+    if not exported.exists() or not filecmp.cmp(exported, shipped, shallow=False):
+        parser.error(f"{shipped} is not the run's exported model ({exported}): copy the run's export there first")
     model = model_zoo.load(args.model)
     assert isinstance(model, model_zoo.Contextual)
-    metrics = trained_metrics(get_card(args.model))
+    metrics = trained_metrics(card)
     arrays = forming.pack_run(
         args.run,
         {word: encode_senses(model, s).vectors for word, s in sets.items()},

@@ -149,4 +149,6 @@ def forming() -> Forming | None:
     packed run is missing or was made from other weights (the model trained again) or another sense set."""
     from model_zoo.registry import weights_fingerprint
 
+    if forming_data.packed(FORMING_MODEL) is None:  # no run packed: no need to hash the weights
+        return None
     return forming_data.load_forming(FORMING_MODEL, weights_fingerprint(FORMING_MODEL))

@@ -593,6 +593,7 @@ def test_sense_snapshots_run_from_random_weights_to_the_exported_model(tiny_run,
     tokens = [int(s["tokens"]) for s in loaded]
     assert len(snapshots) == 4 and tokens[0] == 0 and tokens == sorted(tokens) and tokens[-1] == run.tokens
     assert tokens[1] - tokens[0] < tokens[3] - tokens[2]  # denser early, where most moves
+    assert {str(s["data_version"]) for s in loaded} == {sense_data.data_version()}  # the set read, for the pack
     sets = load_senses()
     assert all(s["vectors_bank"].shape == (len(sets["bank"].sentences), 3, 16) for s in loaded)
     model = model_zoo.load(run.out / "elmo-mini")
@@ -603,6 +604,7 @@ def test_sense_snapshots_run_from_random_weights_to_the_exported_model(tiny_run,
     # packed for the slider: the run's last snapshot replaced by the exported model's own reading
     from model_zoo.lessons import forming
     from model_zoo.lessons.projection import pca_2d
+    from model_zoo.lessons.senses import SenseVectors
 
     final = {w: encode_senses(model, s).vectors for w, s in sets.items()}
     arrays = forming.pack_run(run.out, final, sets, "elmo-mini", "these-weights", "cmd")
@@ -611,10 +613,18 @@ def test_sense_snapshots_run_from_random_weights_to_the_exported_model(tiny_run,
     assert packed is not None and forming.load_forming("elmo-mini", "other-weights", run.out) is None
     assert packed.tokens.tolist() == tokens and packed.steps[-1] == run.step
     np.testing.assert_array_equal(packed.word_accuracy("bank")[-1], accuracy[0])  # the model's own figure
-    maps = packed.maps["bank"]  # (steps, layers, uses, 2): the last is the model's PCA, up to each axis's sign
+    maps = packed.maps["bank"]  # (steps, layers, uses, 2): the last is the page's own PCA of the model, signs kept
     assert maps.shape == (4, 3, len(sets["bank"].sentences), 2)
     truth = pca_2d(final["bank"][:, 2])
-    np.testing.assert_allclose(np.abs(maps[-1, 2]), np.abs(truth), atol=2e-2 * np.abs(truth).max())
+    np.testing.assert_allclose(maps[-1, 2], truth, atol=2e-2 * np.abs(truth).max())
     for s in range(3):  # each step's axes turned to agree with the next step's: no mirror flips on the slider
         assert all(float(maps[s, layer, :, c] @ maps[s + 1, layer, :, c]) >= 0 for layer in (1, 2) for c in (0, 1))
+    # the last step is what `final` gives, not the run's own last snapshot: here, the random weights' reading
+    other = {"bank": loaded[0]["vectors_bank"].astype(np.float32)}
+    np.savez_compressed(run.out / "other.npz", **forming.pack_run(run.out, other, sets, "other", "w", "cmd"))
+    replaced = forming.load_forming("other", "w", run.out)
+    assert replaced is not None
+    random_accuracy = layer_measures(SenseVectors("bank", other["bank"], np.zeros(3), np.zeros(3)), sets["bank"].senses)
+    np.testing.assert_array_equal(replaced.word_accuracy("bank")[-1], random_accuracy.accuracy)
+    assert not np.array_equal(replaced.word_accuracy("bank")[-1], accuracy[0])
     assert packed.curve_perplexity[0] > packed.curve_perplexity[-1]  # the loss curve beside it

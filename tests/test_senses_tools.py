@@ -286,6 +286,25 @@ def test_a_class_searched_together_gets_what_each_gets_alone() -> None:
 
 
 # -- senses forming while a model learns ----------------------------------------------------------------
+def test_a_layer_separates_halfway_up_its_rise_from_its_low_before_the_peak() -> None:
+    from model_zoo.lessons.forming import dip, first_to_separate, halfway
+
+    flat = [0.44] * 6  # layer 0: one vector per word form, the same at every step
+    rises = [0.60, 0.52, 0.60, 0.70, 0.74, 0.76]  # dips first: half of 0.52 -> 0.76 is 0.64, reached at step 3
+    early = [0.60, 0.66, 0.72, 0.74, 0.75, 0.76]  # from 0.60, half of its rise (0.68) at step 2
+    noisy = [0.50, 0.48, 0.52, 0.49, 0.51, 0.50]  # moves less than 5 points: not a rise
+    late_dip = [0.50, 0.60, 0.70, 0.80, 0.80, 0.62]  # falls after its peak: its low is before the peak (0.50)
+    table = np.array([flat, rises, early, noisy, late_dip]).T
+    assert halfway(table) == [None, 3, 2, None, 1]  # late_dip: 0.50 -> 0.62 is 12 points, half (0.56) at 1
+    assert halfway(np.array([late_dip]).T, least_rise=0.2) == [None]
+    assert first_to_separate(table[:, :3]) == ("2", 2)
+    assert first_to_separate(np.array([flat, rises, rises]).T) == ("together", 3)
+    assert first_to_separate(np.array([flat, noisy]).T) == ("never", None)
+    assert dip(table, 1) == 1 and dip(table, 2) is None and dip(table, 0) is None
+    with_nan = np.array([flat, [np.nan, *rises[1:]]]).T
+    assert halfway(with_nan) == [None, None] and dip(with_nan, 1) is None
+
+
 @pytest.fixture
 def tiny_forming(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A tiny ELMo trained from scratch with 3 sense snapshots of "bank" (seconds), packed as the slider's run
@@ -350,13 +369,13 @@ def test_the_training_slider_redraws_the_map_and_says_what_each_step_shows(tiny_
     mean = accuracy.mean(1)
     halfway = {}
     for layer in range(mean.shape[1]):
-        low = int(mean[:, layer].argmin())
-        if mean[-1, layer] - mean[low, layer] >= 0.02:
+        low = int(mean[: int(mean[:, layer].argmax()) + 1, layer].argmin())  # its low before its peak
+        if mean[-1, layer] - mean[low, layer] >= 0.05:
             target = (mean[low, layer] + mean[-1, layer]) / 2
             halfway[layer] = next(s for s in range(low, len(mean)) if mean[s, layer] >= target - 1e-12)
-    first = min(halfway.values())
+    first = min(halfway.values(), default=None)
     firsts = [str(k) for k, s in halfway.items() if s == first]
-    answer = firsts[0] if len(firsts) == 1 else "together"
+    answer = "never" if first is None else firsts[0] if len(firsts) == 1 else "together"
     options = list(at.radio(key="predict_senses_forming").options)
     assert len(options) == 5
     other = next(o for o in ("0", "1", "2", "together", "never") if o != answer)

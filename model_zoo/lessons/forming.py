@@ -70,8 +70,10 @@ def snapshot_files(run: Path) -> list[Path]:
 
 
 def read_snapshot(path: Path, sets: Mapping[str, SenseSet]) -> tuple[int, int, dict[str, np.ndarray]]:
-    """(step, tokens, word -> (n, L, D) float32) of one snapshot."""
+    """(step, tokens, word -> (n, L, D) float32) of one snapshot; refused if it read another sense set."""
     with np.load(path) as saved:
+        if "data_version" in saved and str(saved["data_version"]) != data_version():
+            raise ValueError(f"{path} read another version of the sense set than assets/senses/senses.tsv")
         vectors = {w: saved[f"vectors_{w}"].astype(np.float32) for w in sets}
         return int(saved["step"]), int(saved["tokens"]), vectors
 
@@ -175,16 +177,24 @@ def pack_run(
     return pack([*snapshots, (last_step, last_tokens, final)], sets, curve, model, weights, script)
 
 
+def packed(model: str, folder: Path | None = None) -> Path | None:
+    """The file of `model`'s packed run, if there is one (in `folder`, else FORMING)."""
+    path = (folder or FORMING) / f"{model}.npz"
+    return path if path.exists() else None
+
+
 def load_forming(model: str, weights: str | None, folder: Path | None = None) -> Forming | None:
     """The packed run of `model` (in `folder`, else FORMING), or None if there is none, or it was made from
-    other weights than `weights` (the model here was trained again) or from another version of the sense set."""
-    return _load((folder or FORMING) / f"{model}.npz", str(weights), data_version())
+    other weights than `weights` (the model here was trained again) or from another version of the sense set.
+    Read once per version of the file: a run packed while the server runs is seen on the next page view."""
+    path = packed(model, folder)
+    if path is None:
+        return None
+    return _load(path, path.stat().st_mtime_ns, str(weights), data_version())
 
 
 @cache
-def _load(path: Path, weights: str, data: str) -> Forming | None:
-    if not path.exists():
-        return None
+def _load(path: Path, version: int, weights: str, data: str) -> Forming | None:
     with np.load(path) as saved:
         if str(saved["weights"]) != weights or str(saved["data_version"]) != data:
             return None
@@ -205,14 +215,20 @@ def _load(path: Path, weights: str, data: str) -> Forming | None:
 
 
 # -- what the slider says ------------------------------------------------------------------------------
-def halfway(accuracy: np.ndarray, least_rise: float = 0.02) -> list[int | None]:
+LEAST_RISE = 0.05  # a rise in accuracy smaller than this (4 uses of a word's 80) is not read as separating
+
+
+def halfway(accuracy: np.ndarray, least_rise: float = LEAST_RISE) -> list[int | None]:
     """Per layer of accuracy (S, L): the first step at which it has made HALF of its rise from its lowest
-    point to its last value, at or after that lowest point; None where it rises less than `least_rise`
-    (layer 0, one vector per word form, never moves)."""
+    point before its peak to its last value; None where that rise is under `least_rise` or a value is not a
+    number (layer 0, one vector per word form, never moves)."""
     out: list[int | None] = []
     for layer in range(accuracy.shape[1]):
         line = accuracy[:, layer]
-        low = int(np.argmin(line))
+        if not np.isfinite(line).all():
+            out.append(None)
+            continue
+        low = int(np.argmin(line[: int(np.argmax(line)) + 1]))  # a dip after the peak is not where it began
         rise = float(line[-1] - line[low])
         if rise < least_rise:
             out.append(None)
@@ -233,9 +249,11 @@ def first_to_separate(accuracy: np.ndarray) -> tuple[str, int | None]:
     return ("together" if len(layers) > 1 else str(layers[0])), first
 
 
-def dip(accuracy: np.ndarray, layer: int, least: float = 0.02) -> int | None:
-    """The step where `layer`'s accuracy is lowest, if that is below the random weights' (step 0) by at
-    least `least` before it rises again: early training can first make the vectors less context-bound."""
+def dip(accuracy: np.ndarray, layer: int, least: float = LEAST_RISE) -> int | None:
+    """The step where `layer`'s accuracy is lowest before its peak, if that is below the random weights' (step
+    0) by at least `least`: early training can first make the vectors less context-bound."""
     line = accuracy[:, layer]
-    low = int(np.argmin(line))
+    if not np.isfinite(line).all():
+        return None
+    low = int(np.argmin(line[: int(np.argmax(line)) + 1]))
     return low if 0 < low < len(line) - 1 and line[0] - line[low] >= least else None

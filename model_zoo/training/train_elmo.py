@@ -508,7 +508,7 @@ class Trainer:
         and the per-layer nearest-use sense accuracy and self-similarity averaged over the words, beside
         the step, the tokens seen and the last held-out perplexities. What the lesson's slider reads."""
         from ..elmo import ElmoModel
-        from ..lessons.sense_data import load_senses
+        from ..lessons.sense_data import data_version, load_senses
         from ..lessons.senses import encode_senses, layer_measures
 
         encoder = ElmoModel("snapshot", self.model.to_bilm(), self.corpus.vocab(), "cpu")
@@ -525,6 +525,7 @@ class Trainer:
         path = folder / f"step-{self.step:07d}.npz"
         last = self.curve[-1] if self.curve else {}
         contents: dict[str, Any] = {
+            "data_version": data_version(),  # the sense set read (a pack refuses snapshots of another)
             "step": self.step,
             "tokens": self.tokens,
             "accuracy": np.mean(accuracy, 0),
