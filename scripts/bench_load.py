@@ -39,6 +39,10 @@ each presser's page shows the result (the work done once and shared, or queued w
 and the class typing into Masked LM PRESS_SETTLE_S later, beside the trainings, against the same typing
 alone. Run it on a fresh cache (CONTEXTLAB_CACHE) so the buttons' work is not already on disk.
 
+The clicks section (issue 38): on Word senses' Nearest uses, each session on a word of its own picks another
+use to look from, 1 and then 30 at once: the seconds until the page lists its nearest uses (every word of
+the shipped sentences searched at layer 6 of minilm-l6; the index built once per server and kept on disk).
+
 The long section: each page's main box given the longest text it takes (its max_chars), one session: the
 server's memory before, at its peak during the run and after it.
 
@@ -1468,14 +1472,57 @@ def run_presses(args: argparse.Namespace, url: str, watch: MemoryWatch, report: 
     report["presses"] = rows
 
 
+# -- Word senses' nearest uses, clicked by a whole class at once ---------------------------------------------
+SENSE_WORDS = ("bank", "bark", "bat", "crane", "light", "match", "mouse", "pitch", "plant", "rock", "spring", "stick")
+NEAREST = {"tool": "nearest", "near_model": "minilm-l6", "near_layer": "6"}  # the instrument, as a link opens it
+
+
+async def look_once(url: str, i: int, ready: asyncio.Barrier) -> Pressed:
+    """One learner on Word senses' Nearest uses (a word of their own) picks another use to look from when the
+    whole class does: the time until the page lists that use's nearest uses."""
+    word = SENSE_WORDS[i % len(SENSE_WORDS)]
+    tab = Tab(url, {**NEAREST, "word": word}, page="senses", seed=i)
+    listed = _literal("senses.near_title")
+    try:
+        await tab.open()
+        box = next(w for w in tab.widgets.values() if w.kind == "selectbox" and w.label == EN["senses"]["near_from"])
+        use = box.options[1 + i // len(SENSE_WORDS) % (len(box.options) - 1)]  # not the use the page opened on
+        await ready.wait()
+        start = time.perf_counter()
+        drawn = await tab.run([WidgetState(id=box.id, string_value=use)], box.fragment)
+        shown = any(listed in text for text in drawn.texts) and not drawn.exceptions
+        return Pressed(time.perf_counter() - start, shown, "; ".join(drawn.exceptions))
+    except Exception as err:  # noqa: BLE001  (reported with the figures)
+        return Pressed(0.0, False, f"{type(err).__name__}: {err}")
+    finally:
+        await tab.close()
+
+
+async def looks_at_once(url: str, n: int) -> list[Pressed]:
+    ready = asyncio.Barrier(n)
+    return list(await asyncio.gather(*(look_once(url, i, ready) for i in range(n))))
+
+
+def run_clicks(args: argparse.Namespace, url: str, watch: MemoryWatch, report: dict) -> None:
+    """Word senses' Nearest uses (issue 38): 1 and then the whole class pick a use to look from at once, each
+    on a word of their own (every word of the shipped sentences searched at layer 6 of minilm-l6)."""
+    print("\nWord senses, Nearest uses: a use picked by each at once (seconds until its nearest uses are listed)")
+    print(f"  {'clicks':>13} {'at once':>24} {'p50':>7} {'p95':>7} {'max':>7} shown errors")
+    rows = []
+    for n in args.sessions:
+        watch.peak = watch.rss()
+        rows.append(press_row("nearest uses", str(n), asyncio.run(looks_at_once(url, n)), watch.peak))
+    report["clicks"] = rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running server or proxy (default: start one worker here)")
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("pages", "writers", "class", "presses", "long"),
-        default=["pages", "writers", "class", "presses", "long"],
+        choices=("pages", "writers", "class", "presses", "long", "clicks"),
+        default=["pages", "writers", "class", "presses", "long", "clicks"],
     )
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 30])
     parser.add_argument("--rounds", type=int, default=4, help="fresh sentences per session")
@@ -1531,6 +1578,8 @@ def main(argv: list[str] | None = None) -> None:
             run_presses(args, url, watch, report)
         if "long" in args.only:
             run_long(args, url, watch, report)
+        if "clicks" in args.only:
+            run_clicks(args, url, watch, report)
         watch.done.set()
         report["baseline_rss_mb"] = round(baseline / 2**20)
         if args.json:
