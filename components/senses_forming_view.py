@@ -185,7 +185,15 @@ def separation_sentence(run: Forming, acc: np.ndarray, word: str) -> Markdown:
         if s is not None
     ]
     key = "senses.forming_together" if which == "together" else "senses.forming_first"
-    said = [t(key, word=word, layer=which, when=t_plain("senses.forming_sep").join(parts), tokens=millions(run.tokens[first]))]
+    said = [
+        t(
+            key,
+            word=word,
+            layer=which,
+            when=t_plain("senses.forming_sep").join(parts),
+            tokens=millions(run.tokens[first]),
+        )
+    ]
     if when[0] is None:
         said.append(t("senses.forming_flat_layers"))
     if small := [str(k) for k, s in enumerate(when) if s is None and k > 0]:
