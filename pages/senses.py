@@ -354,7 +354,11 @@ def senses_forming(sense_set: SenseSet, models: list[SenseModel]) -> None:
     forming_view.render_forming(sense_set, run)
 
 
-TOOLS = (("axes", your_axes), ("nearest", nearest_uses), ("forming", senses_forming))[: 3 if FORMING else 2]
+TOOLS = tuple(
+    (section, draw)
+    for section, draw in (("axes", your_axes), ("nearest", nearest_uses), ("forming", senses_forming))
+    if FORMING or section != "forming"  # as STEPS: the slider only where a run is packed
+)
 
 
 @st.fragment
