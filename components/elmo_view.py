@@ -10,8 +10,9 @@ import numpy as np
 import streamlit as st
 
 from components.charts import build_layer_cosines, build_score_bars, build_vector_strip
-from components.i18n import t, t_plain
+from components.i18n import Markdown, t, t_plain
 from components.quiz import Question, Solved, listed, render_predict, render_quiz
+from model_zoo.elmo import BOS, EOS, UNK
 from model_zoo.lessons.cloze import LessonCheck
 from model_zoo.lessons.elmo_mix import ONE_VECTOR, WordMix
 
@@ -51,6 +52,18 @@ def _place(check: LessonCheck) -> str:
     if check.rank is None or check.p is None:
         return t_plain("quiz.elmo_hang.absent")
     return t_plain("quiz.elmo_hang.place", rank=f"{check.rank:,}", p=f"{check.p * 100:.2g}%")
+
+
+MARKERS = (("bos", BOS), ("eos", EOS), ("unk", UNK))  # a biLM's softmax words that are not words
+
+
+def render_markers(guesses: Sequence[Sequence[tuple[str, float]]], vocab: int) -> None:
+    """One line on the markers among the bars shown (`guesses`: each chart's words), where there is one: a
+    biLM's softmax scores <S>, </S> and <UNK> as words, and a learner reads them as the model's guesses."""
+    shown = {word.strip() for chart in guesses for word, _ in chart}
+    said = [t(f"elmo.marker_{key}", n=f"{vocab:,}") for key, mark in MARKERS if mark in shown]
+    if said:
+        st.caption(t("elmo.markers", said=Markdown("; ".join(said))))
 
 
 def render_guess_hang(

@@ -12,6 +12,7 @@ from components.export import csv_text, download_csv
 from components.i18n import Markdown, t, t_plain
 from components.light_charts import render_light_chart
 from components.quiz import Question, Solved, render_predict
+from components.senses_tools_view import layer_slider
 from components.senses_view import sense_map_chart
 from components.url import keep_in_url, number_from_url
 from model_zoo.lessons.forming import LEAST_RISE, Forming, dip, first_to_separate, halfway
@@ -60,13 +61,6 @@ def pick_step(run: Forming) -> int:
     return int(step)
 
 
-def pick_layer(depth: int) -> int:
-    layer = number_from_url("forming_layer", 0, depth, min(1, depth))
-    layer = st.slider(t("senses.layer"), 0, depth, layer, key="forming_layer")
-    keep_in_url("forming_layer", int(layer))
-    return int(layer)
-
-
 def perplexity_at(run: Forming, step: int) -> float:
     """The held-out perplexity where the slider stands, read off the learning curve (linear between points)."""
     return float(np.interp(run.tokens[step], run.curve_tokens, run.curve_perplexity))
@@ -88,7 +82,7 @@ def render_forming(sense_set: SenseSet, run: Forming) -> None:
     with left:
         step = pick_step(run)
     with right:
-        layer = pick_layer(depth)
+        layer = layer_slider(depth, "forming_layer", 1, "forming_layer")
     acc = run.word_accuracy(word)  # (S, L)
     sim = run.self_similarity[:, run.words.index(word)]
     chance = chance_accuracy(sense_set.senses)

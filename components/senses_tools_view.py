@@ -42,14 +42,17 @@ def pick_model(models: Sequence[SenseModel], key: str, contextual_only: bool) ->
     return fit[names.index(name)]
 
 
+def layer_slider(depth: int, key: str, default: int, widget: str) -> int:
+    """A layer from 0 to `depth` on a slider (widget key `widget`), kept in the URL under `key`."""
+    layer = number_from_url(key, 0, depth, min(default, depth))
+    layer = st.slider(t("senses.layer"), 0, depth, layer, key=widget)
+    keep_in_url(key, int(layer))
+    return int(layer)
+
+
 def pick_layer(model: SenseModel, key: str, default: int) -> int:
     """A layer of `model` (its slider, kept in the URL); 0 for a static model."""
-    if model.depth == 0:
-        return 0
-    layer = number_from_url(key, 0, model.depth, min(default, model.depth))
-    layer = st.slider(t("senses.layer"), 0, model.depth, layer, key=f"{key}_{model.name}")
-    keep_in_url(key, layer)
-    return int(layer)
+    return layer_slider(model.depth, key, default, f"{key}_{model.name}") if model.depth else 0
 
 
 def _pole(

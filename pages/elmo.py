@@ -84,6 +84,7 @@ def next_words(model: model_zoo.ElmoModel) -> None:
     missed = check is not None and not check.shows and serving.availabilities()[smollm].ready
     render_lesson_miss(check, lm_name, "gpt2", serving.lesson_next_word(smollm, text) if missed else None, smollm)
     st.caption(t("elmo.lm_note", n=f"{vocab:,}"))
+    view.render_markers((forward, backward), vocab)
 
 
 @st.fragment

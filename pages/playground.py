@@ -5,6 +5,7 @@ import streamlit as st
 import model_zoo
 import serving
 from components.charts import build_score_bars, build_similarity_heatmap
+from components.elmo_view import render_markers
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.models_panel import STATUS_ICON
@@ -63,6 +64,7 @@ def contextual(model: model_zoo.Encoder | model_zoo.ElmoModel, text: str) -> Non
         title = t_plain("elmo.backward_title", text=" ".join(words[:4]))
         right.plotly_chart(build_score_bars(backward, title), key="backward")
         st.caption(t("playground.elmo_note", n=f"{vocab:,}"))
+        render_markers((forward, backward), vocab)
     layers = encoding.num_layers
     layer = number_from_url("layer", 0, layers, layers)  # a link's layer, else the top one
     layer = st.slider(t("playground.layer"), 0, layers, layer, key="layer", help=t("playground.layer_help"))

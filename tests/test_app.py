@@ -284,4 +284,4 @@ def test_playground_elmo_mini_predicts_both_ways() -> None:
     assert forward[:3] == [w for w, _ in model.next_words("We went down to the river", 10)][:3]
     assert backward[:3] == [w for w, _ in model.previous_words("We went down to the river", 10)][:3]
     assert "forward LM" in charts["forward"]["layout"]["title"]["text"]
-    assert "20,288-word vocabulary" in all_text(at)
+    assert f"{model.vocab_size:,}-word vocabulary" in all_text(at)

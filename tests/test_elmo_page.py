@@ -33,6 +33,11 @@ def test_default_page_runs_the_real_bilm_both_ways() -> None:
     assert bars(at, "forward")[:3] == [w for w, _ in model.next_words("Let's stick to", 10)][:3]
     assert bars(at, "backward")[:3] == [w for w, _ in model.previous_words("Let's stick to", 10)][:3]
     assert "Next word after “Let's stick to” (forward LM)" in chart_spec(at, "forward")["layout"]["title"]["text"]
+    # the softmax's markers among the bars are said to be markers, each one only where it is drawn
+    drawn = set(bars(at, "forward") + bars(at, "backward"))
+    (line,) = [c.value for c in at.caption if shown(c.value).startswith("Not words but markers")]
+    for mark in ("<S>", "</S>", "<UNK>"):
+        assert (f"`{mark}`" in line) == (mark in drawn), (mark, line)  # each a code span, read as is
     strip = chart_spec(at, "strip")
     assert strip["data"][0]["y"] == ["token (char CNN)", "LSTM-1", "LSTM-2", "ELMo vector (weighted sum)"]
 
@@ -54,7 +59,8 @@ def test_the_page_says_where_its_lm_misses_the_lessons_word() -> None:
     assert "does not show the lesson's point" not in all_text(at)  # "Let's stick to": its first guess is accepted
     at.text_input(key="lm_text").input("After work we like to hang").run()
     assert not at.exception
-    guesses = [w for w, _ in model_zoo.load("elmo-mini").next_words("After work we like to hang", 20288)]
+    elmo = model_zoo.load("elmo-mini")
+    guesses = [w for w, _ in elmo.next_words("After work we like to hang", elmo.vocab_size)]
     line = next((shown(c.value) for c in at.caption if "the lesson's point" in c.value), None)
     if guesses[0] == "out":
         assert line is None
@@ -148,21 +154,25 @@ def test_page_in_chinese() -> None:
 
 def test_shipped_elmo_mini_beats_the_unigram_model() -> None:
     """The figures the page shows are what the model measures: held-out perplexity (metrics.json, from the
-    training script) far below the unigram model's, and everyday sentences no training text contains
-    (the cloze set, blanks filled) read at a perplexity of the same order."""
+    training script) far below the unigram model's and below the model it replaced on the same held-out
+    sentences, and everyday sentences no training text contains (the cloze set, blanks filled) read at a
+    perplexity of the same order."""
     from model_zoo.registry import get_card, trained_metrics
 
     m = trained_metrics(get_card("elmo-mini"))
-    first = m["continued_from"]  # the model trained from scratch, before the everyday text
-    assert first["held_forward_perplexity"] == pytest.approx(93.2, abs=1.0)
-    # the issue's bar: better than the first model on the same held-out sentences, both ways
+    # one run from random weights, its schedule run to the end, its sense snapshots kept (Word senses' slider)
+    assert m["schedule_finished"] and m["tokens_seen"] >= m["config"]["total_tokens"]
+    assert m["curve"][0]["tokens"] == 0 and m["config"]["sense_snapshots"] >= 8
+    # the issue's bar (better than 93 both ways), and better than the model it replaced
     assert m["held_forward_perplexity"] < 93 and m["held_backward_perplexity"] < 93
+    old = m["replaced"]
+    for side in ("forward", "backward"):
+        assert m[f"held_{side}_perplexity"] < old[f"held_{side}_perplexity"]
     assert m["unigram_perplexity"] > 5 * max(m["held_forward_perplexity"], m["held_backward_perplexity"])
-    assert len(m["stages"]) == 4 and sum(s["tokens"] for s in m["stages"]) == m["tokens_seen"]
     lines = [line.split("\t") for line in (ROOT / "assets/eval/cloze_en.tsv").read_text().splitlines()]
     sentences = [text.replace("[MASK]", answers.split(",")[0]) for text, answers in (x for x in lines if len(x) == 2)]
     measured = model_zoo.load("elmo-mini").perplexity(sentences)
-    assert len(sentences) >= 100 and measured.forward < 120 and measured.backward < 120  # measured: 80 and 84
+    assert len(sentences) >= 100 and measured.forward < 120 and measured.backward < 120
 
 
 def test_the_hang_question_offers_the_live_models_answer() -> None:
@@ -179,12 +189,13 @@ def test_the_hang_question_offers_the_live_models_answer() -> None:
 
 def test_elmo_minis_lm_says_everyday_words_where_the_lesson_expects_them() -> None:
     """The lesson's two next-word examples on the shipped elmo-mini: after "Let's stick to" a word a reader
-    accepts first; after "...like to hang", "out" among its first guesses (5th today: the issue asks for the
-    top 3, which the everyday text has not reached; the page says so and names a model that shows it)."""
+    accepts first, and <UNK> (every word outside its vocabulary) not among its first three, as it was when the
+    issue was filed; after "...like to hang", "out" among its first three (the issue's bar; the model it
+    replaced had it 5th)."""
     from model_zoo.lessons import cloze
 
     lm = model_zoo.load("elmo-mini")
     stick = lm.next_words("Let's stick to", 5)
-    assert stick[0][0] in cloze.NEXT_WORDS_NAMED["Let's stick to"] and "<UNK>" not in [w for w, _ in stick]
+    assert stick[0][0] in cloze.NEXT_WORDS_NAMED["Let's stick to"] and "<UNK>" not in [w for w, _ in stick[:3]]
     hang = [w for w, _ in lm.next_words("After work we like to hang", 10)]
-    assert "out" in hang[:5]
+    assert "out" in hang[:3]
