@@ -32,6 +32,17 @@ def answer_label(option: str, depth: int) -> str:
     return t_plain(f"quiz.senses_forming.opt_{kind}", layer=layer)
 
 
+WHEN = ("tenth", "half", "later", "never")  # when the first layer is halfway up its rise, by share of the run
+
+
+def when_answer(run: Forming, first: int | None) -> str:
+    """Which of WHEN the step `first` (an index of run.steps, None where no layer rises) falls in."""
+    if first is None:
+        return "never"
+    share = run.share(first)
+    return "tenth" if share <= 0.1 else "half" if share <= 0.5 else "later"
+
+
 def millions(tokens: float) -> str:
     return f"{tokens / 1e6:.2f}M"
 
@@ -218,8 +229,11 @@ def forming_csv(run: Forming, word: str) -> str:
 
 # -- predict, then see ---------------------------------------------------------------------------------
 def render_guess_forming(run: Forming) -> None:
-    """Predict, then see: over the set's words, which layer of the model separates the senses first while it
-    learns (its sense accuracy halfway up its rise), and when? After the pick, the accuracy by tokens seen."""
+    """Predict, then see, twice: over the set's words, when in training the model's senses first separate (a
+    layer's sense accuracy halfway up its rise), then which layer does it first. The first answer says only
+    when; after the second pick, the accuracy by tokens seen."""
+    if render_guess_when(run) is None:
+        return
 
     def solve() -> Solved:
         found = run
@@ -263,3 +277,34 @@ def render_guess_forming(run: Forming) -> None:
             ),
             key="guess_forming_lines",
         )
+
+
+def render_guess_when(run: Forming) -> Solved | None:
+    """Predict, then see: when in the run the first layer gets halfway up its rise (WHEN), with the held-out
+    perplexity there. Returns the model's answer once revealed."""
+
+    def solve() -> Solved:
+        _, first = first_to_separate(run.mean_accuracy())
+        ppl = [float(v) for v in (run.curve_perplexity[0], run.curve_perplexity[-1])]
+        facts = {"ppl0": f"{ppl[0]:.0f}", "ppl_end": f"{ppl[1]:.0f}"}
+        if first is None:
+            return Solved(
+                "never", facts | {"when": t_plain("quiz.senses_forming_when.none", least=round(LEAST_RISE * 100))}
+            )
+        at = t_plain(
+            "quiz.senses_forming_when.at",
+            step=int(run.steps[first]),
+            tokens=millions(run.tokens[first]),
+            share=f"{run.share(first):.0%}",
+            ppl=f"{perplexity_at(run, first):.0f}",
+        )
+        return Solved(when_answer(run, first), facts | {"when": at})
+
+    question = Question(
+        "senses_forming_when",
+        WHEN,
+        solve,
+        translated=True,
+        about={"model": run.model, "words": len(run.words), "tokens": millions(run.tokens[-1])},
+    )
+    return render_predict(question, run.model)

@@ -263,6 +263,25 @@ def light_lines(at, key: str) -> dict[str, list[float]]:  # noqa: ANN001
     return {s["name"]: s["values"] for s in light_charts(at)[key]["series"]}
 
 
+def forming_answers(accuracy, tokens) -> tuple[str, str, int | None]:  # noqa: ANN001
+    """The two senses-forming moments' answers, computed from a packed run's raw arrays (accuracy (S, W, L),
+    tokens (S,)) apart from the page's code: (when, which layer, the step index where the first layer gets
+    halfway from its low before its peak to its last mean accuracy; None where none rises 5 points)."""
+    mean = accuracy.mean(1)
+    halfway = {}
+    for layer in range(mean.shape[1]):
+        low = int(mean[: int(mean[:, layer].argmax()) + 1, layer].argmin())  # its low before its peak
+        if mean[-1, layer] - mean[low, layer] >= 0.05:
+            target = (mean[low, layer] + mean[-1, layer]) / 2
+            halfway[layer] = next(s for s in range(low, len(mean)) if mean[s, layer] >= target - 1e-12)
+    first = min(halfway.values(), default=None)
+    firsts = [str(k) for k, s in halfway.items() if s == first]
+    which = "never" if first is None else firsts[0] if len(firsts) == 1 else "together"
+    share = None if first is None else tokens[first] / tokens[-1]
+    when = "never" if share is None else "tenth" if share <= 0.1 else "half" if share <= 0.5 else "later"
+    return when, which, first
+
+
 def shown(markdown: str) -> str:
     """What a reader sees of `markdown`: "**glove\\-6b**" is "glove-6b"."""
     return rendered(markdown)[1]

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.conftest import light_charts, light_lines, open_page, shown
+from tests.conftest import forming_answers, light_charts, light_lines, open_page, shown
 
 pytestmark = pytest.mark.slow
 
@@ -249,6 +249,25 @@ def test_senses_moments_judge_against_the_deepest_model_shown(offline_models) ->
     only_right(verdicts, "embeddings" if first_layer == 0 else "lower" if first_layer <= 3 else "upper")
     assert f"the first layer with an AUC of at least 0.9 is {first_layer} of 6 (at layer 0" in verdicts["never"][1]
     assert f"{aucs[0]:.2f}" in verdicts["never"][1]
+
+
+def test_senses_forming_moments_judge_against_the_shipped_run() -> None:
+    """When in elmo-mini's training run the senses first separate, then at which layer: judged against the
+    pack's own figures, read from the file here, the explanation quoting the step and its share of the run."""
+    from model_zoo.lessons.forming import FORMING
+
+    with np.load(FORMING / "elmo-mini.npz") as raw:
+        accuracy, tokens, steps = raw["accuracy"], raw["tokens"], raw["steps"]
+    when, which, first = forming_answers(accuracy, tokens)
+    at = open_page("pages/senses.py", word="bank", tool="forming")
+    assert not at.exception and "predict_senses_forming" not in [r.key for r in at.radio]
+    verdicts = judged(at, "senses_forming_when", ["tenth", "half", "later", "never"])
+    only_right(verdicts, when)  # the first tenth (step 427 of 4,741, 9% of the tokens) on 2026-11-27
+    if first is not None:
+        said = f"at step {steps[first]}, after {tokens[first] / 1e6:.2f}M tokens ({tokens[first] / tokens[-1]:.0%}"
+        assert said in verdicts["never"][1]
+    verdicts = judged(at, "senses_forming", ["0", "1", "2", "together", "never"])
+    only_right(verdicts, which)  # layers 1 and 2 together on 2026-11-27
 
 
 def test_using_bert_moments_judge_against_the_trained_heads_and_reader(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ import model_zoo
 from model_zoo.lessons import axes
 from model_zoo.lessons.probing import Sentence
 from model_zoo.lessons.uses import Uses, build_index, cached_index, nearest, select_uses, sense_share_by_layer, shares
-from tests.conftest import all_text, open_page, shown
+from tests.conftest import all_text, forming_answers, open_page, shown
 
 
 # -- axes ----------------------------------------------------------------------------------------------
@@ -365,24 +365,32 @@ def test_the_training_slider_redraws_the_map_and_says_what_each_step_shows(tiny_
     assert f"At step {share}: a use's nearest other use shares its sense {bank[last, 2]:.0%}" in all_text(at)
     at.slider(key="forming_layer").set_value(0).run()
     assert any("one vector in every sentence, at every step" in shown(c.value) for c in at.caption)
-    # predict, then see: over all words, the first layer halfway from its lowest accuracy to its last
-    mean = accuracy.mean(1)
-    halfway = {}
-    for layer in range(mean.shape[1]):
-        low = int(mean[: int(mean[:, layer].argmax()) + 1, layer].argmin())  # its low before its peak
-        if mean[-1, layer] - mean[low, layer] >= 0.05:
-            target = (mean[low, layer] + mean[-1, layer]) / 2
-            halfway[layer] = next(s for s in range(low, len(mean)) if mean[s, layer] >= target - 1e-12)
-    first = min(halfway.values(), default=None)
-    firsts = [str(k) for k, s in halfway.items() if s == first]
-    answer = "never" if first is None else firsts[0] if len(firsts) == 1 else "together"
+    # predict, then see: over all words, when the first layer is halfway from its lowest accuracy to its last
+    # (by share of the run's tokens), and only once that is picked, which layer
+    when, answer, first = forming_answers(accuracy, tokens)
+    share = None if first is None else tokens[first] / tokens[-1]
+    assert "predict_senses_forming" not in [r.key for r in at.radio]
+    offered = list(at.radio(key="predict_senses_forming_when").options)
+    assert offered[0] == "in its first tenth" and len(offered) == 4
+
+    def same() -> int:
+        return [s.value for s in at.success].count("Same as the model.")
+
+    other = next(o for o in ("tenth", "half", "later", "never") if o != when)
+    at.radio(key="predict_senses_forming_when").set_value(other).run()
+    assert not at.exception and same() == 0
+    at.radio(key="predict_senses_forming_when").set_value(when).run()
+    assert not at.exception and same() == 1
+    if first is not None:
+        said = f"at step {steps[first]}, after {tokens[first] / 1e6:.2f}M tokens ({share:.0%} of the run)"
+        assert said in all_text(at)
     options = list(at.radio(key="predict_senses_forming").options)
     assert len(options) == 5
     other = next(o for o in ("0", "1", "2", "together", "never") if o != answer)
-    for pick, same in ((other, False), (answer, True)):
+    for pick, hits in ((other, 1), (answer, 2)):
         at.radio(key="predict_senses_forming").set_value(pick).run()
         assert not at.exception
-        assert ("Same as the model." in [s.value for s in at.success]) is same
+        assert same() == hits
 
 
 def test_without_a_run_packed_for_the_weights_here_no_slider_is_offered(
