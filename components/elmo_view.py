@@ -12,9 +12,9 @@ import streamlit as st
 from components.charts import build_layer_cosines, build_score_bars, build_vector_strip
 from components.i18n import Markdown, t, t_plain
 from components.quiz import Question, Solved, listed, render_predict, render_quiz
-from model_zoo.elmo import BOS, EOS, UNK
 from model_zoo.lessons.cloze import LessonCheck
 from model_zoo.lessons.elmo_mix import ONE_VECTOR, WordMix
+from model_zoo.words import BOS, EOS, UNK
 
 HANG_WORDS = (".", "around", "camera", "out", "up")  # offered beside the LM's own first word
 NAMED = ("out", "camera")  # The Illustrated BERT: a good language model expects "out" rather than "camera"
@@ -63,7 +63,7 @@ def render_markers(guesses: Sequence[Sequence[tuple[str, float]]], vocab: int) -
     shown = {word.strip() for chart in guesses for word, _ in chart}
     said = [t(f"elmo.marker_{key}", n=f"{vocab:,}") for key, mark in MARKERS if mark in shown]
     if said:
-        st.caption(t("elmo.markers", said=Markdown("; ".join(said))))
+        st.caption(t("elmo.markers", said=Markdown(t("elmo.marker_sep").join(said))))
 
 
 def render_guess_hang(

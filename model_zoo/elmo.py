@@ -32,12 +32,11 @@ from torch.nn import functional as F
 from .contextual import BATCH_SIZE, MAX_CHARS, Encoding, Guess, span_means
 from .device import select_device
 from .errors import BadCheckpoint, EmptyInput, MissingCapability, WordNotInText
-from .words import _WORD, find_word, valid_text
+from .words import _WORD, BOS, EOS, UNK, find_word, valid_text
 
 MAX_CHARACTERS = 50  # character ids per word, markers included (AllenNLP's max_word_length)
 BOS_CHAR, EOS_CHAR, BOW_CHAR, EOW_CHAR, PAD_CHAR = 256, 257, 258, 259, 260  # ids 0-255 are UTF-8 bytes
 CHAR_ROWS = 261  # rows of the hdf5 `char_embed`: ids 0-260; AllenNLP adds a zero row for the mask
-BOS, EOS, UNK = "<S>", "</S>", "<UNK>"
 MAX_WORDS = 256  # words read at once: a page shows at most this many, and the LSTMs run word by word
 OPTIONS, WEIGHTS, VOCAB = "options.json", "weights.hdf5", "vocab.txt"
 SOFTMAX_W, SOFTMAX_B = "softmax/W", "softmax/b"  # bilm-tf's names (its dump_weights leaves them out)

@@ -18,6 +18,9 @@ _LETTERS = rf"[^\W_{_HAN}]"
 _WORD = re.compile(rf"[{_HAN}]|{_LETTERS}+(?:['’-]{_LETTERS}+)*")
 _POSSESSIVE = ("'s", "’s")
 _HAN_WORD = re.compile(rf"[{_HAN}]+")
+# A biLM vocabulary's three markers (bilm-tf's, ELMo's): a sentence's start and end, any word outside it.
+# Here, not in model_zoo.elmo, so a view can name them without importing torch.
+BOS, EOS, UNK = "<S>", "</S>", "<UNK>"
 
 
 def words_in(text: str) -> list[str]:

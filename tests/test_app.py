@@ -285,3 +285,7 @@ def test_playground_elmo_mini_predicts_both_ways() -> None:
     assert backward[:3] == [w for w, _ in model.previous_words("We went down to the river", 10)][:3]
     assert "forward LM" in charts["forward"]["layout"]["title"]["text"]
     assert f"{model.vocab_size:,}-word vocabulary" in all_text(at)
+    # <S>, </S>, <UNK> among the bars: one line says what each one drawn stands for, and no line without one
+    drawn = {*forward, *backward} & {"<S>", "</S>", "<UNK>"}
+    said = [c.value for c in at.caption if "Not words but markers" in c.value]
+    assert len(said) == (1 if drawn else 0) and all(f"`{mark}`" in said[0] for mark in drawn)

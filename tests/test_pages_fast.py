@@ -87,9 +87,11 @@ def test_elmo_own_text(tiny_zoo: Path) -> None:
 
 def test_elmo_says_in_one_line_where_its_lm_misses_the_lessons_word(tiny_zoo: Path) -> None:
     """After "hang" the lesson expects "out": a biLM that puts another word first (the tiny random one here)
-    gets one line naming its first guess and where "out" stands, with the offline GPT's answer measured the
-    same way where that shows the point. (The shipped elmo-mini puts "out" first, so only this tier draws it.)"""
+    gets one line naming its first guess and where "out" stands, then the offline GPT's answer measured the
+    same way where that GPT shows the point, else the classic to prefetch. (The shipped elmo-mini puts "out"
+    first, so only this tier draws the line.)"""
     import model_zoo
+    import serving
     from model_zoo.lessons import cloze
 
     text = "After work we like to hang"
@@ -99,12 +101,17 @@ def test_elmo_says_in_one_line_where_its_lm_misses_the_lessons_word(tiny_zoo: Pa
     elmo = model_zoo.load("elmo-mini")
     check = cloze.check(cloze.NEXT_WORDS_NAMED[text], elmo.next_words(text, elmo.vocab_size))
     lines = [shown(c.value) for c in at.caption if "does not show the lesson's point here" in shown(c.value)]
-    if check.shows:  # a tiny model that happens to say "out" first: no line
+    if check.shows:  # a tiny model that happened to say "out" first: no line
         assert lines == []
         return
     (line,) = lines
     assert f"its first guess is “{check.first}”" in line
     assert (f"its guess number {check.rank} " in line) if check.rank else ("not among" in line)
+    gpt = serving.lesson_next_word("smollm2-135m", text)
+    if gpt is not None and gpt.shows:
+        assert "smollm2-135m, a GPT pre-trained on trillions of tokens" in line
+    else:
+        assert "python -m model_zoo prefetch gpt2" in line
 
 
 def test_masked_lm_own_sentence(tiny_zoo: Path) -> None:
