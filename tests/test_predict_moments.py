@@ -183,7 +183,7 @@ def test_elmo_moments_judge_against_elmo_mini(offline_models) -> None:  # noqa: 
     options = list(at.radio(key="predict_elmo_hang").options)
     assert guesses[0][0] in options and {"out", "camera"} <= set(options)
     verdicts = judged(at, "elmo_hang", options)
-    only_right(verdicts, guesses[0][0])  # "," with 11% on 2026-11-26, "out" 5th
+    only_right(verdicts, guesses[0][0])  # "out" 41.5% on 2026-11-27 (the model before: "," 11%, "out" 5th)
     said = verdicts["camera"][1]
     assert ", ".join(f"“{w}” {p:.0%}" for w, p in guesses[:5]) in said
     out, camera = words.index("out"), words.index("camera")
@@ -198,7 +198,7 @@ def test_elmo_moments_judge_against_elmo_mini(offline_models) -> None:  # noqa: 
     river = top("We sat on the bank of the river.", "The boat drifted toward the bank of the river.")
     money = top("We sat on the bank of the river.", "I went to the bank to deposit my money.")
     verdicts = judged(at, "elmo_pairs", ["river", "money", "tie"])
-    only_right(verdicts, "river" if river > money else "money")  # 0.901 against 0.739
+    only_right(verdicts, "river" if river > money else "money")
     said = verdicts["tie"][1]
     assert f"{river:.3f} for the two river banks, {money:.3f} for the river bank and the money bank" in said
 
