@@ -54,6 +54,22 @@ def _place(check: LessonCheck) -> str:
     return t_plain("quiz.elmo_hang.place", rank=f"{check.rank:,}", p=f"{check.p * 100:.2g}%")
 
 
+def render_both_ways(
+    where: st.delta_generator.DeltaGenerator,
+    text: str,
+    forward: Sequence[tuple[str, float]],
+    backward: Sequence[tuple[str, float]],
+) -> None:
+    """A biLM's two charts side by side in `where`: the forward LM's next words after the end of `text`, the
+    backward LM's words before its start (the ELMo lesson's and the Playground's)."""
+    words = text.split()
+    left, right = where.columns(2)
+    title = t_plain("elmo.forward_title", text=" ".join(words[-4:]))
+    left.plotly_chart(build_score_bars(list(forward), title), key="forward")
+    title = t_plain("elmo.backward_title", text=" ".join(words[:4]))
+    right.plotly_chart(build_score_bars(list(backward), title), key="backward")
+
+
 MARKERS = (("bos", BOS), ("eos", EOS), ("unk", UNK))  # a biLM's softmax words that are not words
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 import model_zoo
 import serving
 from components import elmo_view as view
-from components.charts import build_layer_cosines, build_score_bars
+from components.charts import build_layer_cosines
 from components.frame import ensure_app_frame
 from components.guide import Step, begin_path
 from components.i18n import t, t_plain
@@ -70,14 +70,7 @@ def next_words(model: model_zoo.ElmoModel) -> None:
         with out:
             render_error(err)
         return
-    words = text.split()
-    left, right = out.columns(2)
-    left.plotly_chart(
-        build_score_bars(forward, t_plain("elmo.forward_title", text=" ".join(words[-4:]))), key="forward"
-    )
-    right.plotly_chart(
-        build_score_bars(backward, t_plain("elmo.backward_title", text=" ".join(words[:4]))), key="backward"
-    )
+    view.render_both_ways(out, text, forward, backward)
     check = serving.lesson_next_word(lm_name, text)
     # the offline pack's GPT, trained on far more text: asked only where ELMo misses
     smollm = ROLES["causal_lm"].offline

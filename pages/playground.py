@@ -5,7 +5,7 @@ import streamlit as st
 import model_zoo
 import serving
 from components.charts import build_score_bars, build_similarity_heatmap
-from components.elmo_view import render_markers
+from components.elmo_view import render_both_ways, render_markers
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.models_panel import STATUS_ICON
@@ -57,12 +57,7 @@ def contextual(model: model_zoo.Encoder | model_zoo.ElmoModel, text: str) -> Non
         st.plotly_chart(build_score_bars(guesses, t("playground.next_title")))
     if can(model, NEXT_WORDS) and can(model, PREVIOUS_WORDS):  # a biLM with its softmax: both ways
         forward, backward, vocab = serving.elmo_next_words(model.name, text, 10)
-        words = text.split()
-        left, right = st.columns(2)
-        title = t_plain("elmo.forward_title", text=" ".join(words[-4:]))
-        left.plotly_chart(build_score_bars(forward, title), key="forward")
-        title = t_plain("elmo.backward_title", text=" ".join(words[:4]))
-        right.plotly_chart(build_score_bars(backward, title), key="backward")
+        render_both_ways(st.container(), text, forward, backward)
         st.caption(t("playground.elmo_note", n=f"{vocab:,}"))
         render_markers((forward, backward), vocab)
     layers = encoding.num_layers
