@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from components.charts import build_learning_curve
-from components.i18n import t, t_plain
+from components.i18n import Markdown, t, t_plain
 from model_zoo.registry import ModelCard
 from model_zoo.trained import Curve, ElmoTraining, MlmTraining, MntpTraining, ReaderTraining, training_of
 
@@ -157,9 +157,21 @@ def render_reader_training(card: ModelCard) -> None:
         return
     m = training_of(card)
     assert isinstance(m, ReaderTraining)
+    then = Markdown("")
+    if m.went_on is not None:
+        then = t(
+            "using.qa_went_on",
+            script=m.went_on.script,
+            written=m.went_on.written_questions,
+            cloze=m.went_on.cloze_questions,
+            minutes=round(m.went_on.minutes, 1),
+            device=m.went_on.device,
+            runs=m.went_on.runs,
+        )
     st.info(
         t(
             "using.qa_trained_adapters" if card.builds_on else "using.qa_trained",
+            then=then,
             model=card.name,
             base=card.builds_on,
             runs=m.runs,

@@ -226,6 +226,8 @@ def save_adapters(model: Any, out: Path, base: str) -> None:
     (out / "README.md").unlink(missing_ok=True)
     config = json.loads((out / "adapter_config.json").read_text())
     config["base_model_name_or_path"] = base
+    if config.get("modules_to_save"):  # peft lists the start/end layer twice for a model loaded to train on
+        config["modules_to_save"] = list(dict.fromkeys(config["modules_to_save"]))
     (out / "adapter_config.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
     save_file({k: v.half().contiguous() for k, v in load_file(str(out / ADAPTER)).items()}, str(out / ADAPTER))
 

@@ -107,6 +107,18 @@ class ReaderScores:
 
 
 @dataclass(frozen=True)
+class WentOn:
+    """A further written stage run on a shipped reader's weights (`train_qa --base ... --start`)."""
+
+    script: str
+    device: str
+    minutes: float
+    written_questions: int
+    cloze_questions: int  # mixed in, so that the cloze stage is not forgotten
+    runs: int  # runs it was chosen from on dev (the weights it went on from among the choices)
+
+
+@dataclass(frozen=True)
 class ReaderTraining:
     """A span reader fine-tuned here (model_zoo.training.train_qa): minilm-l6-qa, smollm2-135m-qa."""
 
@@ -119,6 +131,7 @@ class ReaderTraining:
     written_questions: int
     written_test: ReaderScores
     cloze_test: ReaderScores
+    went_on: WentOn | None = None  # a later stage on these weights, if any
 
 
 Training = MntpTraining | MlmTraining | ElmoTraining | ReaderTraining
@@ -150,17 +163,30 @@ def _read(card: ModelCard, m: Mapping[str, Any]) -> Training:
             curve,
         )
     if card.kind == "qa":
-        minutes = m["run"]["minutes"] + (m["written_stage"]["minutes"] if card.builds_on else 0)
+        first = m.get("started_from", m)  # the stages the shipped weights went on from, if any
+        minutes = first["run"]["minutes"] + (first["written_stage"]["minutes"] if card.builds_on else 0)
+        went_on = None
+        if "started_from" in m:
+            stage = m["written_stage"]
+            went_on = WentOn(
+                m["script"],
+                m["device"],
+                float(stage["minutes"]),
+                int(stage["written_questions"]),
+                int(stage["cloze_questions"]),
+                len(m.get("chosen_from", [])),
+            )
         return ReaderTraining(
-            m["script"],
-            m["device"],
-            int(m["run"]["examples"]),
-            float(m["run"]["epochs"]),
+            first["script"],
+            first["device"],
+            int(first["run"]["examples"]),
+            float(first["run"]["epochs"]),
             minutes,  # as written (a whole number reads without a decimal)
-            len(m.get("chosen_from", [])),
-            int(m["written_stage"]["written_questions"]),
+            len(first.get("chosen_from", [])),
+            int(first["written_stage"]["written_questions"]),
             _scores(m["written_test"]),
             _scores(m["cloze_test"]),
+            went_on,
         )
     if "recipe" in m:
         stages = tuple(

@@ -3,6 +3,7 @@ minilm-l6-qa (model_zoo.training.train_qa) and a prefetched SQuAD 2.0 BERT, all 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -251,6 +252,18 @@ def test_a_decoder_reader_learns_a_span_and_serves_what_it_exported(
     )
     np.testing.assert_allclose(again.start_scores, read.start_scores, atol=0.05)  # fp16 files
     np.testing.assert_allclose(again.end_scores, read.end_scores, atol=0.05)
+    # `--start`: a later stage goes on from the exported adapters, reading first as they read, and trains them
+    going_on = AdapterTrainer(
+        "tiny-mntp", torch.device("cpu"), lr=3e-2, batch=4, sources=tiny_mntp, start=tmp_path / "reader"
+    )
+    before = going_on.reader().read("where did we sit ?", PASSAGE)
+    np.testing.assert_allclose(before.start_scores, again.start_scores, atol=1e-3)
+    assert going_on.trained and all(p.requires_grad for p in going_on.trained)
+    going_on.train(examples[1:2], epochs=20, minutes=5)
+    assert tasks.read_answer(going_on.reader(), "where is the boat ?", PASSAGE).text == "at the water"
+    going_on.export(tmp_path / "on", {"model": "tiny-mntp-qa"})
+    config = json.loads((tmp_path / "on" / "adapter_config.json").read_text())
+    assert config["modules_to_save"] == ["qa_outputs"]  # the start/end layer once, as the first export lists it
 
 
 def test_a_question_too_long_for_the_reader_is_one_sentence(tiny_reader: Path) -> None:

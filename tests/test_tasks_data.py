@@ -53,9 +53,13 @@ def test_every_answer_is_a_span_of_its_passage() -> None:
     assert fresh <= {q.passage for q in test}  # qa_heldout.tsv: written for testing, never trained on
     lecture = {q.passage for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]}
     assert lecture <= {q.passage for q in test}  # the lecture's passage stays out of every training set
-    for q in more + test:
+    later = tasks.load_more_questions()  # qa_more.tsv: training questions only, on passages of their own
+    assert len(later) == 80 and not {q.passage for q in later} & {q.passage for q in more + test}
+    for q in more + test + later:
         start, end = q.span
         assert start >= 0 and q.passage[start:end] == q.answer
+    for q in test + later:  # found once: the span scored or trained is the answer, not a namesake
+        assert q.passage.count(q.answer) == 1, q
 
 
 def test_chinese_sentiment_set_is_balanced_chinese_and_never_trained_on() -> None:

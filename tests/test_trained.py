@@ -33,6 +33,14 @@ def test_a_shipped_metrics_file_reads_as_its_kind_of_training(card) -> None:  # 
     if isinstance(m, ReaderTraining):
         assert m.written_test.exact == raw["written_test"]["exact"] and 0 < m.written_test.f1 <= 1
         assert reader_test(card) == m.written_test
+        earlier = raw.get("started_from")  # a stage that went on from shipped weights: both told apart
+        assert (m.went_on is None) == (earlier is None)
+        if earlier is not None and m.went_on is not None:
+            assert (
+                m.written_questions == earlier["written_stage"]["written_questions"] and m.device == earlier["device"]
+            )
+            assert m.went_on.written_questions == raw["written_stage"]["written_questions"] > m.written_questions
+            assert m.went_on.device == raw["device"] and m.went_on.runs == len(raw["chosen_from"])
     else:
         assert m.tokens_seen == raw["tokens_seen"] and m.curve  # a learning curve to draw
     if isinstance(m, MntpTraining):

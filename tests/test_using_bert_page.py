@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from model_zoo.registry import get_card
+from model_zoo.trained import training_of
 from tests.conftest import all_text, open_page, shown
 
 pytestmark = pytest.mark.slow
@@ -107,7 +109,9 @@ def test_the_lectures_precipitation_passage_is_read_with_both_curves() -> None:
     at = open_page("pages/using_bert.py")
     assert not at.exception
     assert at.text_area(key="passage").value.startswith(PRECIPITATION)
-    assert "was fine-tuned by ContextLab" in all_text(at)  # a model trained here says so
+    assert "was fine-tuned by ContextLab" in all_text(at)  # a model trained here says so, with each stage
+    went_on = training_of(get_card("smollm2-135m-qa")).went_on
+    assert went_on is not None and f"on all {went_on.written_questions} written training questions" in all_text(at)
     spec = curves(at)
     start, end = spec["data"][0], spec["data"][1]
     assert (start["name"], end["name"]) == ("start", "end")

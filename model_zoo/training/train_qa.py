@@ -21,7 +21,11 @@ adapters on every linear layer and the start/end layer, the whole stack run at e
 `--device cuda`); written to OUT as peft's adapter folder (fp16) and metrics.json. Its choices read a
 development split alone (`dev_split`: a share of the training passages of both sets, never trained on):
 which stage's weights to keep, and, with `--pick`, which of several runs to ship. The test questions are
-read once, by `--pick`, for the run it ships.
+read once, by `--pick`, for the run it ships. `--start FOLDER` goes on from a shipped reader's adapters
+instead of new ones: no cloze stage, only the written stage (all written training questions, qa_more.tsv's
+included, `--written-mix` cloze ones beside them), kept only if the development questions score it better;
+its metrics.json keeps the earlier record under `started_from`. The shipped smollm2-135m-qa went on so, on
+2 CPU threads (metrics.json's `script`).
 
 Measured on what it never trains on: the cloze set's test split (articles the language models held
 out) and the held-out passages of the written questions (every fifth). Writes OUT/model.safetensors
@@ -109,10 +113,11 @@ def development(data: dict[str, list[Example]]) -> dict[str, list[Example]]:
     development questions of each that every choice reads (never the test questions)."""
     cloze_train, cloze_dev = dev_split(data["train"], CLOZE_DEV_EVERY)
     written_train, written_dev = dev_split(written()["train"], WRITTEN_DEV_EVERY)
+    more = [Example(q.question, q.passage, q.answer, q.span[0]) for q in tasks.load_more_questions()]
     return {
         "cloze_train": cloze_train,
         "cloze_dev": cloze_dev[:CLOZE_DEV_READ],
-        "written_train": written_train,
+        "written_train": written_train + more,  # qa_more.tsv trains only: the dev questions stay as they were
         "written_dev": written_dev,
     }
 
@@ -353,10 +358,12 @@ class AdapterTrainer:
         rank: int = 16,
         max_tokens: int = 320,
         sources: tuple[Path, Path] | None = None,
+        start: Path | None = None,
     ) -> None:
         """`sources`: (causal checkpoint, MNTP adapters folder); default the offline pack's SmolLM2 and
-        the `base` card's shipped adapters."""
-        from peft import LoraConfig, get_peft_model
+        the `base` card's shipped adapters. `start`: a reader's adapter folder (as `export` writes one) to
+        train on from, its rank and targets kept; default new adapters."""
+        from peft import LoraConfig, PeftModel, get_peft_model
 
         from ..bidirectional import reader_from_mntp
         from .train_mntp import TARGETS, causal_dir
@@ -367,10 +374,13 @@ class AdapterTrainer:
         torch.manual_seed(seed)
         model, self.tokenizer = reader_from_mntp(causal, mntp)
         model.set_attn_implementation("sdpa")
-        lora = LoraConfig(
-            task_type="QUESTION_ANS", r=rank, lora_alpha=2 * rank, lora_dropout=0.05, target_modules=list(TARGETS)
-        )
-        self.model = get_peft_model(model, lora).to(device)
+        if start is not None:
+            self.model = PeftModel.from_pretrained(model, str(start), is_trainable=True).to(device)
+        else:
+            lora = LoraConfig(
+                task_type="QUESTION_ANS", r=rank, lora_alpha=2 * rank, lora_dropout=0.05, target_modules=list(TARGETS)
+            )
+            self.model = get_peft_model(model, lora).to(device)
         self.trained = [p for p in self.model.parameters() if p.requires_grad]
         self.half = torch.bfloat16 if device.type == "cuda" else None
 
@@ -507,6 +517,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--written-lr", type=float, default=0.0, help="with --base: its learning rate (0: half --lr)")
     parser.add_argument("--written-minutes", type=float, default=10.0, help="with --base: its time budget")
     parser.add_argument(
+        "--start",
+        type=Path,
+        default=None,
+        help="with --base: a reader's adapter folder (and its metrics.json) to go on from: no cloze stage, the "
+        "written stage on its weights, kept only if the development questions score it better",
+    )
+    parser.add_argument(
+        "--written-mix",
+        type=float,
+        default=1.0,
+        help="with --base: cloze questions in the written stage, as a share of its written ones",
+    )
+    parser.add_argument(
         "--pick",
         type=Path,
         nargs="+",
@@ -590,15 +613,23 @@ def adapters_main(args: argparse.Namespace) -> None:
     random.Random(args.seed).shuffle(cloze_train)
     if args.limit:
         cloze_train = cloze_train[: args.limit]
-    trainer = AdapterTrainer(args.base, device, args.seed, args.lr, args.batch, args.rank, args.max_tokens)
-    first = trainer.train(cloze_train, args.epochs, args.minutes)
+    trainer = AdapterTrainer(
+        args.base, device, args.seed, args.lr, args.batch, args.rank, args.max_tokens, start=args.start
+    )
+    earlier: dict[str, Any] = {}
+    if args.start is not None:
+        earlier = json.loads((args.start / "metrics.json").read_text())
+        first = earlier["run"]
+        print(f"going on from {args.start}: no cloze stage", flush=True)
+    else:
+        first = trainer.train(cloze_train, args.epochs, args.minutes)
     after_cloze = dev_scores(trainer.reader(), dev)
     print(json.dumps({"after_cloze": after_cloze}), flush=True)
     saved = trainer.snapshot()
     mine = dev["written_train"] * args.repeat
-    second = trainer.train(
-        [*mine, *cloze_train[: len(mine)]], args.written_epochs, args.written_minutes, args.written_lr or args.lr / 2
-    )
+    # Cloze questions from the end of the shuffled list: with --start, not the ones its written stage read.
+    mixed = cloze_train[len(cloze_train) - int(len(mine) * args.written_mix) :] if args.written_mix else []
+    second = trainer.train([*mine, *mixed], args.written_epochs, args.written_minutes, args.written_lr or args.lr / 2)
     after_written = dev_scores(trainer.reader(), dev)
     print(json.dumps({"after_written": after_written}), flush=True)
     kept = "written" if dev_f1(after_written) >= dev_f1(after_cloze) else "cloze"
@@ -609,20 +640,40 @@ def adapters_main(args: argparse.Namespace) -> None:
         "script": SCRIPT + f" --base {args.base}",
         "base": f"{args.base} (SmolLM2-135M-Instruct made a masked LM by ContextLab, model_zoo.training.train_mntp)",
         "trained": f"LoRA adapters (rank {args.rank}) on every linear layer and the start/end layer",
-        "data": "assets/tasks/qa_cloze.jsonl.gz train split, then the written questions' train split (qa.tsv's "
-        "and qa_extra.tsv's); "
+        "data": "assets/tasks/qa_cloze.jsonl.gz train split, then the written questions' train split (qa.tsv's, "
+        "qa_extra.tsv's and qa_more.tsv's); "
         f"development: passages with a hash 0 mod {CLOZE_DEV_EVERY} (cloze) and {WRITTEN_DEV_EVERY} (written), never trained on",
-        "device": str(device) + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""),
+        "device": f"{device} ({torch.cuda.get_device_name(device)})"
+        if device.type == "cuda"
+        else f"{device.type.upper()}, {torch.get_num_threads()} threads",
         "batch": args.batch,
         "max_tokens": args.max_tokens,
         "seed": args.seed,
         "run": first,
-        "written_stage": {**second, "written_questions": len(dev["written_train"]), "repeat": args.repeat},
+        "written_stage": {
+            **second,
+            "written_questions": len(dev["written_train"]),
+            "repeat": args.repeat,
+            "cloze_questions": len(mixed),
+        },
         "dev_after_cloze": after_cloze,
         "dev_after_written": after_written,
         "kept": kept,
         "dev": after_written if kept == "written" else after_cloze,
     }
+    if args.start is not None:
+        # What the weights went on from: its own record (stages, device, choices), the test scores left out
+        # (they are measured again, once, by --pick on whatever ships).
+        metrics["script"] += (
+            f" --start {args.start.name} --batch {args.batch} --repeat {args.repeat} --written-mix {args.written_mix}"
+            f" --written-epochs {args.written_epochs} --written-lr {args.written_lr or args.lr / 2}"
+        )
+        metrics["trained"] += f"; went on from {args.start.name} (its cloze and written stages, below)"
+        metrics["started_from"] = {
+            k: v for k, v in earlier.items() if k not in ("cloze_test", "written_train", "written_test", "lecture")
+        }
+        metrics["dev_of_start"] = metrics.pop("dev_after_cloze")
+        metrics["kept"] = "written" if kept == "written" else "start"
     trainer.export(args.out, metrics)
     print(json.dumps({k: metrics[k] for k in ("kept", "dev")}, indent=1), flush=True)
 
@@ -645,7 +696,13 @@ def ship_reader(
     model, tokenizer = load_mntp_reader(causal_dir(), trained_file(get_card(base)).parent, out)
     reader = BidirectionalReader(metrics["model"], model, tokenizer, device)
     metrics["chosen_from"] = [
-        {"run": Path(d).name, "lr": r["run"]["lr"], "seed": r["seed"], "kept": r["kept"], "dev": r["dev"]}
+        {
+            "run": Path(d).name,
+            "lr": (r["written_stage"] if "started_from" in r else r["run"])["lr"],
+            "seed": r["seed"],
+            "kept": r["kept"],
+            "dev": r["dev"],
+        }
         for d, r in runs.items()
     ]
     metrics |= measure(reader, data)
