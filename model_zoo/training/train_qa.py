@@ -627,8 +627,10 @@ def adapters_main(args: argparse.Namespace) -> None:
     print(json.dumps({"after_cloze": after_cloze}), flush=True)
     saved = trainer.snapshot()
     mine = dev["written_train"] * args.repeat
-    # Cloze questions from the end of the shuffled list: with --start, not the ones its written stage read.
-    mixed = cloze_train[len(cloze_train) - int(len(mine) * args.written_mix) :] if args.written_mix else []
+    # The cloze questions beside the written ones: the first of the shuffled list after a cloze stage, as the
+    # shipped H200 run had them; with --start, the last, which that run's written stage did not read.
+    n = int(len(mine) * args.written_mix)
+    mixed = (cloze_train[len(cloze_train) - n :] if args.start is not None else cloze_train[:n]) if n else []
     second = trainer.train([*mine, *mixed], args.written_epochs, args.written_minutes, args.written_lr or args.lr / 2)
     after_written = dev_scores(trainer.reader(), dev)
     print(json.dumps({"after_written": after_written}), flush=True)
