@@ -84,15 +84,17 @@ def read_cloze(path: Path = DATA) -> dict[str, list[Example]]:
     return out
 
 
+def examples_of(questions: Sequence[tasks.Question]) -> list[Example]:
+    """Written questions (each with its answer, a span of its passage) as training examples."""
+    return [Example(q.question, q.passage, q.answer, q.span[0]) for q in questions]
+
+
 def written() -> dict[str, list[Example]]:
     """The questions written for ContextLab (assets/tasks/qa.tsv, qa_heldout.tsv), every one with its answer,
     by the split the frozen-feature head of the Using BERT page is scored on; training also reads
     qa_extra.tsv (160 more questions on 40 passages, for training only)."""
     train, test = tasks.load_questions(extra=True)
-    return {
-        split: [Example(q.question, q.passage, q.answer, q.span[0]) for q in questions]
-        for split, questions in (("train", train), ("test", test))
-    }
+    return {split: examples_of(questions) for split, questions in (("train", train), ("test", test))}
 
 
 def dev_split(examples: Sequence[Example], every: int) -> tuple[list[Example], list[Example]]:
@@ -113,7 +115,7 @@ def development(data: dict[str, list[Example]]) -> dict[str, list[Example]]:
     development questions of each that every choice reads (never the test questions)."""
     cloze_train, cloze_dev = dev_split(data["train"], CLOZE_DEV_EVERY)
     written_train, written_dev = dev_split(written()["train"], WRITTEN_DEV_EVERY)
-    more = [Example(q.question, q.passage, q.answer, q.span[0]) for q in tasks.load_more_questions()]
+    more = examples_of(tasks.load_more_questions())
     return {
         "cloze_train": cloze_train,
         "cloze_dev": cloze_dev[:CLOZE_DEV_READ],
