@@ -10,7 +10,17 @@ import streamlit as st
 from components.charts import build_learning_curve
 from components.i18n import Markdown, t, t_plain
 from model_zoo.registry import ModelCard
-from model_zoo.trained import Curve, ElmoTraining, MlmTraining, MntpTraining, ReaderTraining, training_of
+from model_zoo.trained import (
+    Cloze,
+    Curve,
+    ElmoTraining,
+    MlmTraining,
+    MntpTraining,
+    ReaderScores,
+    ReaderTraining,
+    in_bf16,
+    training_of,
+)
 
 
 def render_curve(
@@ -21,17 +31,20 @@ def render_curve(
     st.caption(t(caption))
 
 
-def render_masked_lm_training(card: ModelCard) -> None:
-    """A masked LM trained here: the recipe, the data, the held-out and cloze scores, the learning curve."""
+def render_masked_lm_training(card: ModelCard, bf16: bool = False) -> None:
+    """A masked LM trained here: the recipe, the data, the held-out and cloze scores, the learning curve;
+    where this server runs it with bf16 products (`bf16`), its scores measured again in bf16."""
     m = training_of(card)
     if isinstance(m, MntpTraining):  # a decoder made a masked LM (model_zoo.training.train_mntp)
-        render_mntp_training(m)
+        render_mntp_training(m, card if bf16 else None)
     else:
         assert isinstance(m, MlmTraining)  # an encoder further pre-trained (model_zoo.training.train_mlm)
         render_mlm_training(m)
 
 
-def render_mntp_training(m: MntpTraining) -> None:
+def render_mntp_training(m: MntpTraining, bf16: ModelCard | None = None) -> None:
+    """The decoder made a masked LM: how, its scores (measured again in bf16 under them, for `bf16`'s model
+    where this server runs it so), what the anti-copy stages did, the learning curve."""
     st.info(
         t(
             "mlm.trained_mntp",
@@ -46,6 +59,8 @@ def render_mntp_training(m: MntpTraining) -> None:
         ),
         icon=":material/model_training:",
     )
+    if bf16 is not None:
+        render_bf16(bf16)
     if m.anti_copy_from is not None:  # the anti-copy stage, read off the curve where it began and where it ended
         began = next(p for p in m.curve if p["step"] == m.anti_copy_from)
         steps = sum(s.steps for s in m.anti_copy)
@@ -151,8 +166,27 @@ def render_elmo_training(card: ModelCard) -> None:
         render_curve(m.curve, names, baselines, "elmo.curve_caption", percent=False)
 
 
-def render_reader_training(card: ModelCard) -> None:
-    """A reader fine-tuned here: how, and its held-out exact match and F1 (nothing for a reader from elsewhere)."""
+def render_bf16(card: ModelCard) -> None:
+    """One line under a model's training box where this server runs it with bf16 products: its scores
+    measured again in bf16 beside fp32's (bf16.json, model_zoo.training.measure_bf16), or that they were not."""
+    check = in_bf16(card)
+    key = "using.qa_bf16" if card.kind == "qa" else "mlm.bf16"
+    if check is None:
+        st.caption(t(f"{key}_unmeasured"))
+        return
+    # the placeholders of the line, each in bf16 and (name_32) in fp32
+    shares = {"exact": "exact", "f1": "f1"} if isinstance(check.bf16, ReaderScores) else {"t1": "top1", "t5": "top5"}
+    figures = {name: f"{getattr(check.bf16, field):.0%}" for name, field in shares.items()}
+    figures |= {f"{name}_32": f"{getattr(check.fp32, field):.0%}" for name, field in shares.items()}
+    if isinstance(check.bf16, Cloze) and isinstance(check.fp32, Cloze):
+        figures |= {"copies": f"{check.bf16.copies or 0:.1%}", "copies_32": f"{check.fp32.copies or 0:.1%}"}
+        figures |= {"bf16": f"{check.seconds_bf16:.2f}", "fp32": f"{check.seconds_fp32:.2f}"}
+    st.caption(t(key, script=check.script, n=check.items, same=check.same, **figures))
+
+
+def render_reader_training(card: ModelCard, bf16: bool = False) -> None:
+    """A reader fine-tuned here: how, and its held-out exact match and F1 (nothing for a reader from elsewhere);
+    where this server runs it with bf16 products (`bf16`), its scores measured again in bf16."""
     if not card.trained:
         return
     m = training_of(card)
@@ -191,3 +225,5 @@ def render_reader_training(card: ModelCard) -> None:
         ),
         icon=":material/model_training:",
     )
+    if bf16:
+        render_bf16(card)

@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from .contextual import Encoder, MaskedLM, Reader
+from .onednn import bf16_wanted, own_storage, runs_bf16, use_bf16
 
 MASK = "[MASK]"
 START = "<|endoftext|>"  # SmolLM2's document separator: the position before a text's first word
@@ -114,21 +115,27 @@ def load_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
 
 
 # The masked LMs loaded for serving, while anything uses them (a reader built on one keeps it: _weights_of)
-_served_mntp: weakref.WeakValueDictionary[tuple[str, str], Any] = weakref.WeakValueDictionary()
+_served_mntp: weakref.WeakValueDictionary[tuple[str, str, bool], Any] = weakref.WeakValueDictionary()
 _weights_of: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 _served_lock = threading.Lock()
 
 
 def served_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     """`load_mntp`, loaded once per process while it is in use: the masked LM page and the reader built on
-    it (`load_mntp_reader`) read the same weights. Only for serving: nothing may change the model."""
+    it (`load_mntp_reader`) read the same weights. Only for serving: nothing may change the model. Where
+    `onednn.bf16_wanted()` (a class's server on a CPU that multiplies bf16 natively), the decoder's linear
+    layers multiply in bf16 (`onednn.use_bf16`; the tied output head stays fp32), for both."""
     from transformers import AutoTokenizer
 
-    key = (str(Path(causal_dir).resolve()), str(Path(trained_dir).resolve()))
+    bf16 = bf16_wanted()
+    key = (str(Path(causal_dir).resolve()), str(Path(trained_dir).resolve()), bf16)
     with _served_lock:
         model = _served_mntp.get(key)
         if model is None:
             model, tokenizer = load_mntp(causal_dir, trained_dir)
+            if bf16:
+                use_bf16(model, keep=("lm_head",))
+                own_storage(model)  # so that the fp32 weights' memory is freed (nothing shares the model yet)
             _served_mntp[key] = model
             return model, tokenizer
     return model, mlm_tokenizer(AutoTokenizer.from_pretrained(str(causal_dir)))
@@ -162,7 +169,10 @@ def load_mntp_reader(causal_dir: Path, mntp_dir: Path, reader_dir: Path) -> tupl
     from peft import PeftModel
 
     masked, tokenizer = served_mntp(causal_dir, mntp_dir)
-    reader = PeftModel.from_pretrained(_reader_on(masked, share=True), str(reader_dir)).get_base_model()
+    reader = _reader_on(masked, share=True)
+    if runs_bf16(masked):  # the shared weights are bf16: the reader's layers multiply as the masked LM's do
+        use_bf16(reader.base_model)
+    reader = PeftModel.from_pretrained(reader, str(reader_dir)).get_base_model()
     return with_low_rank_layers(reader), reader_tokenizer(tokenizer)
 
 
@@ -205,8 +215,8 @@ def with_low_rank_layers(model: Any) -> Any:
         (adapter,) = layer.active_adapters
         if adapter in layer.lora_variant or adapter not in layer.lora_A:
             continue
-        down = layer.lora_A[adapter].weight.detach()
-        up = layer.lora_B[adapter].weight.detach() * layer.scaling[adapter]
+        down = layer.lora_A[adapter].weight.detach().float()  # fp32 whatever the base layer's dtype
+        up = layer.lora_B[adapter].weight.detach().float() * layer.scaling[adapter]
         parent = model.get_submodule(name.rpartition(".")[0]) if "." in name else model
         setattr(parent, name.rpartition(".")[2], LowRankAdded(layer.base_layer, down, up))
     return model

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .errors import EmptyInput, MissingCapability, NoMaskToken, QuestionTooLong, WordNotInText
-from .onednn import use_onednn
+from .onednn import runs_bf16, use_onednn
 from .words import find_word, valid_text
 
 BATCH_SIZE = 32
@@ -100,6 +100,11 @@ class Encoder:
         self.fast_model = _fused_twin(self.model)
         if self.fast_model is not self.model:
             use_onednn(self.fast_model)
+
+    @cached_property
+    def runs_bf16(self) -> bool:
+        """Whether its linear layers multiply in bf16 (a class's server: onednn.use_bf16); never changes."""
+        return runs_bf16(self.model)
 
     @property
     def base(self) -> Any:

@@ -427,7 +427,11 @@ def trained_file(card: ModelCard) -> Path:
 def trained_metrics(card: ModelCard) -> dict[str, Any]:
     """How those weights were trained and how well they do, as the training script measured.
     (Read once per version of the file: the Masked LM page shows it on every run.)"""
-    path = trained_file(card).parent / "metrics.json"
+    return read_json_file(trained_file(card).parent / "metrics.json")
+
+
+def read_json_file(path: Path) -> dict[str, Any]:
+    """A JSON file beside trained weights, read once per version of the file."""
     return dict(_read_json(path, path.stat().st_mtime_ns))
 
 

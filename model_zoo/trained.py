@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import BadCheckpoint
-from .registry import ModelCard, trained_metrics
+from .registry import ModelCard, read_json_file, trained_file, trained_metrics
 
 Curve = tuple[dict[str, float], ...]  # the learning curve: one point per evaluation, keyed by measure
 
@@ -237,3 +237,45 @@ def training_of(card: ModelCard) -> Training:
         return _read(card, m)
     except (KeyError, TypeError, ValueError) as err:
         raise BadCheckpoint(f"{card.name} metrics.json", f"it lacks what its training box shows ({err!r})") from err
+
+
+@dataclass(frozen=True)
+class InBf16:
+    """A model served with bf16 products (a class's server: onednn.use_bf16) measured again in bf16 beside
+    fp32 by model_zoo.training.measure_bf16 (its bf16.json). A masked LM: `fp32`/`bf16` are Cloze scores on
+    the fresh test sentences, `same` the first guesses alike; a reader: ReaderScores on the held-out written
+    questions, `same` the answers alike. The seconds: thirty sentences through the masked LM."""
+
+    script: str
+    cpu: str
+    items: int
+    same: int
+    fp32: Cloze | ReaderScores
+    bf16: Cloze | ReaderScores
+    seconds_fp32: float | None = None
+    seconds_bf16: float | None = None
+
+
+BF16_FILE = "bf16.json"
+
+
+def in_bf16(card: ModelCard) -> InBf16 | None:
+    """The card's bf16.json, read (None where it was never measured)."""
+    path = trained_file(card).parent / BF16_FILE
+    if not path.is_file():
+        return None
+    m = read_json_file(path)
+    try:
+        if "fresh" in m:  # a masked LM
+            f = m["fresh"]
+            return InBf16(
+                m["script"], m["cpu"], int(f["items"]), int(f["same_first"]),
+                Cloze.read(f["fp32"]), Cloze.read(f["bf16"]),
+                float(m["seconds_30_fp32"]), float(m["seconds_30_bf16"]),
+            )  # fmt: skip
+        w = m["written_test"]
+        return InBf16(
+            m["script"], m["cpu"], int(w["questions"]), int(w["same_answer"]), _scores(w["fp32"]), _scores(w["bf16"])
+        )
+    except (KeyError, TypeError, ValueError) as err:
+        raise BadCheckpoint(f"{card.name} {BF16_FILE}", f"it lacks what the page shows ({err!r})") from err

@@ -186,7 +186,7 @@ def run() -> None:
     card = model_zoo.get_card(model.name)
     if card.trained:  # how it was made and its scores: one click away, beside the picker
         with about.expander(t("mlm.trained_title", model=model.name), icon=":material/model_training:"):
-            render_masked_lm_training(card)
+            render_masked_lm_training(card, bf16=model.runs_bf16)
     with st.expander(t("lesson.more")):
         st.write(t("mlm.intro_more"))
         st.caption(t("mlm.cloze"))  # where filling in blanks comes from

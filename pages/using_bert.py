@@ -134,7 +134,8 @@ def question_answering(model: model_zoo.Encoder) -> None:
         t("using.qa_model"), READERS, serving.default_for("reader"), serving.model_or_fallback, key="reader"
     )
     card = model_zoo.get_card(reader.name)
-    render_reader_training(card)  # a reader trained here: how, and its scores
+    bf16 = isinstance(reader, model_zoo.Encoder) and reader.runs_bf16  # a class's server (scripts/serve.py)
+    render_reader_training(card, bf16=bf16)  # a reader trained here: how, and its scores
     passage, question = view.read_passage(PASSAGES, LECTURE_PASSAGE, MAX_PASSAGE_CHARS, MAX_CHARS)
     render_script_note(reader.name, f"{question} {passage}", ANSWER_SPAN)
     try:

@@ -368,7 +368,9 @@ def check_answers(typed: list[Typed]) -> list[str]:
     masked = [t for t in typed if t.page == "masked_lm"]
     if masked:
         import model_zoo
+        from model_zoo.onednn import BF16_VAR
 
+        os.environ.setdefault(BF16_VAR, "auto")  # the precision scripts/serve.py serves it in
         # The page's model: bert-base-uncased once prefetched, else the offline masked LM.
         bert = model_zoo.availability(model_zoo.get_card("bert-base-uncased")).ready
         model = model_zoo.load("bert-base-uncased" if bert else "smollm2-135m-mlm")

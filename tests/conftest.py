@@ -378,6 +378,21 @@ def tiny_mntp(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return causal, trained
 
 
+@pytest.fixture(scope="session")
+def tiny_mntp_reader(tiny_mntp: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A reader's adapter folder on the tiny masked LM, as `train_qa --base` exports one (random start/end
+    layer, LoRA adapters that start as none): the tiny zoo serves it as the server does (`load_mntp_reader`)."""
+    from peft import LoraConfig, get_peft_model
+
+    from model_zoo.bidirectional import reader_from_mntp
+    from model_zoo.training.train_mntp import TARGETS
+
+    folder = tmp_path_factory.mktemp("tiny-mntp-reader")
+    lora = LoraConfig(r=4, lora_alpha=8, target_modules=list(TARGETS), modules_to_save=["qa_outputs"])
+    get_peft_model(reader_from_mntp(*tiny_mntp)[0], lora).save_pretrained(str(folder))
+    return folder
+
+
 # -- the tiny zoo: every offline model as a tiny random one, under its own name (fast tier) --------------
 TINY_STATIC_WORDS = (
     "the a man woman king queen prince princess boy girl bank river money water stick fish dog cat car "
@@ -402,7 +417,13 @@ def tiny_zoo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def tiny_zoo(tiny_zoo_dir: Path, tiny_mntp: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+def tiny_zoo(
+    tiny_zoo_dir: Path,
+    tiny_mntp: tuple[Path, Path],
+    tiny_mntp_reader: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+):
     """Every offline model a page asks for is a tiny random one of its kind, under its own name: the pages
     run their whole code in the fast tier. What they show is nonsense; that they show it is the test.
     The server's loaded models and caches are emptied before and after, so no real test meets a tiny model."""
@@ -411,7 +432,7 @@ def tiny_zoo(tiny_zoo_dir: Path, tiny_mntp: tuple[Path, Path], monkeypatch: pyte
 
     import serving
     from model_zoo import loading
-    from model_zoo.bidirectional import BidirectionalLM, BidirectionalReader, load_mntp, reader_from_mntp
+    from model_zoo.bidirectional import BidirectionalLM, BidirectionalReader, load_mntp_reader, served_mntp
     from model_zoo.elmo import load_elmo
     from model_zoo.static import StaticModel
 
@@ -425,10 +446,10 @@ def tiny_zoo(tiny_zoo_dir: Path, tiny_mntp: tuple[Path, Path], monkeypatch: pyte
             words = list(dict.fromkeys(TINY_STATIC_WORDS))
             vectors = np.random.default_rng(0).normal(size=(len(words), 8)).astype(np.float32)
             return StaticModel.from_arrays(card.name, words, vectors, lowercase=True)
-        if card.name == "smollm2-135m-mlm":
-            return BidirectionalLM(card.name, *load_mntp(*tiny_mntp), cpu)
+        if card.name == "smollm2-135m-mlm":  # as the server loads them (bf16 where CONTEXTLAB_BF16 asks)
+            return BidirectionalLM(card.name, *served_mntp(*tiny_mntp), cpu)
         if card.name == "smollm2-135m-qa":
-            return BidirectionalReader(card.name, *reader_from_mntp(*tiny_mntp), cpu)
+            return BidirectionalReader(card.name, *load_mntp_reader(*tiny_mntp, tiny_mntp_reader), cpu)
         if card.kind == "elmo":
             return load_elmo(tiny_zoo_dir / card.name, name=card.name, device="cpu")
         return loading._load_folder(tiny_zoo_dir / card.name, "cpu")

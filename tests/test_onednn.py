@@ -64,3 +64,61 @@ def test_f_linear_is_what_other_devices_and_dtypes_get(monkeypatch) -> None:
         with torch.inference_mode():
             layer.float()(torch.randn(2, 8))
         assert len(called) == 1
+
+
+def test_a_bf16_layer_multiplies_in_bf16_returns_fp32_and_keeps_autograd() -> None:
+    torch.manual_seed(0)
+    plain = torch.nn.Linear(64, 48)
+    layer = torch.nn.Linear(64, 48)
+    layer.load_state_dict(plain.state_dict())
+    assert onednn.use_bf16(layer) == 1 and isinstance(layer, onednn.BF16Linear)
+    assert layer.weight.dtype == torch.bfloat16 and layer.bias.dtype == torch.float32
+    x = torch.randn(3, 5, 64)
+    with torch.inference_mode():
+        got = layer(x)
+    assert got.dtype == torch.float32 and got.shape == (3, 5, 48)
+    torch.testing.assert_close(got, plain(x).detach(), atol=3e-2, rtol=3e-2)  # bf16 keeps 8 bits of mantissa
+    assert not torch.equal(got, plain(x).detach())  # and it is bf16's product, not fp32's
+    x = torch.randn(3, 64, requires_grad=True)
+    layer(x).sum().backward()  # autograd on: an fp32 product, gradients flow to the input
+    assert x.grad is not None
+    assert onednn.use_bf16(layer) == 0  # turned once
+
+
+def test_layers_sharing_a_weight_share_its_bf16_copy_and_kept_ones_stay_fp32() -> None:
+    model = torch.nn.ModuleDict(
+        {"a": torch.nn.Linear(8, 8), "b": torch.nn.Linear(8, 8), "lm_head": torch.nn.Linear(8, 8)}
+    )
+    model["b"].weight = model["a"].weight
+    assert onednn.use_bf16(model, keep=("lm_head",)) == 2
+    assert model["a"].weight is model["b"].weight and model["a"].weight.dtype == torch.bfloat16
+    assert type(model["lm_head"]) is torch.nn.Linear and model["lm_head"].weight.dtype == torch.float32
+    assert onednn.runs_bf16(model) and not onednn.runs_bf16(model["lm_head"])
+
+
+@pytest.mark.parametrize(
+    ("value", "native", "wanted"),
+    [
+        (None, True, False),
+        ("0", True, False),
+        ("1", False, True),
+        ("auto", True, True),
+        ("auto", False, False),
+    ],
+)
+def test_bf16_is_chosen_by_the_switch_and_auto_asks_for_native_support(monkeypatch, value, native, wanted) -> None:
+    if value is None:
+        monkeypatch.delenv(onednn.BF16_VAR, raising=False)
+    else:
+        monkeypatch.setenv(onednn.BF16_VAR, value)
+    monkeypatch.setattr(onednn, "bf16_native", lambda: native)
+    assert onednn.bf16_wanted() is wanted
+
+
+def test_bf16_native_needs_the_cpu_flag(monkeypatch) -> None:
+    onednn.bf16_native.cache_clear()
+    monkeypatch.setattr(onednn, "_cpu_flags", lambda: {"avx2", "avx512f"})
+    try:
+        assert not onednn.bf16_native()  # AVX-512 without BF16 only emulates it: slower than fp32
+    finally:
+        onednn.bf16_native.cache_clear()

@@ -234,3 +234,34 @@ def test_inside_without_a_blank_says_so_for_a_masked_lm(tiny_zoo: Path) -> None:
     assert not at.exception
     said = [shown(i.value) for i in at.info]
     assert sum("There is no [MASK] in the text" in s for s in said) == 1, said  # one sentence, once, no traceback
+
+
+def test_a_class_server_in_bf16_says_so_under_each_models_scores(tiny_zoo: Path, monkeypatch) -> None:  # noqa: ANN001
+    """CONTEXTLAB_BF16 (scripts/serve.py sets `auto`): the masked LM and the reader on its weights multiply in
+    bf16, and their training boxes add one line with the scores measured again in bf16 (bf16.json); served in
+    fp32 (make run) they say nothing of it, and where bf16 was never measured they say that."""
+    import components.training
+    import serving
+    from model_zoo.onednn import BF16_VAR
+    from model_zoo.trained import in_bf16
+
+    def lines(bf16: str) -> tuple[str, str]:
+        monkeypatch.setenv(BF16_VAR, bf16)
+        serving.load_model.clear()  # a server starts with its setting: the models load again
+        masked = open_page("pages/masked_lm.py")
+        reader = open_page("pages/using_bert.py")
+        ok(masked)
+        ok(reader)
+        return all_text(masked), all_text(reader)
+
+    masked, reader = lines("0")
+    assert "bf16" not in masked and "bf16" not in reader
+    masked, reader = lines("1")
+    mlm, qa = in_bf16(model_zoo.get_card("smollm2-135m-mlm")), in_bf16(model_zoo.get_card("smollm2-135m-qa"))
+    assert mlm is not None and qa is not None  # measured for the shipped weights
+    assert f"thirty sentences take {mlm.seconds_bf16:.2f} s instead of {mlm.seconds_fp32:.2f} s" in masked
+    assert f"its first guess is fp32's on {mlm.same} of {mlm.items}" in masked
+    assert f"its answer is fp32's on {qa.same} of {qa.items}" in reader
+    monkeypatch.setattr(components.training, "in_bf16", lambda card: None)
+    masked, reader = lines("1")
+    assert "not yet again in bf16" in masked and "not yet again in bf16" in reader

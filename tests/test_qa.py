@@ -343,3 +343,61 @@ def test_the_served_reader_shares_the_masked_lms_weights_and_reads_as_the_merged
     ids = tokenizer("the river [MASK] .", return_tensors="pt")
     with torch.no_grad():
         torch.testing.assert_close(masked.eval()(**ids).logits, alone.eval()(**ids).logits)
+
+
+def test_a_class_server_in_bf16_holds_one_bf16_copy_for_the_masked_lm_and_the_reader(
+    tiny_mntp: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CONTEXTLAB_BF16 (scripts/serve.py sets `auto`): the masked LM's decoder multiplies in bf16, its eager
+    model, its fused twin and the reader on it all read one bf16 copy of the weights, the output head stays
+    fp32, and the guesses and answers stay those of fp32 within bf16's rounding."""
+    from peft import LoraConfig, get_peft_model
+
+    from model_zoo import onednn
+    from model_zoo.bidirectional import (
+        BidirectionalLM,
+        BidirectionalReader,
+        load_mntp_reader,
+        reader_from_mntp,
+        served_mntp,
+    )
+    from model_zoo.training.train_mntp import TARGETS
+
+    fresh, _ = reader_from_mntp(*tiny_mntp)
+    adapted = get_peft_model(
+        fresh, LoraConfig(r=4, lora_alpha=8, target_modules=list(TARGETS), modules_to_save=["qa_outputs"])
+    )
+    for name, p in adapted.named_parameters():
+        if "lora_B" in name or "qa_outputs" in name:
+            torch.nn.init.normal_(p, std=0.2)
+    adapted.save_pretrained(str(tmp_path / "reader"))
+
+    def served(bf16: str) -> tuple[BidirectionalLM, BidirectionalReader]:
+        monkeypatch.setenv(onednn.BF16_VAR, bf16)
+        masked, tokenizer = served_mntp(*tiny_mntp)
+        lm = BidirectionalLM("tiny-mntp", masked, tokenizer, torch.device("cpu"))
+        reader, reader_tokenizer = load_mntp_reader(*tiny_mntp, tmp_path / "reader")
+        return lm, BidirectionalReader("tiny-mntp-qa", reader, reader_tokenizer, torch.device("cpu"))
+
+    lm32, reader32 = served("0")
+    lm16, reader16 = served("1")
+    assert lm16.model is not lm32.model and not onednn.runs_bf16(lm32.model)
+    layers = [m for m in lm16.model.modules() if isinstance(m, torch.nn.Linear)]
+    assert sum(isinstance(m, onednn.BF16Linear) for m in layers) == len(layers) - 1  # all but the output head
+    assert lm16.model.lm_head.weight.dtype == torch.float32
+    bf16_weights = {p.data_ptr() for p in lm16.model.parameters() if p.dtype == torch.bfloat16}
+    twin = {p.data_ptr() for p in lm16.fast_model.parameters() if p.dtype == torch.bfloat16}
+    stack = {p.data_ptr() for n, p in reader16.model.base_model.named_parameters() if p.dtype == torch.bfloat16}
+    assert bf16_weights and twin == bf16_weights and stack == bf16_weights  # one copy, read by all three
+
+    sentence = "the river [MASK] was muddy ."
+    (want,), (got,) = lm32.fill_mask(sentence, 5), lm16.fill_mask(sentence, 5)
+    assert got[0][0] == want[0][0]
+    assert dict(got)[want[0][0]] == pytest.approx(want[0][1], abs=0.02)
+    a, b = reader32.read("where did we sit ?", PASSAGE), reader16.read("where did we sit ?", PASSAGE)
+    np.testing.assert_allclose(b.start_scores, a.start_scores, atol=0.1)
+    np.testing.assert_allclose(b.end_scores, a.end_scores, atol=0.1)
+    assert (
+        tasks.read_answer(reader16, "where did we sit ?", PASSAGE).text
+        == tasks.read_answer(reader32, "where did we sit ?", PASSAGE).text
+    )

@@ -461,17 +461,21 @@ class AdapterTrainer:
 
 
 def evaluate(reader: Any, examples: Sequence[Example]) -> dict[str, float]:
+    """`evaluate_answers` of the reader's own answers to the examples."""
+    return evaluate_answers(examples, [tasks.read_answer(reader, ex.question, ex.passage).text for ex in examples])
+
+
+def evaluate_answers(examples: Sequence[Example], answers: Sequence[str]) -> dict[str, float]:
     """Exact match and token F1 (SQuAD's measures, case-folded) over the examples with an answer; the
-    share of no-answer examples answered "no answer", and of answerable ones wrongly so."""
+    share of no-answer examples answered "no answer" (""), and of answerable ones wrongly so."""
     exact, f1, said_none, wrongly_none = [], [], [], []
-    for ex in examples:
-        got = tasks.read_answer(reader, ex.question, ex.passage)
+    for ex, got in zip(examples, answers, strict=True):
         if ex.answer is None:
-            said_none.append(got.text == "")
+            said_none.append(got == "")
             continue
-        wrongly_none.append(got.text == "")
-        exact.append(tasks.exact_match(got.text, ex.answer))
-        f1.append(tasks.token_f1(got.text, ex.answer))
+        wrongly_none.append(got == "")
+        exact.append(tasks.exact_match(got, ex.answer))
+        f1.append(tasks.token_f1(got, ex.answer))
     out = {
         "answerable": len(exact),
         "exact": round(float(np.mean(exact)), 3) if exact else 0.0,
