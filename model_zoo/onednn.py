@@ -129,9 +129,13 @@ def bf16_native() -> bool:
 
 
 def bf16_wanted() -> bool:
-    """CONTEXTLAB_BF16: `auto` where `bf16_native()`, `1` always (on CPU), anything else never."""
+    """CONTEXTLAB_BF16: `auto` where `bf16_native()`, `1` always, anything else never; and only where the
+    models run on the CPU (on CUDA they keep their fp32 weights: the layer would cast them at every call)."""
+    from .device import select_device
+
     choice = os.environ.get(BF16_VAR, "0").strip().lower()
-    return choice in ("1", "true", "yes", "on") or (choice == "auto" and bf16_native())
+    wanted = choice in ("1", "true", "yes", "on") or (choice == "auto" and bf16_native())
+    return wanted and select_device().type == "cpu"
 
 
 def use_bf16(model: torch.nn.Module, keep: tuple[str, ...] = ()) -> int:

@@ -79,11 +79,14 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.typing import Subprotocol
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import serve  # noqa: E402  (scripts/serve.py: the worker command and its health wait)
+
+STREAMLIT_PROTOCOL = Subprotocol("streamlit")  # the websocket subprotocol Streamlit's frontend asks for
 
 EN: dict[str, dict[str, str]] = tomllib.loads((ROOT / "assets" / "i18n" / "en.toml").read_text())  # the app's texts
 
@@ -170,7 +173,7 @@ class Session:
         if cookie:
             headers["Cookie"] = cookie
         self.ws = await websockets.connect(
-            self.ws_url, subprotocols=["streamlit"], max_size=None, additional_headers=headers, open_timeout=60
+            self.ws_url, subprotocols=[STREAMLIT_PROTOCOL], max_size=None, additional_headers=headers, open_timeout=60
         )
 
     async def close(self) -> None:
@@ -374,6 +377,7 @@ def check_answers(typed: list[Typed]) -> list[str]:
         # The page's model: bert-base-uncased once prefetched, else the offline masked LM.
         bert = model_zoo.availability(model_zoo.get_card("bert-base-uncased")).ready
         model = model_zoo.load("bert-base-uncased" if bert else "smollm2-135m-mlm")
+        assert isinstance(model, model_zoo.MaskedLM)
         for t in masked:
             expected = [token for token, _ in model.fill_mask(t.sentence, 8)[0]]
             if t.run.bars[:3] != expected[:3]:
@@ -522,7 +526,7 @@ class Tab:
         headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
         ws_url = "ws" + self.url.removeprefix("http") + "/_stcore/stream"
         self.ws = await websockets.connect(
-            ws_url, subprotocols=["streamlit"], max_size=None, additional_headers=headers, open_timeout=60
+            ws_url, subprotocols=[STREAMLIT_PROTOCOL], max_size=None, additional_headers=headers, open_timeout=60
         )
         self.inbox = deque()
         self.closed = asyncio.ensure_future(self._read(self.ws, self.inbox, self.arrived))

@@ -112,7 +112,12 @@ def test_bf16_is_chosen_by_the_switch_and_auto_asks_for_native_support(monkeypat
     else:
         monkeypatch.setenv(onednn.BF16_VAR, value)
     monkeypatch.setattr(onednn, "bf16_native", lambda: native)
+    monkeypatch.setenv("CONTEXTLAB_DEVICE", "cpu")
     assert onednn.bf16_wanted() is wanted
+    from model_zoo import device
+
+    monkeypatch.setattr(device, "select_device", lambda: torch.device("cuda"))
+    assert not onednn.bf16_wanted()  # the models on a GPU keep their fp32 weights
 
 
 def test_bf16_native_needs_the_cpu_flag(monkeypatch) -> None:
