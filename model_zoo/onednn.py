@@ -104,21 +104,22 @@ class BF16Linear(torch.nn.Linear):
         return out if self.bias is None else out + self.bias
 
 
-def _cpu_flags() -> set[str]:
+def _cpuinfo(field: str) -> str:
+    """The first `field` line of Linux's /proc/cpuinfo, its value ("" where there is none)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:
-            return next((set(line.split(":", 1)[1].split()) for line in info if line.startswith("flags")), set())
+            return next((line.split(":", 1)[1].strip() for line in info if line.startswith(field)), "")
     except OSError:
-        return set()
+        return ""
+
+
+def _cpu_flags() -> set[str]:
+    return set(_cpuinfo("flags").split())
 
 
 def cpu_name() -> str:
     """The CPU's model name as Linux reports it ("" where it does not)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            return next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "")
-    except OSError:
-        return ""
+    return _cpuinfo("model name")
 
 
 @cache

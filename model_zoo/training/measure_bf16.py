@@ -28,9 +28,23 @@ from typing import Any
 
 MASKED = "smollm2-135m-mlm"
 READER = "smollm2-135m-qa"
-FILE = "bf16.json"
 SCRIPT = "python -m model_zoo.training.measure_bf16"
 SENTENCES = 30  # a class typing at once
+
+
+def _cloze_sets() -> dict[str, Any]:
+    """The masked LM's sentences, by set: fresh development, fresh test, the lessons' own blanks."""
+    from model_zoo.lessons import cloze
+
+    return {"fresh_dev": cloze.fresh_dev(), "fresh": cloze.fresh(), "lessons": cloze.lessons()}
+
+
+def _written_sets() -> dict[str, Any]:
+    """The reader's written questions, by set: held-out test, development (train_qa's own split)."""
+    from model_zoo.training.train_qa import WRITTEN_DEV_EVERY, dev_split, written
+
+    mine = written()
+    return {"written_test": mine["test"], "written_dev": dev_split(mine["train"], WRITTEN_DEV_EVERY)[1]}
 
 
 def _measure(precision: str) -> dict[str, Any]:
@@ -39,12 +53,11 @@ def _measure(precision: str) -> dict[str, Any]:
 
     import model_zoo
     from model_zoo.lessons import cloze, tasks
-    from model_zoo.training.train_qa import WRITTEN_DEV_EVERY, dev_split, written
 
     masked = model_zoo.load(MASKED)
     assert isinstance(masked, model_zoo.MaskedLM)
     assert masked.runs_bf16 == (precision == "bf16"), "CONTEXTLAB_BF16 did not take (no native bf16 here?)"
-    sets = {"fresh_dev": cloze.fresh_dev(), "fresh": cloze.fresh(), "lessons": cloze.lessons()}
+    sets = _cloze_sets()
     guesses = {name: cloze.first_guesses(masked, items) for name, items in sets.items()}
     texts = [i.text for i in sets["fresh_dev"][:SENTENCES]]
     masked.fill_masks(texts)  # warm
@@ -55,10 +68,9 @@ def _measure(precision: str) -> dict[str, Any]:
         times.append(time.perf_counter() - began)
     reader = model_zoo.load(READER)
     assert isinstance(reader, model_zoo.Reader)
-    questions = {"written_test": written()["test"], "written_dev": dev_split(written()["train"], WRITTEN_DEV_EVERY)[1]}
     answers = {
         name: [tasks.read_answer(reader, q.question, q.passage).text for q in examples]
-        for name, examples in questions.items()
+        for name, examples in _written_sets().items()
     }
     lecture = [
         tasks.read_answer(reader, q.question, q.passage).text for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]
@@ -74,9 +86,11 @@ def _measure(precision: str) -> dict[str, Any]:
 
 def _in_process(precision: str) -> dict[str, Any]:
     """`_measure` in a fresh process with CONTEXTLAB_BF16 set for `precision` (each loads its own models)."""
+    from model_zoo.onednn import BF16_VAR
+
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "out.json"
-        env = {**os.environ, "CONTEXTLAB_BF16": "1" if precision == "bf16" else "0"}
+        env = {**os.environ, BF16_VAR: "1" if precision == "bf16" else "0"}
         command = [sys.executable, "-m", "model_zoo.training.measure_bf16", "--one", precision, "--out", str(out)]
         subprocess.run(command, env=env, check=True)
         return dict(json.loads(out.read_text()))
@@ -89,13 +103,12 @@ def _same(a: list[Any], b: list[Any]) -> int:
 def report(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the masked LM's bf16.json, the reader's): scores in bf16 beside fp32's and how often they agree."""
     from model_zoo.lessons import cloze, tasks
-    from model_zoo.training.train_qa import WRITTEN_DEV_EVERY, dev_split, evaluate_answers, written
+    from model_zoo.training.train_qa import evaluate_answers
 
-    sets = {"fresh_dev": cloze.fresh_dev(), "fresh": cloze.fresh(), "lessons": cloze.lessons()}
     common = {"script": SCRIPT, "cpu": cpu, "threads": bf16["threads"]}
     masked: dict[str, Any] = {**common, "seconds_30_fp32": round(fp32["seconds_30"], 3)}
     masked["seconds_30_bf16"] = round(bf16["seconds_30"], 3)
-    for name, items in sets.items():
+    for name, items in _cloze_sets().items():
         a, b = fp32["guesses"][name], bf16["guesses"][name]
         masked[name] = {
             "items": len(items),
@@ -103,9 +116,8 @@ def report(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> tuple[dict[s
             "fp32": cloze.score(items, a),
             "bf16": cloze.score(items, b),
         }
-    questions = {"written_test": written()["test"], "written_dev": dev_split(written()["train"], WRITTEN_DEV_EVERY)[1]}
     reader: dict[str, Any] = dict(common)
-    for name, examples in questions.items():
+    for name, examples in _written_sets().items():
         a, b = fp32["answers"][name], bf16["answers"][name]
         reader[name] = {
             "questions": len(examples),
@@ -131,13 +143,14 @@ def main(argv: list[str] | None = None) -> None:
         return
     from model_zoo import onednn
     from model_zoo.registry import get_card, trained_file
+    from model_zoo.trained import BF16_FILE
 
     if not onednn.bf16_native():
         parser.exit(2, "This CPU does not multiply bf16 natively (AVX512-BF16 or AMX): nothing to measure here.\n")
     fp32, bf16 = _in_process("fp32"), _in_process("bf16")
     masked, reader = report(fp32, bf16, onednn.cpu_name())
     for name, figures in ((MASKED, masked), (READER, reader)):
-        path = trained_file(get_card(name)).parent / FILE
+        path = trained_file(get_card(name)).parent / BF16_FILE
         path.write_text(json.dumps(figures, indent=1) + "\n")
         print(f"wrote {path}")
 
