@@ -119,7 +119,7 @@ def build_kl_curve(logit_bits: Sequence[float], tuned_bits: Sequence[float]) -> 
         title=_text(t_plain("inside.kl_title")),
         height=280,
         margin=dict(l=10, r=10, t=40, b=10),
-        yaxis=dict(title="KL (bits, log scale; the last layer's 0 left off)", type="log"),
+        yaxis=dict(title=_text(t_plain("inside.kl_axis")), type="log"),  # the last layer's 0 has no point on it
         xaxis=dict(type="category", title=_text(t_plain("inside.layer"))),
         legend=dict(orientation="h", y=-0.3),
     )

@@ -18,6 +18,7 @@ from model_zoo.trained import (
     MntpTraining,
     ReaderScores,
     ReaderTraining,
+    causal_in_bf16,
     in_bf16,
     training_of,
 )
@@ -182,6 +183,37 @@ def render_bf16(card: ModelCard) -> None:
         figures |= {"copies": f"{check.bf16.copies or 0:.1%}", "copies_32": f"{check.fp32.copies or 0:.1%}"}
         figures |= {"bf16": f"{check.seconds_bf16:.2f}", "fp32": f"{check.seconds_fp32:.2f}"}
     st.caption(t(key, script=check.script, n=check.items, same=check.same, **figures))
+
+
+def render_causal_bf16(model_name: str, lens: bool = False) -> None:
+    """One line where this server runs a causal LM with bf16 products: smollm2-135m's figures measured beside
+    fp32's (assets/eval/smollm2-135m.bf16.json): its next words and perplexity, or with `lens` (Inside the
+    model) the lenses' test KL; for any other model, or before the measure, that it was not measured."""
+    check = causal_in_bf16() if model_name == CAUSAL_MEASURED else None
+    if check is None:
+        st.caption(t("gpt.bf16_unmeasured", model=model_name))
+        return
+    if lens:
+        bits = {name: f"{value:.2f}" for name, value in check.lens_bits.items()}
+        st.caption(t("inside.tuned_bf16", script=check.script, **bits))
+        return
+    st.caption(
+        t(
+            "gpt.bf16",
+            model=model_name,
+            script=check.script,
+            n=check.sentences,
+            same=f"{check.same_next:,}",
+            positions=f"{check.positions:,}",
+            ppl=f"{check.perplexity_bf16:.1f}",
+            ppl_32=f"{check.perplexity_fp32:.1f}",
+            bf16=f"{check.seconds_bf16:.1f}",
+            fp32=f"{check.seconds_fp32:.1f}",
+        )
+    )
+
+
+CAUSAL_MEASURED = "smollm2-135m"  # the causal LM measure_bf16 measures (the offline pack's)
 
 
 def render_reader_training(card: ModelCard, bf16: bool = False) -> None:

@@ -17,6 +17,7 @@ from .contextual import CausalLM, Encoder, MaskedLM, Reader
 from .device import select_device
 from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
 from .errors import BadCheckpoint, ModelUnavailable, ModelZooError
+from .onednn import bf16_wanted, own_storage, use_bf16
 from .registry import (
     ModelCard,
     _offline_forced,
@@ -252,8 +253,11 @@ def _kind_of(path: Path) -> str:
 _CLASSES: dict[str, type[Encoder]] = {"encoder": Encoder, "masked_lm": MaskedLM, "causal_lm": CausalLM, "qa": Reader}
 
 
-def _load_transformers(name: str, source: str, kind: str, device: str | None, card: ModelCard | None = None) -> Encoder:
-    """The one path every transformers checkpoint takes, local folder or Hub repository."""
+def _load_transformers(
+    name: str, source: str, kind: str, device: str | None, card: ModelCard | None = None, bf16: bool = False
+) -> Encoder:
+    """The one path every transformers checkpoint takes, local folder or Hub repository. With `bf16`, its
+    linear layers but the output head multiply in bf16 (`onednn.use_bf16`), before the fused twin shares them."""
     from transformers import (
         AutoModel,
         AutoModelForCausalLM,
@@ -281,6 +285,9 @@ def _load_transformers(name: str, source: str, kind: str, device: str | None, ca
         # Some masked LMs (DistilBERT, RoBERTa) register only a ForMaskedLM class.
         model, tokenizer = _from_pretrained(AutoModelForMaskedLM, AutoTokenizer, source, kwargs, card)
     cls = _CLASSES[kind]
+    if bf16:
+        use_bf16(model, keep=("lm_head",))
+        own_storage(model)  # so that the fp32 weights' memory is freed (nothing shares the model yet)
     if tokenizer.pad_token is None:  # GPT-2 style tokenizers: batching needs a pad token
         tokenizer.pad_token = tokenizer.eos_token
     return cls(name, model, tokenizer, select_device(device))
@@ -337,8 +344,15 @@ def _require_hub(card: ModelCard) -> None:
 
 
 def _load_gguf(name: str, path: Path, device: str | None) -> Encoder:
-    """A GGUF causal LM, dequantised by transformers (converted once: `gguf_checkpoint`)."""
-    return _load_transformers(name, str(gguf_checkpoint(path)), "causal_lm", device)
+    """A GGUF causal LM, dequantised by transformers (converted once: `gguf_checkpoint`). On a class's server
+    with bf16 products (`onednn.bf16_wanted`) its linear layers multiply in bf16, as the masked LM's do: the
+    GPT lessons' figures in bf16 are measured beside fp32's by model_zoo.training.measure_bf16."""
+    return _load_transformers(name, str(gguf_checkpoint(path)), "causal_lm", device, bf16=served_bf16(device))
+
+
+def served_bf16(device: str | None) -> bool:
+    """Whether a model served on `device` multiplies in bf16 (`onednn.bf16_wanted`, and only on the CPU)."""
+    return bf16_wanted() and select_device(device).type == "cpu"
 
 
 def gguf_checkpoint(path: Path) -> Path:

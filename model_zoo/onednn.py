@@ -171,6 +171,23 @@ def own_storage(model: torch.nn.Module) -> None:
                 parameter.data = parameter.data.clone()
 
 
+def trainable_fp32(model: torch.nn.Module) -> int:
+    """Undo `use_bf16` on a copy to train (tasks.fine_tune): each `BF16Linear` back to an `nn.Linear` whose
+    weight is an fp32 parameter that learns (layers that shared a bf16 weight share the fp32 one); how many."""
+    cast: dict[int, torch.nn.Parameter] = {}
+    changed = 0
+    for module in model.modules():
+        if isinstance(module, BF16Linear):
+            linear: torch.nn.Module = module
+            old = module.weight
+            if id(old) not in cast:
+                cast[id(old)] = torch.nn.Parameter(old.detach().float())
+            module.weight = cast[id(old)]
+            linear.__class__ = torch.nn.Linear
+            changed += 1
+    return changed
+
+
 def runs_bf16(model: torch.nn.Module) -> bool:
     """Whether any of `model`'s linear layers multiplies in bf16 (`use_bf16`)."""
     return any(isinstance(m, BF16Linear) for m in model.modules())

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .errors import BadCheckpoint
-from .registry import ModelCard, read_json_file, trained_file, trained_metrics
+from .registry import ASSETS, ModelCard, read_json_file, trained_file, trained_metrics
 
 Curve = tuple[dict[str, float], ...]  # the learning curve: one point per evaluation, keyed by measure
 
@@ -279,3 +280,44 @@ def in_bf16(card: ModelCard) -> InBf16 | None:
         )
     except (KeyError, TypeError, ValueError) as err:
         raise BadCheckpoint(f"{card.name} {BF16_FILE}", f"it lacks what the page shows ({err!r})") from err
+
+
+@dataclass(frozen=True)
+class CausalInBf16:
+    """smollm2-135m (not trained here) served with bf16 products, measured beside fp32 by
+    model_zoo.training.measure_bf16: perplexity on the fresh test sentences and the positions where its next
+    word is fp32's; the tuned and logit lenses' mean test KL (bits, layers before the last); the seconds of
+    thirty blanks' whole-sentence table."""
+
+    script: str
+    cpu: str
+    sentences: int
+    perplexity_fp32: float
+    perplexity_bf16: float
+    positions: int
+    same_next: int
+    seconds_fp32: float
+    seconds_bf16: float
+    lens_bits: Mapping[str, float]  # {logit,tuned}_{fp32,bf16}
+
+
+def causal_bf16_file() -> Path:
+    """Where measure_bf16 writes smollm2-135m's figures (assets/eval/: the pack's model has no trained folder)."""
+    return ASSETS / "eval" / f"smollm2-135m.{BF16_FILE}"
+
+
+def causal_in_bf16() -> CausalInBf16 | None:
+    """smollm2-135m's bf16 figures, read (None where they were never measured)."""
+    path = causal_bf16_file()
+    if not path.is_file():
+        return None
+    m = read_json_file(path)
+    try:
+        h = m["held_out"]
+        return CausalInBf16(
+            m["script"], m["cpu"], int(h["sentences"]), float(h["perplexity_fp32"]), float(h["perplexity_bf16"]),
+            int(h["positions"]), int(h["same_next"]), float(m["seconds_30_fp32"]), float(m["seconds_30_bf16"]),
+            {k: float(v) for k, v in m["lens_test_bits"].items()},
+        )  # fmt: skip
+    except (KeyError, TypeError, ValueError) as err:
+        raise BadCheckpoint(f"smollm2-135m {BF16_FILE}", f"it lacks what the page shows ({err!r})") from err

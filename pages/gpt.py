@@ -16,11 +16,12 @@ from components.frame import ensure_app_frame
 from components.guide import Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import render_error, render_script_note, select_model
+from components.training import render_causal_bf16
 from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.registry import ATTENTIONS, NEXT_WORDS, models_where
 from model_zoo.types import Strategy
 from serving import lesson_attention as lesson
-from serving.lesson_attention import BLANK, MAX_NEW_TOKENS, STRATEGIES, STRATEGY_ALIASES
+from serving.lesson_attention import BLANK, LESSON_BLANKS, MAX_NEW_TOKENS, STRATEGIES, STRATEGY_ALIASES
 
 CAUSAL = models_where(kinds=("causal_lm",))
 MASKED = serving.default_for("masked_lm")  # BERT's answer for the same blank
@@ -29,7 +30,7 @@ MAX_CHARS = 2000
 # A sentence with a blank: its dozen candidates are each read as a whole sentence, so a paragraph here costs
 # the class's shared passes a dozen paragraphs (2,000 characters: 18 s of both cores, everyone's blank waiting)
 BLANK_CHARS = 300
-BLANKS = ("The man went to the ___ to deposit his money.", "She sat on the ___ of the river and fished all day.")
+BLANKS = LESSON_BLANKS
 DEPOSIT = BLANKS[0]
 STEPS = (
     Step("write", ("write", "guess_next")),
@@ -231,6 +232,8 @@ def run() -> None:
     st.write(t("gpt.intro"))
     model = select_model(t("gpt.model"), CAUSAL, serving.default_for("causal_lm"), serving.model_or_fallback)
     assert isinstance(model, model_zoo.CausalLM)
+    if model.runs_bf16:  # a class's server (scripts/serve.py): what bf16 changes, measured
+        render_causal_bf16(model.name)
     st.expander(t("lesson.more")).write(t("gpt.intro_more"))
     path = begin_path("gpt", STEPS)
     sections = {

@@ -17,6 +17,7 @@ from components.guide import GuidedPath, Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import render_error, select_model, with_bar
 from components.tokens import readable
+from components.training import render_causal_bf16
 from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, said_if_cut
 from model_zoo.registry import FILL_MASK, NEXT_WORDS, models_where
 from model_zoo.types import Knocked
@@ -99,6 +100,8 @@ def what_layers_predict(model: model_zoo.Encoder, text: str, out: st.delta_gener
                 minutes=f"{quality.seconds / 60:.0f}",
             )
         )
+        if model.runs_bf16:  # a class's server (scripts/serve.py): the lenses read again in bf16
+            render_causal_bf16(model.name, lens=True)
     if lesson.post_norm(model.name):  # a BERT: each layer's output normalised by its own LayerNorm
         st.caption(t("inside.bert_early"))
 

@@ -18,10 +18,11 @@ import serving
 from model_zoo.contextual import Encoding
 from model_zoo.errors import WordNotInText
 from model_zoo.lessons import attention, cloze, generation, lexicon, why_mask
-from model_zoo.lessons.generation import BLANK, MAX_NEW_TOKENS, STRATEGIES, STRATEGY_ALIASES
+from model_zoo.lessons.generation import BLANK, LESSON_BLANKS, MAX_NEW_TOKENS, STRATEGIES, STRATEGY_ALIASES
 
 __all__ = [
     "BLANK",
+    "LESSON_BLANKS",
     "MAX_NEW_TOKENS",
     "STRATEGIES",
     "STRATEGY_ALIASES",

@@ -450,6 +450,9 @@ def tiny_zoo(
             return BidirectionalLM(card.name, *served_mntp(*tiny_mntp), cpu)
         if card.name == "smollm2-135m-qa":
             return BidirectionalReader(card.name, *load_mntp_reader(*tiny_mntp, tiny_mntp_reader), cpu)
+        if card.name == "smollm2-135m":  # as the server loads the GGUF model (bf16 where CONTEXTLAB_BF16 asks)
+            folder = str(tiny_zoo_dir / card.name)
+            return loading._load_transformers(card.name, folder, "causal_lm", "cpu", bf16=loading.served_bf16("cpu"))
         if card.kind == "elmo":
             return load_elmo(tiny_zoo_dir / card.name, name=card.name, device="cpu")
         return loading._load_folder(tiny_zoo_dir / card.name, "cpu")

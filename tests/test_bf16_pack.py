@@ -5,11 +5,14 @@ native bf16: slower, same figures within a sentence or two)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 import model_zoo
@@ -20,24 +23,33 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # the real offline pack, loaded twice
 
+PRECISIONS = ("fp32", "bf16")
 
-@pytest.fixture(scope="module")
-def both() -> dict[str, tuple[model_zoo.MaskedLM, model_zoo.Reader]]:
-    """The masked LM and the reader as a server loads them, in fp32 and in bf16."""
-    out = {}
+
+@contextlib.contextmanager
+def _served_in(precision: str) -> Iterator[None]:
+    """CONTEXTLAB_BF16 set for `precision` while models load, as before afterwards."""
     saved = os.environ.get(onednn.BF16_VAR)
+    os.environ[onednn.BF16_VAR] = "1" if precision == "bf16" else "0"
     try:
-        for precision, value in (("fp32", "0"), ("bf16", "1")):
-            os.environ[onednn.BF16_VAR] = value
-            masked, reader = model_zoo.load("smollm2-135m-mlm"), model_zoo.load("smollm2-135m-qa")
-            assert isinstance(masked, model_zoo.MaskedLM) and isinstance(reader, model_zoo.Reader)
-            assert masked.runs_bf16 == reader.runs_bf16 == (precision == "bf16")
-            out[precision] = (masked, reader)
+        yield
     finally:
         if saved is None:
             os.environ.pop(onednn.BF16_VAR, None)
         else:
             os.environ[onednn.BF16_VAR] = saved
+
+
+@pytest.fixture(scope="module")
+def both() -> dict[str, tuple[model_zoo.MaskedLM, model_zoo.Reader]]:
+    """The masked LM and the reader as a server loads them, in fp32 and in bf16."""
+    out = {}
+    for precision in PRECISIONS:
+        with _served_in(precision):
+            masked, reader = model_zoo.load("smollm2-135m-mlm"), model_zoo.load("smollm2-135m-qa")
+        assert isinstance(masked, model_zoo.MaskedLM) and isinstance(reader, model_zoo.Reader)
+        assert masked.runs_bf16 == reader.runs_bf16 == (precision == "bf16")
+        out[precision] = (masked, reader)
     return out
 
 
@@ -85,16 +97,72 @@ print([int(line.split()[1]) for line in open("/proc/self/status") if line.starts
 """
 
 
+def _rss_kib(script: str, bf16: str) -> int:
+    """The resident memory (KiB) of a fresh process that runs `script` with CONTEXTLAB_BF16=`bf16`."""
+    env = {**os.environ, onednn.BF16_VAR: bf16}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(done.stdout.split()[-1])
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads Linux's /proc")
 def test_bf16_holds_the_two_models_in_less_memory() -> None:
     """Each precision in a process of its own: the fp32 weights must be freed, not kept beside the bf16 ones
     (transformers' loader keeps a block whole while any view of it lives: onednn.own_storage)."""
 
-    def kib(value: str) -> int:
-        env = {**os.environ, onednn.BF16_VAR: value}
-        done = subprocess.run([sys.executable, "-c", MEMORY], cwd=ROOT, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr[-2000:]
-        return int(done.stdout.split()[-1])
+    fp32, bf16 = _rss_kib(MEMORY, "0"), _rss_kib(MEMORY, "1")
+    assert fp32 - bf16 > 150 * 1024, json.dumps({"fp32_kib": fp32, "bf16_kib": bf16})
 
-    fp32, bf16 = kib("0"), kib("1")
+
+@pytest.fixture(scope="module")
+def causal() -> dict[str, model_zoo.CausalLM]:
+    """The GPT lessons' SmolLM2 as a server loads it (the GGUF model), in fp32 and in bf16."""
+    out = {}
+    for precision in PRECISIONS:
+        with _served_in(precision):
+            model = model_zoo.load("smollm2-135m")
+        assert isinstance(model, model_zoo.CausalLM) and model.runs_bf16 == (precision == "bf16")
+        out[precision] = model
+    return out
+
+
+def test_the_gpt_lessons_blanks_are_fp32s_and_as_measured(causal) -> None:  # noqa: ANN001
+    """The GPT lesson's own blanks: the same first word from the left and from the whole sentence in bf16 as
+    in fp32, and as smollm2-135m.bf16.json recorded; its held-out perplexity read again here."""
+    from model_zoo.lessons import generation
+    from model_zoo.trained import causal_bf16_file, causal_in_bf16
+
+    recorded = json.loads(causal_bf16_file().read_text())["lesson_blanks"]
+    for text, row in zip(generation.LESSON_BLANKS, recorded, strict=True):
+        firsts = {}
+        for precision, model in causal.items():
+            rows = generation.left_only_vs_whole(model, text)
+            firsts[precision] = {
+                "left": generation.left_first(rows).candidate,
+                "whole": generation.whole_first(rows).candidate,
+            }
+        assert firsts["bf16"] == firsts["fp32"] == row["bf16"] == row["fp32"], (text, firsts)
+    check = causal_in_bf16()
+    assert check is not None
+    sentences = [item.text.replace("[MASK]", min(item.answers)) for item in cloze.fresh()]
+    total = [generation.token_logprobs(causal["bf16"], s) for s in sentences]
+    perplexity = float(np.exp(-sum(f.total for f in total) / sum(len(f.probabilities) for f in total)))
+    assert perplexity == pytest.approx(check.perplexity_bf16, rel=0.01)
+    assert check.same_next / check.positions > 0.97  # the next word fp32's nearly everywhere
+    assert abs(check.perplexity_bf16 - check.perplexity_fp32) / check.perplexity_fp32 < 0.02
+
+
+CAUSAL_MEMORY = """
+import gc, model_zoo
+model = model_zoo.load("smollm2-135m")
+model.next_words("The man went to the", 5)
+gc.collect()
+print([int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS")][0])
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads Linux's /proc")
+def test_bf16_holds_the_causal_lm_in_less_memory() -> None:
+    """SmolLM2 for the GPT lessons: its linear layers' fp32 weights freed once they are bf16 (own_storage)."""
+    fp32, bf16 = _rss_kib(CAUSAL_MEMORY, "0"), _rss_kib(CAUSAL_MEMORY, "1")
     assert fp32 - bf16 > 150 * 1024, json.dumps({"fp32_kib": fp32, "bf16_kib": bf16})

@@ -265,3 +265,28 @@ def test_a_class_server_in_bf16_says_so_under_each_models_scores(tiny_zoo: Path,
     monkeypatch.setattr(components.training, "in_bf16", lambda card: None)
     masked, reader = lines("1")
     assert "not yet again in bf16" in masked and "not yet again in bf16" in reader
+
+
+def test_a_class_server_in_bf16_says_so_on_the_gpt_lesson(tiny_zoo: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The GPT lessons' SmolLM2 multiplies in bf16 on a class's server too: the page says so in one line with
+    what was measured against fp32 (assets/eval/smollm2-135m.bf16.json); nothing in fp32; unmeasured, that."""
+    import components.training
+    import serving
+    from model_zoo.onednn import BF16_VAR
+    from model_zoo.trained import causal_in_bf16
+
+    def page(bf16: str) -> str:
+        monkeypatch.setenv(BF16_VAR, bf16)
+        serving.load_model.clear()  # a server starts with its setting: the models load again
+        at = open_page("pages/gpt.py")
+        ok(at)
+        assert serving.loaded("smollm2-135m", model_zoo.CausalLM).runs_bf16 == (bf16 == "1")
+        return all_text(at)
+
+    assert "bf16" not in page("0")
+    said, check = page("1"), causal_in_bf16()
+    assert check is not None  # measured for the pack's model
+    assert f"its next word is fp32's at {check.same_next:,} of {check.positions:,} positions" in said
+    assert f"its perplexity is {check.perplexity_bf16:.1f} (fp32: {check.perplexity_fp32:.1f})" in said
+    monkeypatch.setattr(components.training, "causal_in_bf16", lambda: None)
+    assert "were not measured against fp32" in page("1")

@@ -174,3 +174,29 @@ def test_bert_has_segments_and_every_layer_gives_both_sentence_vectors(bert) -> 
     assert bert.has_segments
     features = tasks.layer_features(bert, ["the man went", "a river"])
     assert features["cls"].shape == features["mean"].shape == (bert.config.num_hidden_layers + 1, 2, 32)
+
+
+def test_fine_tuning_a_model_served_in_bf16_trains_every_weight_of_its_copy(tiny_mntp, monkeypatch) -> None:  # noqa: ANN001
+    """On a class's server the shared masked LM multiplies in bf16 (its linear weights frozen bf16 tensors);
+    fine-tuning "the whole encoder" must still train a copy's every linear layer, in fp32, and leave the
+    shared model as it was."""
+    from model_zoo.bidirectional import BidirectionalLM, load_mntp
+    from model_zoo.onednn import runs_bf16, use_bf16
+
+    model, tokenizer = load_mntp(*tiny_mntp)
+    use_bf16(model, keep=("lm_head",))
+    lm = BidirectionalLM("tiny-mntp", model, tokenizer, torch.device("cpu"))
+    before = {k: v.clone() for k, v in lm.base.state_dict().items()}
+    copies: list[torch.nn.Module] = []
+    train_whole = tasks.train_whole
+    monkeypatch.setattr(
+        tasks, "train_whole", lambda network, *rest: copies.append(network) or train_whole(network, *rest)
+    )
+    data = Split([Labelled("good film", "pos"), Labelled("bad film", "neg")] * 8, [Labelled("good film", "pos")])
+    tasks.fine_tune(lm, data, epochs=1, batch_size=4, lr=1e-2)
+    (copy,) = copies
+    assert not runs_bf16(copy) and runs_bf16(lm.model)
+    trained = {k: v for k, v in copy.state_dict().items() if k.endswith("proj.weight")}
+    assert trained and all(v.dtype == torch.float32 for v in trained.values())
+    assert all(not torch.equal(v, before[k].float()) for k, v in trained.items()), "a linear layer did not learn"
+    assert all(torch.equal(before[k], v) for k, v in lm.base.state_dict().items())

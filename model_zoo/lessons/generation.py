@@ -30,6 +30,8 @@ from .attention import uniform_first_token_share
 MAX_NEW_TOKENS = 64  # a page's limit: a class shares the server
 PREFILL_TOKENS = 2048  # prompts joining a batch together run in passes of at most this many (padded) tokens
 BLANK = "___"
+# The GPT lesson's own blanks (its example buttons): "deposit" and "river" come after the blank
+LESSON_BLANKS = ("The man went to the ___ to deposit his money.", "She sat on the ___ of the river and fished all day.")
 StrategyKind = Literal["greedy", "top_k", "top_p"]
 STRATEGIES: tuple[StrategyKind, ...] = get_args(StrategyKind)
 # what a link may say instead of a key: the words on the page's buttons ("nucleus (top-p)", "top-k sampling")
@@ -409,6 +411,10 @@ def shared_start_logprobs(model: CausalLM, groups: Sequence[Sequence[str]]) -> l
     for g, group in enumerate(rows):
         per = max(1, SHARED_TOKENS // max((len(r) for r in group), default=1))
         parts += [(g, group[i : i + per]) for i in range(0, len(group), per)]
+    # Groups whose sentences run on about as long after their shared start go together: a pass pads its rows
+    # to its longest (a class's thirty blanks: 2,367 real positions, 3,572 run in the order they came)
+    after = [max((len(r) for r in group), default=0) - (_shared_length(group) if group else 0) for group in rows]
+    parts.sort(key=lambda part: after[part[0]])  # stable: a long group's parts stay in their order
     chunk: list[tuple[int, list[torch.Tensor]]] = []
     for part in parts:
         together = [*chunk, part]
@@ -503,8 +509,9 @@ def _picked_logprobs(model: CausalLM, hidden: torch.Tensor, targets: torch.Tenso
     picked = torch.zeros(wanted.shape, dtype=torch.float32, device=device)
     for i in range(0, len(where), LOGIT_ROWS):
         rows = where[i : i + LOGIT_ROWS]
-        logits = model.head_logits(flat[rows])
-        picked[rows] = logits.gather(1, wanted[rows, None]).squeeze(1) - logits.logsumexp(-1)
+        # log_softmax, then the target's: torch's logsumexp over a vocabulary on CPU is about 14 times slower
+        # than its fused log_softmax (0.65 s against 0.05 s for 1,536 positions of SmolLM2's 49,152 words)
+        picked[rows] = model.head_logits(flat[rows]).log_softmax(-1).gather(1, wanted[rows, None]).squeeze(1)
     return picked.view(targets.shape)
 
 
@@ -560,14 +567,19 @@ def left_only_vs_whole(
     both sides of the blank gives. `score` gives those sentences' log-probabilities (default:
     sentence_logprobs); the server's shares its passes across sessions."""
     candidates = blank_candidates(model, text, k, extra, guess)
-    left, right = text.split(BLANK, 1)
-    joined = left.rstrip() + " {} " + right.lstrip() if right.strip() else left.rstrip() + " {}"
-    sentences = [joined.format(c.candidate) for c in candidates]
+    sentences = filled(text, [c.candidate for c in candidates])
     totals = score(sentences) if score is not None else sentence_logprobs(model, sentences)
     rank = {int(i): r + 1 for r, i in enumerate(np.argsort(-np.array(totals), kind="stable"))}
     return [
         Rescored(c.candidate, c.left_probability, c.left_rank, totals[i], rank[i]) for i, c in enumerate(candidates)
     ]
+
+
+def filled(text: str, words: Sequence[str]) -> list[str]:
+    """`text` with each of `words` in its blank (___): the whole sentences left_only_vs_whole scores."""
+    left, right = text.split(BLANK, 1)
+    joined = left.rstrip() + " {} " + right.lstrip() if right.strip() else left.rstrip() + " {}"
+    return [joined.format(w) for w in words]
 
 
 def left_first(rows: list[Rescored]) -> Rescored:

@@ -32,6 +32,7 @@ from torch import nn
 from .. import disk
 from ..contextual import Contextual, Encoder, Reader, Reading
 from ..errors import EmptyInput
+from ..onednn import trainable_fp32
 from .probing import TaskSet
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "assets" / "tasks"
@@ -715,6 +716,7 @@ def fine_tune(
     """Train a copy of the whole encoder and a linear layer on [CLS] (the shared model is never touched)."""
     torch.manual_seed(seed)
     encoder = copy.deepcopy(model.base)
+    trainable_fp32(encoder)  # a class's server multiplies the shared weights in bf16: the copy learns in fp32
     linear = nn.Linear(model.config.hidden_size, len(data.classes)).to(model.device)
 
     def cls(chosen: list[Labelled]) -> torch.Tensor:  # (B, D)

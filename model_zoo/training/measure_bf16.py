@@ -1,15 +1,20 @@
-"""What serving the masked LM (and the reader on its weights) with bf16 products changes, measured.
+"""What serving SmolLM2 with bf16 products changes, measured: the masked LM, the reader on its weights, and
+the causal LM of the GPT lessons.
 
 `scripts/serve.py` serves a class with CONTEXTLAB_BF16=auto: on a CPU that multiplies bf16 natively the
-decoder's linear layers of smollm2-135m-mlm, shared by smollm2-135m-qa, run in bf16 (model_zoo.onednn).
-This script loads both as the server does, once in fp32 and once in bf16 (each in a process of its own),
-and writes `bf16.json` beside each model's metrics.json: the same measures as its training wrote, taken
-again in bf16, how often the two precisions give the same first guess or the same answer, and the time of
-thirty sentences through the masked LM in each. The pages show these figures where the model they serve
-runs in bf16.
+decoder's linear layers of smollm2-135m-mlm, shared by smollm2-135m-qa, and those of smollm2-135m run in
+bf16 (model_zoo.onednn). This script loads them as the server does, once in fp32 and once in bf16 (each in
+a process of its own), and writes `bf16.json` beside each trained model's metrics.json: the same measures
+as its training wrote, taken again in bf16, how often the two precisions give the same first guess or the
+same answer, and the time of thirty sentences through the masked LM in each. For smollm2-135m, which this
+project did not train, `assets/eval/smollm2-135m.bf16.json`: on the fresh test sentences, its perplexity
+and how often its next word is fp32's; the GPT lesson's blanks; the tuned lens's test KL (Inside the
+model); the time of thirty blanks' whole-sentence scores. The pages show these figures where the model
+they serve runs in bf16.
 
-The choice of bf16 read only the development sentences (assets/eval/cloze_fresh_dev.tsv: the first guess
-agreed on 197 of 200); the test sets are measured here for the report, and no choice reads them.
+The choice of bf16 read only development data (the masked LM's first guess agreed on 197 of 200 fresh
+development sentences; SmolLM2's next word after their first two words, on 197 of 200); the test sets
+are measured here for the report, and no choice reads them.
 
     python -m model_zoo.training.measure_bf16            # about 5 minutes on 2 cores
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -28,6 +34,7 @@ from typing import Any
 
 MASKED = "smollm2-135m-mlm"
 READER = "smollm2-135m-qa"
+CAUSAL = "smollm2-135m"
 SCRIPT = "python -m model_zoo.training.measure_bf16"
 SENTENCES = 30  # a class typing at once
 
@@ -81,6 +88,79 @@ def _measure(precision: str) -> dict[str, Any]:
         "threads": torch.get_num_threads(),
         "answers": answers,
         "lecture": lecture,
+        "causal": _measure_causal(precision),
+    }
+
+
+def _held_out_sentences() -> list[str]:
+    """The fresh test sentences with their one accepted answer in the blank: English no choice here read."""
+    from model_zoo.lessons import cloze
+
+    return [item.text.replace("[MASK]", min(item.answers)) for item in cloze.fresh()]
+
+
+def _lens_test_texts() -> list[str]:
+    """The tuned lens's test texts, as train_lens scored them (a causal LM reads them unmasked)."""
+    from model_zoo.training.train_lens import shipped_texts, split_of
+
+    return [text for text in shipped_texts() if split_of(text) == "test"][:LENS_TEST_TEXTS]
+
+
+LENS_TEST_TEXTS, LENS_TEST_POSITIONS = 400, 2000  # train_lens's defaults: the figures its metrics.json holds
+
+
+def _measure_causal(precision: str) -> dict[str, Any]:
+    """smollm2-135m in this process's precision: next words and log-probabilities on held-out sentences, the
+    GPT lesson's blanks, the tuned lens's test KL, and the time of thirty blanks' whole sentences."""
+    import torch
+
+    import model_zoo
+    from model_zoo.lessons import cloze, generation
+    from model_zoo.lessons.inside import TunedLens, anatomy, load_lens
+    from model_zoo.lessons.lexicon import ASSETS
+    from model_zoo.training.train_lens import kl_bits, sampled_rows
+
+    model = model_zoo.load(CAUSAL)
+    assert isinstance(model, model_zoo.CausalLM)
+    assert model.runs_bf16 == (precision == "bf16"), "CONTEXTLAB_BF16 did not take (no native bf16 here?)"
+    logprob, tokens, next_ids = 0.0, 0, []
+    for sentence in _held_out_sentences():
+        factors = generation.token_logprobs(model, sentence)
+        logprob, tokens = logprob + factors.total, tokens + len(factors.probabilities)
+        batch = model.tokenize(sentence)
+        with torch.inference_mode():
+            next_ids.append(model.fast_model(**model._inputs(batch)).logits[0].argmax(-1).tolist())
+    blanks = [generation.left_only_vs_whole(model, text) for text in generation.LESSON_BLANKS]
+    lessons = [
+        {"left": generation.left_first(rows).candidate, "whole": generation.whole_first(rows).candidate}
+        for rows in blanks
+    ]
+    texts = [item.text.replace("[MASK]", generation.BLANK) for item in cloze.fresh_dev()[:SENTENCES]]
+
+    def whole_tables() -> None:  # the GPT page's work for a class's thirty blanks: left guesses, whole sentences
+        guesses = model.next_words_many([text.split(generation.BLANK)[0].rstrip() for text in texts], 8)
+        generation.shared_start_logprobs(
+            model, [generation.filled(text, [g.strip() for g, _ in found]) for text, found in zip(texts, guesses)]
+        )
+
+    whole_tables()  # warm
+    times = []
+    for _ in range(3):
+        began = time.perf_counter()
+        whole_tables()
+        times.append(time.perf_counter() - began)
+    parts = anatomy(model)
+    layers, width = int(model.config.num_hidden_layers), int(model.config.hidden_size)
+    rows = sampled_rows(model, parts, _lens_test_texts(), LENS_TEST_POSITIONS)
+    lens = load_lens(ASSETS / "models" / f"{CAUSAL}-lens", layers, width)
+    return {
+        "logprob": logprob,
+        "tokens": tokens,
+        "next": next_ids,
+        "blanks": lessons,
+        "seconds_30": min(times),
+        "logit_lens_bits": kl_bits(parts, TunedLens(layers, width), rows).tolist(),
+        "tuned_lens_bits": kl_bits(parts, lens, rows).tolist(),
     }
 
 
@@ -133,6 +213,37 @@ def report(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> tuple[dict[s
     return masked, reader
 
 
+def report_causal(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> dict[str, Any]:
+    """smollm2-135m's bf16.json: held-out perplexity and next words, the lesson's blanks, the lens's test KL
+    (mean over the layers before the last, bits) and thirty blanks' time, in each precision."""
+    from model_zoo.lessons.generation import LESSON_BLANKS
+
+    a, b = fp32["causal"], bf16["causal"]
+    pairs = [
+        (x, y) for row_a, row_b in zip(a["next"], b["next"], strict=True) for x, y in zip(row_a, row_b, strict=True)
+    ]
+    figures: dict[str, Any] = {"script": SCRIPT, "cpu": cpu, "threads": bf16["threads"]}
+    figures["held_out"] = {
+        "sentences": len(a["next"]),
+        "tokens": a["tokens"],
+        "perplexity_fp32": round(math.exp(-a["logprob"] / a["tokens"]), 2),
+        "perplexity_bf16": round(math.exp(-b["logprob"] / b["tokens"]), 2),
+        "positions": len(pairs),
+        "same_next": sum(x == y for x, y in pairs),
+    }
+    figures["lesson_blanks"] = [
+        {"text": text, "fp32": x, "bf16": y} for text, x, y in zip(LESSON_BLANKS, a["blanks"], b["blanks"], strict=True)
+    ]
+    figures["seconds_30_fp32"], figures["seconds_30_bf16"] = round(a["seconds_30"], 3), round(b["seconds_30"], 3)
+    figures["lens_test_bits"] = {
+        f"{lens}_{precision}": round(sum(found[f"{lens}_lens_bits"][:-1]) / (len(found[f"{lens}_lens_bits"]) - 1), 4)
+        for lens in ("logit", "tuned")
+        for precision, found in (("fp32", a), ("bf16", b))
+    }
+    figures["lens_test_positions"] = LENS_TEST_POSITIONS
+    return figures
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--one", choices=("fp32", "bf16"), help=argparse.SUPPRESS)  # one precision, in this process
@@ -143,14 +254,14 @@ def main(argv: list[str] | None = None) -> None:
         return
     from model_zoo import onednn
     from model_zoo.registry import get_card, trained_file
-    from model_zoo.trained import BF16_FILE
+    from model_zoo.trained import BF16_FILE, causal_bf16_file
 
     if not onednn.bf16_native():
         parser.exit(2, "This CPU does not multiply bf16 natively (AVX512-BF16 or AMX): nothing to measure here.\n")
     fp32, bf16 = _in_process("fp32"), _in_process("bf16")
     masked, reader = report(fp32, bf16, onednn.cpu_name())
-    for name, figures in ((MASKED, masked), (READER, reader)):
-        path = trained_file(get_card(name)).parent / BF16_FILE
+    paths = [trained_file(get_card(name)).parent / BF16_FILE for name in (MASKED, READER)] + [causal_bf16_file()]
+    for path, figures in zip(paths, (masked, reader, report_causal(fp32, bf16, onednn.cpu_name())), strict=True):
         path.write_text(json.dumps(figures, indent=1) + "\n")
         print(f"wrote {path}")
 
