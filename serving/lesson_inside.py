@@ -40,15 +40,31 @@ def logit_lens(model_name: str, text: str) -> Lens:
 
 
 @st.cache_resource(show_spinner=False)
-def _pass_batcher(model_name: str) -> MicroBatcher[str, AnswerPass]:
-    """A class's sentences share one padded pass (model_zoo.lessons.inside.answer_passes)."""
+def _pass_batcher(model_name: str) -> MicroBatcher[str, Answered]:
+    """A class's sentences share one padded pass (model_zoo.lessons.inside.answer_passes), and their lenses a
+    few reads of the output head (inside.lenses_many)."""
     from model_zoo.lessons import inside
 
-    return MicroBatcher(lambda texts: inside.answer_passes(_model(model_name), texts))
+    def run(texts: list[str]) -> list[Answered]:
+        model, shipped = _model(model_name), shipped_lens(model_name)
+        found = inside.answer_passes(model, texts)
+        read = inside.lenses_many(model, texts, found, None if shipped is None else shipped[0])
+        return [Answered(f, logit, tuned) for f, (logit, tuned) in zip(found, read, strict=True)]
+
+    return MicroBatcher(run)
 
 
-def _answer_pass(model_name: str, text: str) -> AnswerPass:
-    """The text's AnswerPass, once per server for a (model, text): the lenses and the token's path at the
+@dataclass(frozen=True)
+class Answered:
+    """A text's AnswerPass and the lenses read from it: the logit lens, and the tuned lens where one is shipped."""
+
+    found: AnswerPass
+    logit: Lens
+    tuned: Lens | None
+
+
+def _answered(model_name: str, text: str) -> Answered:
+    """The text's pass and lenses, once per server for a (model, text): the lenses and the token's path at the
     answer both read it, and learners typing together share the pass itself."""
     from model_zoo.lessons import inside
 
@@ -59,12 +75,8 @@ def _answer_pass(model_name: str, text: str) -> AnswerPass:
 @st.cache_data(max_entries=128, show_spinner=False)
 def lenses(model_name: str, text: str) -> tuple[Lens, Lens | None]:
     """The logit lens, and the tuned lens where one is shipped for these weights (else None), from one pass."""
-    from model_zoo.lessons import inside
-
-    model, found = _model(model_name), _answer_pass(model_name, text)
-    shipped = shipped_lens(model_name)
-    tuned = None if shipped is None else inside.lens_of(model, text, found.streams, shipped[0])
-    return inside.lens_of(model, text, found.streams), tuned
+    answered = _answered(model_name, text)
+    return answered.logit, answered.tuned
 
 
 @dataclass(frozen=True)
@@ -124,7 +136,7 @@ def block_path(model_name: str, text: str, layer: int, token: int) -> BlockPath:
 
     model = _model(model_name)
     if token == reading(model_name, text)[1]:
-        return inside.path_from_pass(model, text, layer, _answer_pass(model_name, text))
+        return inside.path_from_pass(model, text, layer, _answered(model_name, text).found)
     return inside.block_path(model, text, layer, token)
 
 

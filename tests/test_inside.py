@@ -311,3 +311,20 @@ def test_a_class_s_sentences_share_one_pass_and_each_reads_as_alone(
         assert tuned == inside.tuned_lens(model, lens, one) or all(
             x.top[0][0] == y.top[0][0] for x, y in zip(tuned.rows, inside.tuned_lens(model, lens, one).rows)
         )
+    passes = inside.answer_passes(model, texts)
+    old_rows = inside.LENS_ROWS
+    try:  # the class's lenses read through the head together, a few lenses a product or all in one
+        for rows in (old_rows, 2 * len(inside.anatomy(model).layers) + 5):
+            inside.LENS_ROWS = rows
+            together = inside.lenses_many(model, texts, passes, lens)
+            assert all(tuned is None for _, tuned in inside.lenses_many(model, texts, passes))  # no tuned lens shipped
+            for one, found, (logit, tuned) in zip(texts, passes, together, strict=True):
+                for shared, alone in ((logit, inside.lens_of(model, one, found.streams)),
+                                      (tuned, inside.lens_of(model, one, found.streams, lens))):  # fmt: skip
+                    assert shared is not None and (shared.answer, shared.at) == (alone.answer, alone.at)
+                    assert [r.top[0][0] for r in shared.rows] == [r.top[0][0] for r in alone.rows]
+                    assert [r.answer_rank for r in shared.rows] == [r.answer_rank for r in alone.rows]
+                    for a, b in zip(alone.rows, shared.rows, strict=True):
+                        assert b.answer_probability == pytest.approx(a.answer_probability, abs=1e-5)
+    finally:
+        inside.LENS_ROWS = old_rows
