@@ -186,10 +186,10 @@ def render_bf16(card: ModelCard) -> None:
 
 
 def render_causal_bf16(model_name: str, lens: bool = False) -> None:
-    """One line where this server runs a causal LM with bf16 products: smollm2-135m's figures measured beside
-    fp32's (assets/eval/smollm2-135m.bf16.json): its next words and perplexity, or with `lens` (Inside the
-    model) the lenses' test KL; for any other model, or before the measure, that it was not measured."""
-    check = causal_in_bf16() if model_name == CAUSAL_MEASURED else None
+    """One line where this server runs a causal LM with bf16 products: its figures measured beside fp32's
+    (model_zoo.trained.causal_in_bf16): its next words and perplexity, or with `lens` (Inside the model) the
+    lenses' test KL; for a model never measured, that it was not."""
+    check = causal_in_bf16(model_name)
     if check is None:
         st.caption(t("gpt.bf16_unmeasured", model=model_name))
         return
@@ -211,9 +211,6 @@ def render_causal_bf16(model_name: str, lens: bool = False) -> None:
             fp32=f"{check.seconds_fp32:.1f}",
         )
     )
-
-
-CAUSAL_MEASURED = "smollm2-135m"  # the causal LM measure_bf16 measures (the offline pack's)
 
 
 def render_reader_training(card: ModelCard, bf16: bool = False) -> None:

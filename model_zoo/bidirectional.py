@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from .contextual import Encoder, MaskedLM, Reader
-from .onednn import bf16_wanted, own_storage, runs_bf16, use_bf16
+from .onednn import bf16_wanted, runs_bf16, serve_in_bf16, use_bf16
 
 MASK = "[MASK]"
 START = "<|endoftext|>"  # SmolLM2's document separator: the position before a text's first word
@@ -134,8 +134,7 @@ def served_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
         if model is None:
             model, tokenizer = load_mntp(causal_dir, trained_dir)
             if bf16:
-                use_bf16(model, keep=("lm_head",))
-                own_storage(model)  # so that the fp32 weights' memory is freed (nothing shares the model yet)
+                serve_in_bf16(model)  # nothing shares the model yet
             _served_mntp[key] = model
             return model, tokenizer
     return model, mlm_tokenizer(AutoTokenizer.from_pretrained(str(causal_dir)))

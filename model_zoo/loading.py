@@ -17,7 +17,7 @@ from .contextual import CausalLM, Encoder, MaskedLM, Reader
 from .device import select_device
 from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
 from .errors import BadCheckpoint, ModelUnavailable, ModelZooError
-from .onednn import bf16_wanted, own_storage, use_bf16
+from .onednn import bf16_wanted, serve_in_bf16
 from .registry import (
     ModelCard,
     _offline_forced,
@@ -257,7 +257,7 @@ def _load_transformers(
     name: str, source: str, kind: str, device: str | None, card: ModelCard | None = None, bf16: bool = False
 ) -> Encoder:
     """The one path every transformers checkpoint takes, local folder or Hub repository. With `bf16`, its
-    linear layers but the output head multiply in bf16 (`onednn.use_bf16`), before the fused twin shares them."""
+    linear layers but the output head multiply in bf16 (`onednn.serve_in_bf16`)."""
     from transformers import (
         AutoModel,
         AutoModelForCausalLM,
@@ -286,8 +286,7 @@ def _load_transformers(
         model, tokenizer = _from_pretrained(AutoModelForMaskedLM, AutoTokenizer, source, kwargs, card)
     cls = _CLASSES[kind]
     if bf16:
-        use_bf16(model, keep=("lm_head",))
-        own_storage(model)  # so that the fp32 weights' memory is freed (nothing shares the model yet)
+        serve_in_bf16(model)  # before the fused twin shares its layers
     if tokenizer.pad_token is None:  # GPT-2 style tokenizers: batching needs a pad token
         tokenizer.pad_token = tokenizer.eos_token
     return cls(name, model, tokenizer, select_device(device))
@@ -347,12 +346,7 @@ def _load_gguf(name: str, path: Path, device: str | None) -> Encoder:
     """A GGUF causal LM, dequantised by transformers (converted once: `gguf_checkpoint`). On a class's server
     with bf16 products (`onednn.bf16_wanted`) its linear layers multiply in bf16, as the masked LM's do: the
     GPT lessons' figures in bf16 are measured beside fp32's by model_zoo.training.measure_bf16."""
-    return _load_transformers(name, str(gguf_checkpoint(path)), "causal_lm", device, bf16=served_bf16(device))
-
-
-def served_bf16(device: str | None) -> bool:
-    """Whether a model served on `device` multiplies in bf16 (`onednn.bf16_wanted`, and only on the CPU)."""
-    return bf16_wanted() and select_device(device).type == "cpu"
+    return _load_transformers(name, str(gguf_checkpoint(path)), "causal_lm", device, bf16=bf16_wanted(device))
 
 
 def gguf_checkpoint(path: Path) -> Path:

@@ -25,6 +25,7 @@ only), `1`, or `0`/unset (fp32, the default: `scripts/serve.py` sets `auto` for 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import cache
 
 import torch
@@ -129,35 +130,51 @@ def bf16_native() -> bool:
     return bool(supported and supported()) and bool({"avx512_bf16", "amx_bf16"} & _cpu_flags())
 
 
-def bf16_wanted() -> bool:
+def bf16_wanted(device: str | None = None) -> bool:
     """CONTEXTLAB_BF16: `auto` where `bf16_native()`, `1` always, anything else never; and only where the
-    models run on the CPU (on CUDA they keep their fp32 weights: the layer would cast them at every call)."""
+    models run on the CPU (`device`, else the one select_device picks: on CUDA they keep their fp32 weights,
+    the layer would cast them at every call)."""
     from .device import select_device
 
     choice = os.environ.get(BF16_VAR, "0").strip().lower()
     wanted = choice in ("1", "true", "yes", "on") or (choice == "auto" and bf16_native())
-    return wanted and select_device().type == "cpu"
+    return wanted and select_device(device).type == "cpu"
 
 
 def use_bf16(model: torch.nn.Module, keep: tuple[str, ...] = ()) -> int:
     """Turn `model`'s linear layers on CPU (but those whose names end in one of `keep`) into `BF16Linear`
     in place, each weight cast to bf16 once (layers that shared an fp32 weight share its bf16 copy; a
     weight already bf16, as one shared with a model turned before, is kept as it is); how many were."""
+    layers = [
+        module
+        for name, module in model.named_modules()
+        if type(module) in (torch.nn.Linear, OneDNNLinear)
+        and not (keep and name.endswith(keep))
+        and module.weight.device.type == "cpu"
+    ]
+    return _recast(layers, torch.bfloat16, BF16Linear, trainable=False)
+
+
+def serve_in_bf16(model: torch.nn.Module) -> None:
+    """A model loaded for a class's server, before anything shares it: its linear layers but the output head
+    (`lm_head`, tied to the embeddings) multiply in bf16, and the fp32 weights' memory is freed."""
+    use_bf16(model, keep=("lm_head",))
+    own_storage(model)
+
+
+def _recast(layers: Sequence[torch.nn.Module], dtype: torch.dtype, cls: type[torch.nn.Module], trainable: bool) -> int:
+    """Each of `layers` made a `cls`, its weight cast to `dtype` where it is not (once per weight: layers that
+    shared one share its cast); how many."""
     cast: dict[int, torch.nn.Parameter] = {}
-    changed = 0
-    for name, module in model.named_modules():
-        if type(module) not in (torch.nn.Linear, OneDNNLinear) or (keep and name.endswith(keep)):
-            continue
-        if module.weight.device.type != "cpu":
-            continue
-        if module.weight.dtype != torch.bfloat16:
-            old = module.weight
+    for module in layers:
+        old = module.weight
+        assert isinstance(old, torch.Tensor)
+        if old.dtype != dtype:
             if id(old) not in cast:
-                cast[id(old)] = torch.nn.Parameter(old.detach().to(torch.bfloat16), requires_grad=False)
+                cast[id(old)] = torch.nn.Parameter(old.detach().to(dtype), requires_grad=trainable)
             module.weight = cast[id(old)]
-        module.__class__ = BF16Linear
-        changed += 1
-    return changed
+        module.__class__ = cls
+    return len(layers)
 
 
 def own_storage(model: torch.nn.Module) -> None:
@@ -174,18 +191,8 @@ def own_storage(model: torch.nn.Module) -> None:
 def trainable_fp32(model: torch.nn.Module) -> int:
     """Undo `use_bf16` on a copy to train (tasks.fine_tune): each `BF16Linear` back to an `nn.Linear` whose
     weight is an fp32 parameter that learns (layers that shared a bf16 weight share the fp32 one); how many."""
-    cast: dict[int, torch.nn.Parameter] = {}
-    changed = 0
-    for module in model.modules():
-        if isinstance(module, BF16Linear):
-            linear: torch.nn.Module = module
-            old = module.weight
-            if id(old) not in cast:
-                cast[id(old)] = torch.nn.Parameter(old.detach().float())
-            module.weight = cast[id(old)]
-            linear.__class__ = torch.nn.Linear
-            changed += 1
-    return changed
+    layers = [module for module in model.modules() if isinstance(module, BF16Linear)]
+    return _recast(layers, torch.float32, torch.nn.Linear, trainable=True)
 
 
 def runs_bf16(model: torch.nn.Module) -> bool:

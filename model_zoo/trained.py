@@ -284,7 +284,7 @@ def in_bf16(card: ModelCard) -> InBf16 | None:
 
 @dataclass(frozen=True)
 class CausalInBf16:
-    """smollm2-135m (not trained here) served with bf16 products, measured beside fp32 by
+    """CAUSAL_BF16 (not trained here) served with bf16 products, measured beside fp32 by
     model_zoo.training.measure_bf16: perplexity on the fresh test sentences and the positions where its next
     word is fp32's; the tuned and logit lenses' mean test KL (bits, layers before the last); the seconds of
     thirty blanks' whole-sentence table."""
@@ -301,15 +301,18 @@ class CausalInBf16:
     lens_bits: Mapping[str, float]  # {logit,tuned}_{fp32,bf16}
 
 
+CAUSAL_BF16 = "smollm2-135m"  # the causal LM measure_bf16 measures (the offline pack's: not trained here)
+
+
 def causal_bf16_file() -> Path:
-    """Where measure_bf16 writes smollm2-135m's figures (assets/eval/: the pack's model has no trained folder)."""
-    return ASSETS / "eval" / f"smollm2-135m.{BF16_FILE}"
+    """Where measure_bf16 writes CAUSAL_BF16's figures (assets/eval/: the pack's model has no trained folder)."""
+    return ASSETS / "eval" / f"{CAUSAL_BF16}.{BF16_FILE}"
 
 
-def causal_in_bf16() -> CausalInBf16 | None:
-    """smollm2-135m's bf16 figures, read (None where they were never measured)."""
+def causal_in_bf16(model_name: str) -> CausalInBf16 | None:
+    """`model_name`'s bf16 figures, read (None for any model but CAUSAL_BF16, or where it was never measured)."""
     path = causal_bf16_file()
-    if not path.is_file():
+    if model_name != CAUSAL_BF16 or not path.is_file():
         return None
     m = read_json_file(path)
     try:
@@ -320,4 +323,4 @@ def causal_in_bf16() -> CausalInBf16 | None:
             {k: float(v) for k, v in m["lens_test_bits"].items()},
         )  # fmt: skip
     except (KeyError, TypeError, ValueError) as err:
-        raise BadCheckpoint(f"smollm2-135m {BF16_FILE}", f"it lacks what the page shows ({err!r})") from err
+        raise BadCheckpoint(f"{CAUSAL_BF16} {BF16_FILE}", f"it lacks what the page shows ({err!r})") from err

@@ -434,6 +434,7 @@ def tiny_zoo(
     from model_zoo import loading
     from model_zoo.bidirectional import BidirectionalLM, BidirectionalReader, load_mntp_reader, served_mntp
     from model_zoo.elmo import load_elmo
+    from model_zoo.onednn import bf16_wanted
     from model_zoo.static import StaticModel
 
     classic = loading._load_card
@@ -452,7 +453,7 @@ def tiny_zoo(
             return BidirectionalReader(card.name, *load_mntp_reader(*tiny_mntp, tiny_mntp_reader), cpu)
         if card.name == "smollm2-135m":  # as the server loads the GGUF model (bf16 where CONTEXTLAB_BF16 asks)
             folder = str(tiny_zoo_dir / card.name)
-            return loading._load_transformers(card.name, folder, "causal_lm", "cpu", bf16=loading.served_bf16("cpu"))
+            return loading._load_transformers(card.name, folder, "causal_lm", "cpu", bf16=bf16_wanted("cpu"))
         if card.kind == "elmo":
             return load_elmo(tiny_zoo_dir / card.name, name=card.name, device="cpu")
         return loading._load_folder(tiny_zoo_dir / card.name, "cpu")

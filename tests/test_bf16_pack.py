@@ -142,7 +142,7 @@ def test_the_gpt_lessons_blanks_are_fp32s_and_as_measured(causal) -> None:  # no
                 "whole": generation.whole_first(rows).candidate,
             }
         assert firsts["bf16"] == firsts["fp32"] == row["bf16"] == row["fp32"], (text, firsts)
-    check = causal_in_bf16()
+    check = causal_in_bf16("smollm2-135m")
     assert check is not None
     sentences = [item.text.replace("[MASK]", min(item.answers)) for item in cloze.fresh()]
     total = [generation.token_logprobs(causal["bf16"], s) for s in sentences]

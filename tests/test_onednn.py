@@ -116,8 +116,9 @@ def test_bf16_is_chosen_by_the_switch_and_auto_asks_for_native_support(monkeypat
     assert onednn.bf16_wanted() is wanted
     from model_zoo import device
 
-    monkeypatch.setattr(device, "select_device", lambda: torch.device("cuda"))
+    monkeypatch.setattr(device, "select_device", lambda override=None: torch.device(override or "cuda"))
     assert not onednn.bf16_wanted()  # the models on a GPU keep their fp32 weights
+    assert onednn.bf16_wanted("cpu") is wanted  # a model asked for on the CPU of such a machine: as on a CPU
 
 
 def test_bf16_native_needs_the_cpu_flag(monkeypatch) -> None:

@@ -29,12 +29,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 MASKED = "smollm2-135m-mlm"
 READER = "smollm2-135m-qa"
-CAUSAL = "smollm2-135m"
 SCRIPT = "python -m model_zoo.training.measure_bf16"
 SENTENCES = 30  # a class typing at once
 
@@ -67,12 +67,7 @@ def _measure(precision: str) -> dict[str, Any]:
     sets = _cloze_sets()
     guesses = {name: cloze.first_guesses(masked, items) for name, items in sets.items()}
     texts = [i.text for i in sets["fresh_dev"][:SENTENCES]]
-    masked.fill_masks(texts)  # warm
-    times = []
-    for _ in range(5):
-        began = time.perf_counter()
-        masked.fill_masks(texts)
-        times.append(time.perf_counter() - began)
+    seconds = _fastest(lambda: masked.fill_masks(texts), 5)
     reader = model_zoo.load(READER)
     assert isinstance(reader, model_zoo.Reader)
     answers = {
@@ -84,7 +79,7 @@ def _measure(precision: str) -> dict[str, Any]:
     ]
     return {
         "guesses": guesses,
-        "seconds_30": min(times),
+        "seconds_30": seconds,
         "threads": torch.get_num_threads(),
         "answers": answers,
         "lecture": lecture,
@@ -99,14 +94,15 @@ def _held_out_sentences() -> list[str]:
     return [item.text.replace("[MASK]", min(item.answers)) for item in cloze.fresh()]
 
 
-def _lens_test_texts() -> list[str]:
-    """The tuned lens's test texts, as train_lens scored them (a causal LM reads them unmasked)."""
-    from model_zoo.training.train_lens import shipped_texts, split_of
-
-    return [text for text in shipped_texts() if split_of(text) == "test"][:LENS_TEST_TEXTS]
-
-
-LENS_TEST_TEXTS, LENS_TEST_POSITIONS = 400, 2000  # train_lens's defaults: the figures its metrics.json holds
+def _fastest(run: Callable[[], object], times: int) -> float:
+    """The fastest of `times` runs of `run` (seconds), after one to warm up."""
+    run()
+    best = float("inf")
+    for _ in range(times):
+        began = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - began)
+    return best
 
 
 def _measure_causal(precision: str) -> dict[str, Any]:
@@ -118,9 +114,10 @@ def _measure_causal(precision: str) -> dict[str, Any]:
     from model_zoo.lessons import cloze, generation
     from model_zoo.lessons.inside import TunedLens, anatomy, load_lens
     from model_zoo.lessons.lexicon import ASSETS
-    from model_zoo.training.train_lens import kl_bits, sampled_rows
+    from model_zoo.trained import CAUSAL_BF16
+    from model_zoo.training.train_lens import TEST_POSITIONS, TEST_TEXTS, kl_bits, sampled_rows, texts_by_split
 
-    model = model_zoo.load(CAUSAL)
+    model = model_zoo.load(CAUSAL_BF16)
     assert isinstance(model, model_zoo.CausalLM)
     assert model.runs_bf16 == (precision == "bf16"), "CONTEXTLAB_BF16 did not take (no native bf16 here?)"
     logprob, tokens, next_ids = 0.0, 0, []
@@ -143,22 +140,17 @@ def _measure_causal(precision: str) -> dict[str, Any]:
             model, [generation.filled(text, [g.strip() for g, _ in found]) for text, found in zip(texts, guesses)]
         )
 
-    whole_tables()  # warm
-    times = []
-    for _ in range(3):
-        began = time.perf_counter()
-        whole_tables()
-        times.append(time.perf_counter() - began)
     parts = anatomy(model)
     layers, width = int(model.config.num_hidden_layers), int(model.config.hidden_size)
-    rows = sampled_rows(model, parts, _lens_test_texts(), LENS_TEST_POSITIONS)
-    lens = load_lens(ASSETS / "models" / f"{CAUSAL}-lens", layers, width)
+    # the tuned lens's test texts and positions, as train_lens scored them (a causal LM reads them unmasked)
+    rows = sampled_rows(model, parts, texts_by_split()["test"][:TEST_TEXTS], TEST_POSITIONS)
+    lens = load_lens(ASSETS / "models" / f"{CAUSAL_BF16}-lens", layers, width)
     return {
         "logprob": logprob,
         "tokens": tokens,
         "next": next_ids,
         "blanks": lessons,
-        "seconds_30": min(times),
+        "seconds_30": _fastest(whole_tables, 3),
         "logit_lens_bits": kl_bits(parts, TunedLens(layers, width), rows).tolist(),
         "tuned_lens_bits": kl_bits(parts, lens, rows).tolist(),
     }
@@ -217,6 +209,7 @@ def report_causal(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> dict[
     """smollm2-135m's bf16.json: held-out perplexity and next words, the lesson's blanks, the lens's test KL
     (mean over the layers before the last, bits) and thirty blanks' time, in each precision."""
     from model_zoo.lessons.generation import LESSON_BLANKS
+    from model_zoo.training.train_lens import TEST_POSITIONS
 
     a, b = fp32["causal"], bf16["causal"]
     pairs = [
@@ -240,7 +233,7 @@ def report_causal(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> dict[
         for lens in ("logit", "tuned")
         for precision, found in (("fp32", a), ("bf16", b))
     }
-    figures["lens_test_positions"] = LENS_TEST_POSITIONS
+    figures["lens_test_positions"] = TEST_POSITIONS
     return figures
 
 

@@ -61,6 +61,17 @@ def shipped_texts() -> list[str]:
     return [t for t in texts if len(t.split()) >= 4]
 
 
+def texts_by_split() -> dict[str, list[str]]:
+    """shipped_texts by their split (split_of), in their order."""
+    split: dict[str, list[str]] = {name: [] for name in SPLITS}
+    for text in shipped_texts():
+        split[split_of(text)].append(text)
+    return split
+
+
+TEST_TEXTS, TEST_POSITIONS = 400, 2000  # the test texts read (by default) and the positions drawn from them
+
+
 def _masked(model: Encoder, texts: Sequence[str], rate: float, rng: random.Random) -> list[str]:
     """A masked LM's texts with `rate` of their words replaced by its mask token (at least one each)."""
     if not isinstance(model, MaskedLM):
@@ -246,15 +257,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--positions", type=int, default=256, help="positions an SGD step reads")
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--dev-texts", type=int, default=100)
-    parser.add_argument("--test-texts", type=int, default=400)
+    parser.add_argument("--test-texts", type=int, default=TEST_TEXTS)
     args = parser.parse_args(argv)
     out = args.out or ASSETS / "models" / f"{args.model}-lens"
     model = load_model(args.model, device=args.device)
     if not isinstance(model, Encoder):
         parser.error(f"{args.model} is not a transformer with an output head")
-    split: dict[str, list[str]] = {name: [] for name in SPLITS}
-    for text in shipped_texts():
-        split[split_of(text)].append(text)
+    split = texts_by_split()
     rng = random.Random(0)
     fitting = _masked(model, rng.sample(split["train"], min(args.fit_texts, len(split["train"]))), 0.15, rng)
     dev_texts = _masked(model, split["dev"][: args.dev_texts], 0.15, random.Random(1))
@@ -273,7 +282,9 @@ def main(argv: list[str] | None = None) -> None:
             lr=args.lr, init=lens,
         )  # fmt: skip
     seconds = time.perf_counter() - began
-    test = sampled_rows(model, parts, _masked(model, split["test"][: args.test_texts], 0.15, random.Random(2)), 2000)
+    test = sampled_rows(
+        model, parts, _masked(model, split["test"][: args.test_texts], 0.15, random.Random(2)), TEST_POSITIONS
+    )
     zero = TunedLens(len(parts.layers), int(model.config.hidden_size)).to(model.device)
     raw, tuned = kl_bits(parts, zero, test), kl_bits(parts, lens, test)
     files = save(lens, out)
