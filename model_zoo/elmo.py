@@ -16,6 +16,7 @@ E char embedding, F CNN filters in all, P projection, C LSTM cell, V vocabulary,
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -29,6 +30,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from . import pieces
 from .contextual import BATCH_SIZE, MAX_CHARS, Encoding, Guess, span_means
 from .device import select_device
 from .errors import BadCheckpoint, EmptyInput, MissingCapability, WordNotInText
@@ -681,8 +683,9 @@ def read_bilm(options_path: Path, weights_path: Path, vocab_path: Path | None = 
         options = ElmoOptions.from_json(json.loads(Path(options_path).read_text(encoding="utf-8")), options_path)
     except (OSError, json.JSONDecodeError) as err:
         raise BadCheckpoint(options_path, f"options.json cannot be read ({err})") from err
+    parts = pieces.pieces(Path(weights_path))  # a shipped file over 16 MiB is in pieces: read whole from memory
     try:
-        fin = h5py.File(weights_path, "r")
+        fin = h5py.File(io.BytesIO(pieces.read_bytes(Path(weights_path))) if len(parts) > 1 else weights_path, "r")
     except OSError as err:
         raise BadCheckpoint(weights_path, f"not an HDF5 file ({err})") from err
     with fin:
@@ -732,7 +735,7 @@ def load_elmo(
         folder = Path(folder_or_files)
         options_path, weights_path = folder / OPTIONS, folder / WEIGHTS
     for path in (options_path, weights_path):
-        if not path.exists():
+        if not pieces.exists(path):
             raise BadCheckpoint(folder, f"{path.name} is missing (an ELMo biLM is {OPTIONS} + {WEIGHTS})")
     bilm, vocab = read_bilm(options_path, weights_path, folder / VOCAB)
     return ElmoModel(name or folder.name, bilm, vocab, device)

