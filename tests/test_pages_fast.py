@@ -229,6 +229,28 @@ def test_inside_every_view_on_an_encoder_and_a_decoder(tiny_zoo: Path) -> None:
         assert "Without head 2 of layer 1" in all_text(at)
 
 
+def test_inside_a_new_sentence_opens_at_its_answer(tiny_zoo: Path, monkeypatch) -> None:  # noqa: ANN001
+    """A token picked on one sentence is not carried to the next (its number would name another word): the new
+    sentence's path opens at its answer, as a link to it would, read from the pass its lenses made."""
+    from model_zoo.lessons import inside
+
+    river = "We sat on the river [MASK] and watched the boats."
+    fresh = open_page("pages/inside.py", text=river)
+    at = open_page("pages/inside.py")
+    at.selectbox(key="block_token").set_value(0).run()
+    ok(at)
+    passes: list[int] = []
+    own_pass = inside.block_path
+    monkeypatch.setattr(inside, "block_path", lambda *a, **k: passes.append(1) or own_pass(*a, **k))
+    at.text_input(key="text").set_value(river).run()
+    ok(at)
+    assert at.selectbox(key="block_token").value == fresh.selectbox(key="block_token").value != 0
+    assert at.query_params["block_token"] == fresh.query_params["block_token"] and not passes
+    at.selectbox(key="block_token").set_value(1).run()  # a token the learner picks on this sentence stays
+    ok(at)
+    assert at.selectbox(key="block_token").value == 1
+
+
 def test_inside_without_a_blank_says_so_for_a_masked_lm(tiny_zoo: Path) -> None:
     at = open_page("pages/inside.py", text="The river was muddy after the rain.")
     assert not at.exception
