@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +24,10 @@ def keep(path: Path, write: Callable[[Path], None], partial_suffix: str) -> bool
     """write(partial) beside `path`, then move it into place (whole or not at all, even with two processes
     writing at once). On a cache that cannot be written (read-only, full: OSError) say so in the log, leave
     no partial file, and return False: the caller has its result in memory and goes on."""
-    partial = path.with_suffix(partial_suffix)
+    # Each writer its own partial file (process and thread): two workers filling the same cache file at once
+    # each write theirs whole, and the last move wins. One shared partial name let the second writer truncate
+    # the file the first had just moved into place, which a reader then found empty (a page's traceback).
+    partial = path.with_name(f"{path.stem}.{os.getpid()}-{threading.get_ident()}{partial_suffix}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write(partial)

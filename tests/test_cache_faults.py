@@ -41,6 +41,42 @@ def test_a_full_cache_costs_the_work_again_not_the_answer(tiny_bert: Path, tmp_p
     assert features.shape[1] == 3 and list((tmp_path / "probing").glob("*")) == []
 
 
+def test_two_writers_of_one_cache_file_at_once_leave_it_whole(tmp_path: Path) -> None:
+    """Two workers filling the same cache file at the same moment (thirty learners pressing one button on two
+    workers): each writes its own copy whole, the file in place is one of them, and no partial is left. With
+    one shared partial name the second writer truncated the file the first had just moved into place, and a
+    page read it empty (`make bench-load ONLY=presses`, a traceback on Using BERT's tagger)."""
+    import threading
+
+    from model_zoo import disk
+
+    path = tmp_path / "features.npy"
+    first, second = b"A" * 4096, b"B" * 4096
+    halfway, second_done = threading.Event(), threading.Event()
+
+    def slow_writer(partial: Path) -> None:
+        with open(partial, "wb") as f:
+            f.write(first[:2048])
+            f.flush()
+            halfway.set()
+            assert second_done.wait(10)
+            f.write(first[2048:])
+
+    def fast_writer(partial: Path) -> None:
+        assert halfway.wait(10)
+        partial.write_bytes(second)
+
+    kept: dict[str, bool] = {}
+    slow = threading.Thread(target=lambda: kept.__setitem__("slow", disk.keep(path, slow_writer, ".tmp.npy")))
+    slow.start()
+    kept["fast"] = disk.keep(path, fast_writer, ".tmp.npy")
+    second_done.set()
+    slow.join(10)
+    assert kept == {"slow": True, "fast": True}
+    assert path.read_bytes() == first  # the last move wins, whole
+    assert [f.name for f in tmp_path.iterdir()] == ["features.npy"]
+
+
 def test_a_damaged_cache_file_is_computed_and_written_again(tiny_bert: Path, tmp_path: Path) -> None:
     model = model_zoo.load(tiny_bert)
     first = cached_sense_vectors(model, BANK, tmp_path)
