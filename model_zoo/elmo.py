@@ -16,7 +16,6 @@ E char embedding, F CNN filters in all, P projection, C LSTM cell, V vocabulary,
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -683,9 +682,8 @@ def read_bilm(options_path: Path, weights_path: Path, vocab_path: Path | None = 
         options = ElmoOptions.from_json(json.loads(Path(options_path).read_text(encoding="utf-8")), options_path)
     except (OSError, json.JSONDecodeError) as err:
         raise BadCheckpoint(options_path, f"options.json cannot be read ({err})") from err
-    parts = pieces.pieces(Path(weights_path))  # a shipped file over 16 MiB is in pieces: read whole from memory
-    try:
-        fin = h5py.File(io.BytesIO(pieces.read_bytes(Path(weights_path))) if len(parts) > 1 else weights_path, "r")
+    try:  # a shipped file over 16 MiB is in pieces: read whole from memory
+        fin = h5py.File(pieces.readable(Path(weights_path)), "r")
     except OSError as err:
         raise BadCheckpoint(weights_path, f"not an HDF5 file ({err})") from err
     with fin:

@@ -8,6 +8,7 @@ weights.hdf5 is one HDF5 file in AllenNLP's layout, which h5py reads from memory
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
@@ -30,6 +31,18 @@ def exists(path: Path) -> bool:
 def whole_name(piece: Path) -> str:
     """NAME for NAME.partN, the name itself otherwise."""
     return _PIECE.sub("", piece.name)
+
+
+def order(file: Path) -> tuple[Path, int]:
+    """Where `file` sorts among files: a piece where its whole file would be, its number after (-1: whole)."""
+    found = _PIECE.search(file.name)
+    return (file.with_name(whole_name(file)), int(found.group(1))) if found else (file, -1)
+
+
+def readable(path: Path) -> Path | io.BytesIO:
+    """`path` itself where it is whole (or missing: its reader says so), else its pieces joined in memory."""
+    parts = pieces(path)
+    return io.BytesIO(b"".join(p.read_bytes() for p in parts)) if len(parts) > 1 else path
 
 
 def read_bytes(path: Path) -> bytes:

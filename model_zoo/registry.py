@@ -401,16 +401,10 @@ def weights_fingerprint(name: str) -> str | None:
         p for p in (package_file(card) if card.package else None, trained_file(card) if card.trained else None) if p
     ]
     found = (f for p in places for f in (pieces.pieces(p) if not p.is_dir() else p.rglob("*")))
-    files = sorted((f for f in found if Path(pieces.whole_name(f)).suffix in WEIGHT_SUFFIXES), key=_in_order)
+    files = sorted((f for f in found if Path(pieces.whole_name(f)).suffix in WEIGHT_SUFFIXES), key=pieces.order)
     if not files:
         return None
     return _fingerprint(tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
-
-
-def _in_order(file: Path) -> tuple[Path, int]:
-    """Files by path, a split file's pieces (model_zoo.pieces) where the whole file would be, in order."""
-    number = file.name[len(pieces.whole_name(file)) + len(".part") :]
-    return file.with_name(pieces.whole_name(file)), int(number) if number else -1
 
 
 @functools.lru_cache(maxsize=32)
@@ -423,7 +417,7 @@ def _fingerprint(files: tuple[tuple[str, int, int], ...]) -> str:
     digest = hashlib.sha1()
     named = None
     for path, _, _ in files:
-        whole = Path(path).with_name(pieces.whole_name(Path(path)))
+        whole = pieces.order(Path(path))[0]
         if whole != named:
             digest.update(whole.name.encode())
             named = whole
