@@ -21,8 +21,16 @@ def render_task_diagram(kind: str, tokens: list[str], segments: list[int], key: 
 
 def render_answer(got: tasks.Answer, model_name: str, key: str) -> None:
     """The span picked, highlighted in the passage (or why there is none), and both score curves. Places
-    are counted as the lecture counts a passage's words, from 1 ([CLS], where a reader has it, is 0)."""
+    are counted as the lecture counts a passage's words, from 1 ([CLS], where a reader has it, is 0). For a
+    reader, the two scores that decided (its best span's and "no answer"'s), and where the lecture's rule of
+    thumb on the best start and end alone would have said otherwise."""
     base = 0 if got.framed else 1
+    places = {
+        "start": got.best_start + base,
+        "end": got.best_end + base,
+        "start_token": got.tokens[got.best_start].strip(),  # in prose: SmolLM2's " within" as "within"
+        "end_token": got.tokens[got.best_end].strip(),
+    }
     if got.span is not None:
         a, b = got.span
         st.success(
@@ -31,18 +39,13 @@ def render_answer(got: tasks.Answer, model_name: str, key: str) -> None:
         before, after = md_escape(got.passage[:a]), md_escape(got.passage[b:])
         st.markdown(f"{before}**:orange-background[{md_escape(got.passage[a:b])}]**{after}")
     else:
-        st.warning(
-            t(
-                f"using.qa_none_{got.reason}",
-                start=got.best_start + base,
-                end=got.best_end + base,
-                start_token=got.tokens[got.best_start],
-                end_token=got.tokens[got.best_end],
-            ),
-            icon=":material/block:",
-        )
-        if got.inside:
-            st.caption(t("using.qa_inside", span=got.inside))
+        st.warning(t(f"using.qa_none_{got.reason}", **places), icon=":material/block:")
+    if got.null_score is not None and got.inside:
+        st.caption(t("using.qa_scores", span=got.inside, score=f"{got.span_score:.1f}", null=f"{got.null_score:.1f}"))
+        if got.lecture and got.span is not None:
+            st.caption(t(f"using.qa_lecture_{got.lecture}", **places))
+    elif got.inside:
+        st.caption(t("using.qa_inside", span=got.inside))
     if got.cut:
         st.caption(t("using.qa_cut"))
     curves = build_span_curves(

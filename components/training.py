@@ -221,15 +221,20 @@ def render_reader_training(card: ModelCard, bf16: bool = False) -> None:
     m = training_of(card)
     assert isinstance(m, ReaderTraining)
     then = Markdown("")
+    if m.by_lecture_rule is not None:  # answers given by SQuAD 2.0's rule; the lecture's rule's scores beside
+        then = t("using.qa_rule", exact=f"{m.by_lecture_rule.exact:.0%}", f1=f"{m.by_lecture_rule.f1:.0%}")
     if m.went_on is not None:
-        then = t(
-            "using.qa_went_on",
-            script=m.went_on.script,
-            written=m.went_on.written_questions,
-            cloze=m.went_on.cloze_questions,
-            minutes=round(m.went_on.minutes, 1),
-            device=m.went_on.device,
-            runs=m.went_on.runs,
+        then = Markdown(
+            t(
+                "using.qa_went_on",
+                script=m.went_on.script,
+                written=m.went_on.written_questions,
+                cloze=m.went_on.cloze_questions,
+                minutes=round(m.went_on.minutes, 1),
+                device=m.went_on.device,
+                runs=m.went_on.runs,
+            )
+            + then
         )
     st.info(
         t(

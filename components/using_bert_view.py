@@ -326,7 +326,15 @@ def render_guess_qa(reader: str, read: Callable[[str], tasks.Answer]) -> None:
         got = found[-1]
         shown = f"“{got.text}”" if got.span is not None else t_plain("using.qa_miss_none")
         start, end = (readable(got.tokens[i]) for i in (got.best_start, got.best_end))
-        facts = {"model": reader, "got": shown, "start": start, "end": end}
+        null = "–" if got.null_score is None else f"{got.null_score:.1f}"
+        facts = {
+            "model": reader,
+            "got": shown,
+            "start": start,
+            "end": end,
+            "score": f"{got.span_score:.1f}",
+            "null": null,
+        }
         return Solved("none" if got.span is None else "span", facts)
 
     question = Question(

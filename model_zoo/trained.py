@@ -133,6 +133,7 @@ class ReaderTraining:
     written_test: ReaderScores
     cloze_test: ReaderScores
     went_on: WentOn | None = None  # a later stage on these weights, if any
+    by_lecture_rule: ReaderScores | None = None  # written_test under the lecture's rule, before SQuAD 2.0's was chosen
 
 
 Training = MntpTraining | MlmTraining | ElmoTraining | ReaderTraining
@@ -188,6 +189,7 @@ def _read(card: ModelCard, m: Mapping[str, Any]) -> Training:
             _scores(m["written_test"]),
             _scores(m["cloze_test"]),
             went_on,
+            _scores(m["by_lecture_rule"]["written_test"]) if "by_lecture_rule" in m else None,
         )
     if "recipe" in m:
         stages = tuple(

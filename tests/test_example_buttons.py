@@ -268,14 +268,15 @@ def test_using_bert_examples_sentences_pair_tagger_and_questions() -> None:
     click(at, "swap")
     assert verdict("pair_bars")[0] == "entailment"
     # Ask one of these: the lecture's precipitation passage. Where the reader misses the written answer the
-    # page says so under the answer (measured: "under gravity" for gravity, no answer for "within a cloud").
+    # page says so under the answer (measured: "under gravity" for gravity). "within a cloud" is answered by the
+    # scores, where the lecture's rule of thumb would say none (its best end, "drops", before its best start).
     asked = {
         "What causes precipitation to fall?": ("Answer: under gravity,", "gravity"),
         "What is another main form of precipitation besides drizzle, rain, snow, sleet and hail?": (
             "Answer: graupel,",
             None,
         ),
-        "Where do water droplets collide with ice crystals to form precipitation?": ("No answer", "within a cloud"),
+        "Where do water droplets collide with ice crystals to form precipitation?": ("Answer: within a cloud,", None),
         "What are short, intense periods of rain in scattered locations called?": ("Answer: showers,", None),
         "Who won the football World Cup in 1998?": (
             "No answer in this passage",
@@ -290,6 +291,11 @@ def test_using_bert_examples_sentences_pair_tagger_and_questions() -> None:
         miss = captions(at, "misses this question")
         assert len(miss) == (missed is not None), question
         assert not miss or f"the passage's answer is “{missed}”" in miss[0] and "bert-base-squad2" in miss[0]
+        (scores,) = captions(at, "Start + end score of the best span")  # the two scores that decided
+        span_score, null_score = (float(x) for x in re.findall(r": (-?\d+\.\d)", scores))
+        assert ("No answer" in answer_box(at)) == (null_score >= span_score), (question, scores)
+        lecture = captions(at, "the lecture's sign of a question with perhaps no answer")
+        assert bool(lecture) == question.startswith("Where do water droplets"), question
     # another passage from the picker: its first question in the box, answered
     at.selectbox(key="qa_passage").set_value("p01").run()
     assert at.text_input(key="question").value == "How many queens does a colony have?"

@@ -55,16 +55,19 @@ def test_a_reader_scores_cls_the_passage_and_sep_and_answers_with_passage_words(
     np.testing.assert_allclose(got.start_probabilities.sum(), 1.0, rtol=1e-6)
 
 
-def test_no_answer_when_the_end_comes_first_or_a_special_token_wins(tiny_reader: Path) -> None:
+def test_a_reader_answers_by_its_scores_not_by_the_lecture_rule_of_thumb(tiny_reader: Path) -> None:
+    """SQuAD 2.0's rule (BERT's paper): the best span against pointing at [CLS] / [SEP] for "no answer"."""
     reader = model_zoo.load(tiny_reader)
     question_tokens = 6  # [CLS] where is the boat ? [SEP]
-    reader.model.qa_outputs = Peaks(question_tokens + 8, question_tokens + 3)  # end before start
+    reader.model.qa_outputs = Peaks(question_tokens + 8, question_tokens + 3)  # the best end before the best start
     got = tasks.read_answer(reader, "where is the boat ?", PASSAGE)
-    assert (got.text, got.span, got.reason) == ("", None, "end_before_start")
-    assert got.best_end < got.best_start
+    assert got.best_end < got.best_start and got.lecture == "end_before_start"  # the lecture's sign of no answer
+    assert got.span is not None and got.reason == "" and got.text == got.inside and got.text in PASSAGE
+    assert got.span_score == pytest.approx(10.0) and got.null_score == pytest.approx(0.0)  # one peak beats none
     reader.model.qa_outputs = Peaks(0, 0)  # both on [CLS]: where SQuAD 2.0 models say "no answer"
     got = tasks.read_answer(reader, "where is the boat ?", PASSAGE)
-    assert (got.text, got.reason) == ("", "outside_passage")
+    assert (got.text, got.span, got.reason, got.lecture) == ("", None, "no_answer_scores_higher", "outside_passage")
+    assert got.null_score == pytest.approx(20.0) and got.span_score == pytest.approx(0.0) and got.inside
 
 
 def test_a_passage_longer_than_the_model_reads_is_cut_and_says_so(tiny_reader: Path) -> None:
@@ -87,6 +90,22 @@ def test_the_answer_rule_picks_the_best_span_inside_the_passage() -> None:
     end[5] = 5.0  # the closing [SEP] now wins the end: no answer
     got = tasks.pick_answer(tokens, chars, start, end, "a b c d")
     assert (got.text, got.reason, got.inside) == ("", "outside_passage", "b c d")  # what it would have said
+
+
+def test_a_readers_rule_weighs_the_best_span_against_no_answer() -> None:
+    tokens = ["[CLS]", "a", "b", "c", "d", "[SEP]"]
+    chars = [None, (0, 1), (2, 3), (4, 5), (6, 7), None]
+    start = np.array([0.0, 1.0, 3.0, 0.0, 0.0, 0.0])
+    end = np.array([0.0, 0.0, 0.0, 1.0, 3.0, 3.5])  # the best end alone is the closing [SEP]
+    got = tasks.pick_answer(tokens, chars, start, end, "a b c d", framed=True)
+    # "b c d" scores 3 + 3 = 6, "no answer" 0 + 3.5: the span, where the lecture's rule of thumb says none
+    assert (got.text, got.span, got.lecture, got.framed) == ("b c d", (2, 7), "outside_passage", True)
+    assert (got.span_score, got.null_score) == (6.0, 3.5)
+    start[5] = 2.6  # "no answer" now 2.6 + 3.5 = 6.1, above the span
+    got = tasks.pick_answer(tokens, chars, start, end, "a b c d", framed=True)
+    assert (got.text, got.span, got.reason, got.inside) == ("", None, "no_answer_scores_higher", "b c d")
+    unframed = tasks.pick_answer(tokens, chars, start, end - np.array([0, 0, 0, 0, 0, 3.5]), "a b c d")
+    assert unframed.text == "b c d" and unframed.null_score is None  # a head on passage tokens: the lecture's rule
 
 
 def test_squad_measures() -> None:
@@ -148,7 +167,8 @@ def test_training_learns_and_the_exported_weights_load_back(trainer: Trainer, tm
     fresh = load_partial_weights(reader_from_encoder(trainer.tokenizer.name_or_path), tmp_path / WEIGHTS).eval()
     reader = model_zoo.Reader("tiny-qa", fresh, trainer.tokenizer, torch.device("cpu"))
     assert tasks.read_answer(reader, "where did the man go ?", PASSAGE).text == "bank"
-    assert tasks.read_answer(reader, "who is his money ?", PASSAGE).reason == "end_before_start"
+    none = tasks.read_answer(reader, "who is his money ?", PASSAGE)  # taught: start on the closing [SEP], end on [CLS]
+    assert (none.text, none.reason) == ("", "no_answer_scores_higher")
 
 
 def test_weights_made_for_another_model_are_refused(tiny_reader: Path, tmp_path: Path) -> None:
@@ -169,7 +189,7 @@ def test_a_prefetched_squad2_bert_is_read_from_the_cache(tiny_reader, hub_unreac
     reader = model_zoo.load("bert-base-squad2")
     assert isinstance(reader, model_zoo.Reader) and reader.name == "bert-base-squad2"
     got = tasks.read_answer(reader, "where is the boat ?", PASSAGE)
-    assert got.reason in ("end_before_start", "outside_passage") or got.text in PASSAGE
+    assert got.reason == "no_answer_scores_higher" or got.text in PASSAGE
 
 
 def test_the_score_chart_shades_the_span_and_shows_tokens_as_text() -> None:

@@ -49,6 +49,24 @@ def test_a_shipped_metrics_file_reads_as_its_kind_of_training(card) -> None:  # 
         assert 0 < m.plain_tokens <= m.tokens_seen
 
 
+@pytest.mark.parametrize("name", ["minilm-l6-qa", "smollm2-135m-qa"])
+def test_a_readers_answer_rule_was_chosen_on_development_questions_and_its_scores_are_that_rules(name: str) -> None:
+    """The readers answer by SQuAD 2.0's rule (tasks.pick_answer): chosen over the lecture's on smollm2-135m-qa's
+    development questions, where it lost no unanswerable one; the test scores shown are the rule's, the
+    lecture's rule's kept beside them (the box's `qa_rule` sentence)."""
+    card = model_zoo.get_card(name)
+    raw = json.loads((trained_file(card).parent / "metrics.json").read_text())
+    m = training_of(card)
+    assert isinstance(m, ReaderTraining) and m.by_lecture_rule is not None
+    assert m.by_lecture_rule.exact == raw["by_lecture_rule"]["written_test"]["exact"] != m.written_test.exact
+    chosen = json.loads((trained_file(model_zoo.get_card("smollm2-135m-qa")).parent / "metrics.json").read_text())
+    dev = chosen["rule"]["dev"]
+    for part in ("written_dev", "cloze_dev"):
+        assert dev["squad2"][part]["f1"] >= dev["lecture"][part]["f1"]
+        assert dev["squad2"][part]["answerable_said_none"] <= dev["lecture"][part]["answerable_said_none"]
+    assert dev["squad2"]["cloze_dev"]["unanswerable_said_none"] == dev["lecture"]["cloze_dev"]["unanswerable_said_none"]
+
+
 def test_a_metrics_file_without_what_its_box_shows_is_one_sentence(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     card = model_zoo.get_card("elmo-mini")
     from model_zoo import trained

@@ -515,11 +515,15 @@ class Answer:
     end_scores: np.ndarray
     best_start: int  # the argmax of each curve on its own
     best_end: int
-    reason: str = ""  # without an answer: "end_before_start", or "outside_passage" (a [CLS] or [SEP] won)
+    reason: str = ""  # without an answer: "end_before_start", "outside_passage" (a [CLS] or [SEP] won), or,
+    # for a reader, "no_answer_scores_higher"
+    lecture: str = ""  # the lecture's rule on the best start and end alone: "", or a reason as above
     cut: bool = False  # the passage was longer than the model reads: its end was not scored
     passage: str = ""  # the passage as the model read it
     span: tuple[int, int] | None = None  # the answer's characters in `passage`
     inside: str = ""  # the best span inside the passage, answer or not ("" if the passage has no token)
+    span_score: float = float("-inf")  # that span's start + end score
+    null_score: float | None = None  # a reader's score for "no answer" (pick_answer); None for a head
     framed: bool = (
         False  # `tokens` begin with the reader's [CLS] (or what it reads in its place) and end with its [SEP]
     )
@@ -540,12 +544,29 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 
 def pick_answer(
-    tokens: list[str], chars: Sequence[tuple[int, int] | None], start: np.ndarray, end: np.ndarray, text: str
+    tokens: list[str],
+    chars: Sequence[tuple[int, int] | None],
+    start: np.ndarray,
+    end: np.ndarray,
+    text: str,
+    framed: bool = False,
 ) -> Answer:
-    """The lecture's rule: take the best start and the best end; if the end comes first, there is no
-    answer in this passage. So too, as SQuAD 2.0 models answer, when either points at [CLS] or [SEP]
-    (`chars` None). Otherwise the best span of passage tokens (start <= end, at most
-    MAX_ANSWER_TOKENS long). Without an answer, `inside` still names that best span."""
+    """The best span of passage tokens (start <= end, at most MAX_ANSWER_TOKENS long), and whether to give it.
+
+    Scores of passage tokens alone (the frozen-vector head): the lecture's rule. Take the best start and the
+    best end; if the end comes first, there is no answer in this passage.
+
+    A reader's scores (`framed`: [CLS], or what stands for it, first and the closing [SEP] last; `chars` None
+    there): SQuAD 2.0's rule as BERT's paper reads it (Devlin et al. 2019, section 4.3), which is what such a
+    reader is trained for. Pointing at "no answer" scores the best of the two special tokens' start scores
+    plus the best of their end scores (BERT's SQuAD 2.0 readers point at [CLS] with both; train_qa teaches
+    ContextLab's to start on the closing [SEP] and end on [CLS]); the best span answers where its start + end
+    score is higher. The paper adds a margin tuned on development data; here it is 0, the paper's rule
+    without tuning, which on train_qa's development questions was at least as good as the lecture's rule on
+    every measure (its metrics.json, `rule`). `lecture` keeps what the lecture's rule would have said, so
+    that a page can show where the two part.
+
+    Without an answer, `inside` still names the best span."""
     best_start, best_end = int(start.argmax()), int(end.argmax())
     total = start[:, None] + end[None, :]
     i, j = np.indices(total.shape)
@@ -554,25 +575,38 @@ def pick_answer(
     a, b = (int(k) for k in np.unravel_index(int(total.argmax()), total.shape))
     first, last = chars[a], chars[b]
     inside = "" if first is None or last is None else text[first[0] : last[1]]
-    none = functools.partial(Answer, "", -1, -1, tokens, start, end, best_start, best_end, passage=text, inside=inside)
-    if best_end < best_start:
-        return none("end_before_start")
-    if chars[best_start] is None or chars[best_end] is None:
-        return none("outside_passage")
-    assert first is not None and last is not None
-    return Answer(
-        inside,
-        a,
-        b,
-        tokens,
-        start,
-        end,
-        best_start,
-        best_end,
-        passage=text,
-        span=(first[0], last[1]),
-        inside=inside,
+    lecture = (
+        "end_before_start"
+        if best_end < best_start
+        else "outside_passage"
+        if chars[best_start] is None or chars[best_end] is None
+        else ""
     )
+    span_score = float(total[a, b])
+    null_score = float(start[outside].max() + end[outside].max()) if framed and outside.any() else None
+    given = functools.partial(
+        Answer,
+        tokens=tokens,
+        start_scores=start,
+        end_scores=end,
+        best_start=best_start,
+        best_end=best_end,
+        passage=text,
+        inside=inside,
+        lecture=lecture,
+        span_score=span_score,
+        null_score=null_score,
+        framed=framed,
+    )
+    none = functools.partial(given, "", -1, -1)
+    if first is None or last is None:
+        return none(reason=lecture or "outside_passage")
+    if null_score is not None:
+        if null_score >= span_score:
+            return none(reason="no_answer_scores_higher")
+    elif lecture:
+        return none(reason=lecture)
+    return given(inside, a, b, span=(first[0], last[1]))
 
 
 def answer(head: QAHead, passage: Passage, text: str) -> Answer:
@@ -588,8 +622,8 @@ def read_answer(reader: Reader, question: str, passage: str) -> Answer:
 
 def answer_of(r: Reading) -> Answer:
     """The answer a reader's scores for one (question, passage) give (read_answer, or a shared pass's)."""
-    got = pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage)
-    return dataclasses.replace(got, cut=r.cut, framed=True)
+    got = pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage, framed=True)
+    return dataclasses.replace(got, cut=r.cut)
 
 
 def written_answer(question: str, passage: str) -> str | None:
