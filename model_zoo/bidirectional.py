@@ -254,7 +254,9 @@ class ReadsBothWays(Encoder):
     """A decoder whose every token sees its whole text: no segment ids, the padding mask made
     bidirectional (`bidirectional_mask`), for every forward pass the encoder makes."""
 
-    def _inputs(self, batch: Any) -> dict[str, torch.Tensor]:
+    fine_tune_from_probe = True  # see Encoder.fine_tune_from_probe
+
+    def model_inputs(self, batch: Any) -> dict[str, torch.Tensor]:
         inputs = {k: v.to(self.device) for k, v in batch.items() if k != "token_type_ids"}
         inputs["attention_mask"] = bidirectional_mask(inputs["attention_mask"], self.model.dtype)
         return inputs
@@ -267,7 +269,7 @@ class BidirectionalLM(ReadsBothWays, MaskedLM):
     @torch.inference_mode()
     def logits_of(self, batch: Any, rows: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """Vocabulary logits for the tokens at (rows, positions), read one position earlier: (N, V)."""
-        states = self.fast_base(**self._inputs(batch)).last_hidden_state  # (B, T, D)
+        states = self.fast_base(**self.model_inputs(batch)).last_hidden_state  # (B, T, D)
         picked = states[rows.to(self.device), positions.to(self.device) - 1]  # (N, D)
         logits = self.fast_model.lm_head(picked).float()  # (N, V + 1)
         logits[:, self._never] = -torch.inf

@@ -5,7 +5,9 @@ the figures the buttons' labels quote (assets/timings.json), so that a promise i
 
 Each job runs in a fresh process with an empty CONTEXTLAB_CACHE (the model conversions linked in, so that a
 model loads as it does on a warm server), the model loaded before the clock starts: what a learner waits
-after the click, the first time anyone on the server asks. Run it alone on the machine.
+after the click, the first time anyone on the server asks. As scripts/serve.py, it sets CONTEXTLAB_BF16=auto
+unless set (bf16 products where the CPU has them), and the machine it records says which. Run it alone on
+the machine.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ def run_job(name: str) -> float:
         if (home / "gguf").exists():
             (Path(cache) / "gguf").symlink_to(home / "gguf")
         env = {**os.environ, "CONTEXTLAB_CACHE": cache, "PYTHONPATH": str(ROOT)}
+        env.setdefault("CONTEXTLAB_BF16", "auto")  # as a class's server runs (scripts/serve.py)
         out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     lines = [line for line in out.stdout.splitlines() if line.startswith("SECONDS")]
     if out.returncode or not lines:
@@ -64,7 +67,12 @@ def main() -> None:
     parser.add_argument("--jobs", nargs="+", default=list(JOBS), choices=list(JOBS))
     args = parser.parse_args()
     record = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
-    machine = f"{os.cpu_count()} CPU cores, {platform.machine()}"
+    os.environ.setdefault("CONTEXTLAB_BF16", "auto")  # what run_job's processes get
+    sys.path.insert(0, str(ROOT))
+    from model_zoo.onednn import bf16_wanted
+
+    products = "bf16 products" if bf16_wanted() else "fp32"
+    machine = f"{os.cpu_count()} CPU cores, {platform.machine()}, {products}"
     for name in args.jobs:
         seconds = run_job(name)
         record[name] = {"seconds": round(seconds, 1), "machine": machine, "date": time.strftime("%Y-%m-%d")}

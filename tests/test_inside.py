@@ -34,7 +34,7 @@ def own_logits(model: model_zoo.Encoder, text: str) -> torch.Tensor:
         _, _, logits = model.mask_logits(text)
         return logits[0]
     with torch.inference_mode():
-        return model.model(**model._inputs(model.tokenize(text))).logits[0, -1].float()
+        return model.model(**model.model_inputs(model.tokenize(text))).logits[0, -1].float()
 
 
 @pytest.mark.parametrize(("family", "text"), FAMILIES)

@@ -200,3 +200,37 @@ def test_fine_tuning_a_model_served_in_bf16_trains_every_weight_of_its_copy(tiny
     assert trained and all(v.dtype == torch.float32 for v in trained.values())
     assert all(not torch.equal(v, before[k].float()) for k, v in trained.items()), "a linear layer did not learn"
     assert all(torch.equal(before[k], v) for k, v in lm.base.state_dict().items())
+
+
+def test_fine_tuning_a_decoder_made_a_masked_lm_reads_both_ways_and_starts_from_a_probe(tiny_mntp, monkeypatch) -> None:  # noqa: ANN001
+    """The copy fine-tuned reads each text as the shared model does: a causal pass gave every text the same
+    first vector, and the page's fine-tuned smollm2-135m-mlm scored chance (0.50). Its new layer starts from a
+    probe of those vectors (Encoder.fine_tune_from_probe): on the training texts it already tells them apart."""
+    from model_zoo.bidirectional import BidirectionalLM, load_mntp
+
+    model, tokenizer = load_mntp(*tiny_mntp)
+    lm = BidirectionalLM("tiny-mntp", model, tokenizer, torch.device("cpu"))
+    assert lm.fine_tune_from_probe
+    firsts: list[torch.Tensor] = []
+    starts: list[float] = []
+    train_whole = tasks.train_whole
+
+    def watched(network, features, linear, *rest):  # noqa: ANN001, ANN202
+        with torch.inference_mode():
+            firsts.append(features(data.train[:2]))
+            logits = linear(features(data.train))
+        labels = torch.tensor([data.classes.index(x.label) for x in data.train])
+        starts.append(float((logits.argmax(-1) == labels).float().mean()))
+        return train_whole(network, features, linear, *rest)
+
+    monkeypatch.setattr(tasks, "train_whole", watched)
+    data = Split(
+        [Labelled("a good film , we loved it", "pos"), Labelled("bad", "neg"), Labelled("so good", "pos")] * 4,
+        [Labelled("good film", "pos")],
+    )
+    tasks.fine_tune(lm, data, epochs=1, batch_size=4)
+    (first,) = firsts
+    assert not torch.allclose(first[0], first[1])  # two texts, two first vectors: the whole text was read
+    assert starts == [1.0]  # the probe's layer separates the training texts before any step
+    bert_like = tasks.Encoder.fine_tune_from_probe
+    assert bert_like is False  # BERT's [CLS] keeps the usual random start

@@ -59,7 +59,9 @@ def test_fine_tuning_a_copy_is_compared_with_the_frozen_head() -> None:
     assert not at.exception
     table = next(d.value for d in at.dataframe if "How" in d.value.columns)
     assert list(table["How"]) == ["Frozen vectors + a linear layer on [CLS]", "The whole model fine-tuned (3 epochs)"]
-    assert 0.5 <= table["Held-out accuracy"].iloc[1] <= 1.0
+    # well above chance (0.50): a causal pass of the copy once left smollm2-135m-mlm's fine-tuned [CLS] at chance
+    # (measured after the fix: 0.88, the frozen head 0.90)
+    assert 0.75 <= table["Held-out accuracy"].iloc[1] <= 1.0
 
 
 def test_empty_sentence_gets_a_sentence() -> None:

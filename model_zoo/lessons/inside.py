@@ -144,7 +144,7 @@ def read(model: Encoder, text: str) -> Reading:
         raise MissingCapability(model.name, "the inside view", "it predicts no word (no output head)")
     if at < 0:
         raise EmptyInput("text before the blank")
-    return Reading(model.token_strings(ids.tolist()), model._inputs(batch), at, answered)
+    return Reading(model.token_strings(ids.tolist()), model.model_inputs(batch), at, answered)
 
 
 def _reads_before(model: Encoder) -> bool:
@@ -279,7 +279,7 @@ def answer_passes(model: Encoder, texts: list[str]) -> list[AnswerPass]:
     hooks += [(m, grab("attention"), "post") for m in parts.heads_out] + [(m, grab("mlp"), "post") for m in parts.mlp]
     hooks += [(m, grab("neurons", True), "pre") for m in parts.mlp_down]
     with _hooks(hooks):
-        parts.trunk(**model._inputs(batch))
+        parts.trunk(**model.model_inputs(batch))
     stacked = {name: torch.stack(values, dim=1) for name, values in found.items()}  # (B, L or L + 1, ...)
     return [AnswerPass(*(stacked[name][row] for name in found)) for row in range(len(texts))]
 

@@ -747,7 +747,9 @@ def fine_tune(
     on_progress: Progress | None = None,
     seed: int = 0,
 ) -> FineTuned:
-    """Train a copy of the whole encoder and a linear layer on [CLS] (the shared model is never touched)."""
+    """Train a copy of the whole encoder and a linear layer on [CLS] (the shared model is never touched); the
+    layer starts from a linear probe of the copy's last [CLS] vectors where the model's kind does better so
+    (Encoder.fine_tune_from_probe), else from random weights."""
     torch.manual_seed(seed)
     encoder = copy.deepcopy(model.base)
     trainable_fp32(encoder)  # a class's server multiplies the shared weights in bf16: the copy learns in fp32
@@ -756,8 +758,20 @@ def fine_tune(
     def cls(chosen: list[Labelled]) -> torch.Tensor:  # (B, D)
         pairs = [x.text_b for x in chosen] if chosen[0].text_b is not None else None
         inputs = model.tokenize([x.text for x in chosen], pairs)  # type: ignore[arg-type]
-        return encoder(**{k: v.to(model.device) for k, v in inputs.items()}).last_hidden_state[:, 0]
+        # as the shared model reads: a decoder made a masked LM sees its whole text (a causal pass gives every
+        # text the same first vector)
+        return encoder(**model.model_inputs(inputs)).last_hidden_state[:, 0]
 
+    if model.fine_tune_from_probe and data.train:
+        with torch.inference_mode():
+            x = torch.cat([cls(data.train[k : k + 32]).float().cpu() for k in range(0, len(data.train), 32)])
+        probe = train_head(x.numpy(), [e.label for e in data.train], x.numpy()[:0], [], seed=seed)
+        with torch.no_grad():  # the probe's standardisation folded into the layer: W / std, b - W · mean / std
+            weight = torch.from_numpy(probe.weight / probe.std).float()
+            linear.weight.copy_(weight.to(model.device))
+            linear.bias.copy_(
+                (torch.from_numpy(probe.bias).float() - weight @ torch.from_numpy(probe.mean).float()).to(model.device)
+            )
     groups = [{"params": [*encoder.parameters(), *linear.parameters()], "lr": lr}]
     return train_whole(encoder, cls, linear, groups, data, epochs, batch_size, on_progress, seed)
 

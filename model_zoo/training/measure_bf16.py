@@ -126,7 +126,7 @@ def _measure_causal(precision: str) -> dict[str, Any]:
         logprob, tokens = logprob + factors.total, tokens + len(factors.probabilities)
         batch = model.tokenize(sentence)
         with torch.inference_mode():
-            next_ids.append(model.fast_model(**model._inputs(batch)).logits[0].argmax(-1).tolist())
+            next_ids.append(model.fast_model(**model.model_inputs(batch)).logits[0].argmax(-1).tolist())
     blanks = [generation.left_only_vs_whole(model, text) for text in generation.LESSON_BLANKS]
     lessons = [
         {"left": generation.left_first(rows).candidate, "whole": generation.whole_first(rows).candidate}

@@ -89,7 +89,7 @@ def layer_kl(model: Encoder, parts: Anatomy, lens: TunedLens, texts: Sequence[st
     through `lens`, over the texts' real positions (at most `positions` of them, drawn evenly; 0: all)."""
     batch = model.tokenize(list(texts))
     with torch.no_grad():
-        found = streams(model, model._inputs(batch), parts)  # (L + 1, B, T, D)
+        found = streams(model, model.model_inputs(batch), parts)  # (L + 1, B, T, D)
     where = batch["attention_mask"].bool().reshape(-1).nonzero().squeeze(1).to(found.device)  # real tokens
     if positions and len(where) > positions:
         where = where[torch.linspace(0, len(where) - 1, positions).long()]
@@ -186,7 +186,7 @@ def stream_rows(model: Encoder, parts: Anatomy, texts: Sequence[str], batch: int
     for start in range(0, len(texts), batch):
         tokens = model.tokenize(list(texts[start : start + batch]))
         with torch.no_grad():
-            found = streams(model, model._inputs(tokens), parts)  # (L + 1, B, T, D)
+            found = streams(model, model.model_inputs(tokens), parts)  # (L + 1, B, T, D)
         keep = tokens["attention_mask"].bool().clone().to(found.device)
         keep[:, 0] = False
         yield found[:, keep].float()
