@@ -41,8 +41,7 @@ def order(file: Path) -> tuple[Path, int]:
 
 def readable(path: Path) -> Path | io.BytesIO:
     """`path` itself where it is whole (or missing: its reader says so), else its pieces joined in memory."""
-    parts = pieces(path)
-    return io.BytesIO(b"".join(p.read_bytes() for p in parts)) if len(parts) > 1 else path
+    return io.BytesIO(read_bytes(path)) if len(pieces(path)) > 1 else path
 
 
 def read_bytes(path: Path) -> bytes:

@@ -53,8 +53,7 @@ def run_job(name: str) -> float:
     with tempfile.TemporaryDirectory() as cache:
         if (home / "gguf").exists():
             (Path(cache) / "gguf").symlink_to(home / "gguf")
-        env = {**os.environ, "CONTEXTLAB_CACHE": cache, "PYTHONPATH": str(ROOT)}
-        env.setdefault("CONTEXTLAB_BF16", "auto")  # as a class's server runs (scripts/serve.py)
+        env = {**os.environ, "CONTEXTLAB_CACHE": cache, "PYTHONPATH": str(ROOT)}  # CONTEXTLAB_BF16 as main set it
         out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     lines = [line for line in out.stdout.splitlines() if line.startswith("SECONDS")]
     if out.returncode or not lines:
@@ -67,7 +66,7 @@ def main() -> None:
     parser.add_argument("--jobs", nargs="+", default=list(JOBS), choices=list(JOBS))
     args = parser.parse_args()
     record = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
-    os.environ.setdefault("CONTEXTLAB_BF16", "auto")  # what run_job's processes get
+    os.environ.setdefault("CONTEXTLAB_BF16", "auto")  # as a class's server runs (scripts/serve.py); run_job's too
     sys.path.insert(0, str(ROOT))
     from model_zoo.onednn import bf16_wanted
 

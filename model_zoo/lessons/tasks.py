@@ -195,6 +195,12 @@ class Head:
         e = np.exp(logits - logits.max(-1, keepdims=True))
         return e / e.sum(-1, keepdims=True)
 
+    def folded(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The same logits as one linear layer on raw features: its standardisation folded into the weight and
+        bias (W / std, b - W · mean / std), (classes, D) and (classes,)."""
+        weight = torch.from_numpy(self.weight / self.std).float()
+        return weight, torch.from_numpy(self.bias).float() - weight @ torch.from_numpy(self.mean).float()
+
 
 def train_head(
     x_train: np.ndarray,
@@ -766,12 +772,10 @@ def fine_tune(
         with torch.inference_mode():
             x = torch.cat([cls(data.train[k : k + 32]).float().cpu() for k in range(0, len(data.train), 32)])
         probe = train_head(x.numpy(), [e.label for e in data.train], x.numpy()[:0], [], seed=seed)
-        with torch.no_grad():  # the probe's standardisation folded into the layer: W / std, b - W · mean / std
-            weight = torch.from_numpy(probe.weight / probe.std).float()
+        weight, bias = probe.folded()
+        with torch.no_grad():
             linear.weight.copy_(weight.to(model.device))
-            linear.bias.copy_(
-                (torch.from_numpy(probe.bias).float() - weight @ torch.from_numpy(probe.mean).float()).to(model.device)
-            )
+            linear.bias.copy_(bias.to(model.device))
     groups = [{"params": [*encoder.parameters(), *linear.parameters()], "lr": lr}]
     return train_whole(encoder, cls, linear, groups, data, epochs, batch_size, on_progress, seed)
 

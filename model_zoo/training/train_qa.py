@@ -731,12 +731,13 @@ def adapters_main(args: argparse.Namespace) -> None:
     print(json.dumps({k: metrics[k] for k in ("kept", "dev")}, indent=1), flush=True)
 
 
-def shipped_reader(folder: Path, device: torch.device) -> Any:
-    """The adapters reader in `folder` (its metrics.json names the model and its base), in fp32."""
+def shipped_reader(folder: Path, device: torch.device, name: str | None = None) -> Any:
+    """The adapters reader in `folder`, in fp32: `name` (its base the name without "-qa"), else the one its
+    metrics.json names."""
     from ..bidirectional import BidirectionalReader, load_mntp_reader
     from .train_mntp import causal_dir
 
-    name = json.loads((folder / "metrics.json").read_text())["model"]
+    name = name or json.loads((folder / "metrics.json").read_text())["model"]
     model, tokenizer = load_mntp_reader(causal_dir(), trained_file(get_card(name.removesuffix("-qa"))).parent, folder)
     return BidirectionalReader(name, model, tokenizer, device)
 
@@ -752,7 +753,7 @@ def ship_reader(
         out.mkdir(parents=True, exist_ok=True)
         for name in ("adapter_model.safetensors", "adapter_config.json"):
             shutil.copy(chosen / name, out / name)
-    reader = shipped_reader(out, device)
+    reader = shipped_reader(out, device, metrics["model"])  # out's metrics.json is written below
     metrics["chosen_from"] = [
         {
             "run": Path(d).name,
