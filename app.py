@@ -14,6 +14,7 @@ import streamlit as st
 
 import serving
 from components import classroom_view
+from components.frame import app_frame
 from components.i18n import DEFAULT_LANG, LANGS, t
 from components.road import CLASSROOM, HOME, PLAYGROUND, Lesson, ready_lessons
 from components.url import key_from_url
@@ -80,7 +81,8 @@ def run() -> None:
         # expanded: every lesson stays in view (by default Streamlit folds all but ten under "View more").
         chosen = st.navigation({name: pages for name, pages in sections.items() if pages}, expanded=True)
         class_mode_on(chosen.url_path)
-        chosen.run()
+        with app_frame():
+            chosen.run()
     finally:  # after the first page run, also when it stops or reruns itself; once per server
         serving.warm_up()
 

@@ -1,19 +1,41 @@
-"""Make sure every page runs inside app.py's frame (language switch, navigation)."""
+"""Make sure every page runs inside app.py's frame (language switch, navigation, class mode)."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
+
+_RUN = threading.local()  # a session's script runs in its own thread, one run at a time
+
+
+@contextmanager
+def app_frame() -> Iterator[None]:
+    """app.py runs the page st.navigation chose inside this: the page's own run is then in the frame."""
+    _RUN.inside = True
+    try:
+        yield
+    finally:
+        _RUN.inside = False
 
 
 def ensure_app_frame() -> None:
     """Rerun through app.py when Streamlit ran a page file directly.
 
-    With a `pages/` folder beside app.py, a fresh server runs the first request for a deep
-    link (/playground?text=...) in Streamlit's legacy folder mode, without app.py, until
-    some session has called st.navigation. A shared link must open the real app, so the
-    first such run switches the server to st.navigation and reruns; the URL is kept.
+    With a `pages/` folder beside app.py, a fresh server runs the first requests for deep
+    links (/playground?text=...) in Streamlit's legacy folder mode, without app.py, until
+    some session has called st.navigation. A shared link must open the real app, so such a
+    run switches the server to st.navigation and reruns; the URL is kept.
+
+    Whether this run is in the frame is read off the run itself, not off Streamlit's
+    server-wide switch: when a class arrives at once, a run that began in folder mode can
+    find the switch already turned by another session's run, and must rerun all the same
+    (it went on without app.py, whose `import pandas` it then lacked: a figure built while
+    another session was still importing pandas failed, tests/test_browser.py).
     """
-    if PagesManager.uses_pages_directory:
+    if not getattr(_RUN, "inside", False):
         PagesManager.uses_pages_directory = False
         st.rerun()

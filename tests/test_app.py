@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import model_zoo
-from tests.conftest import ROOT, all_text, app, open_page, shown
+from tests.conftest import ROOT, TIMEOUT, all_text, app, open_page, shown
 
 
 @pytest.mark.parametrize("page", [None, "pages/senses.py"])
@@ -93,6 +93,32 @@ def test_language_switch_changes_the_page() -> None:
     assert not at.exception
     assert at.title[0].value.startswith("ContextLab：")
     assert "需要下载" in " ".join(at.dataframe[0].value["状态"])
+
+
+# A page file as Streamlit's folder mode runs it: without app.py, after another session's run already
+# turned the server to st.navigation (PagesManager's switch is False, as the autouse fixture leaves it).
+PAGE_RUN_DIRECTLY = """
+import streamlit as st
+
+from components.frame import app_frame, ensure_app_frame
+
+st.session_state.runs = st.session_state.get("runs", 0) + 1
+if st.session_state.runs == 1:
+    ensure_app_frame()
+    st.write("went on without the frame")
+with app_frame():
+    ensure_app_frame()  # inside app.py's frame: the page goes on
+st.write(f"runs: {st.session_state.runs}")
+"""
+
+
+def test_a_page_run_without_app_py_reruns_even_after_another_session_left_folder_mode() -> None:
+    """A class opening deep links on a fresh server: a run that began in folder mode reran through app.py only
+    while the server-wide switch was still on, so a page whose switch another session had just turned went on
+    without the app's frame (no language switch; a figure met a half-imported pandas)."""
+    at = AppTest.from_string(PAGE_RUN_DIRECTLY, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert "runs: 2" in all_text(at) and "went on without the frame" not in all_text(at)
 
 
 @pytest.mark.slow

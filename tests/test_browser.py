@@ -613,6 +613,7 @@ def test_several_pages_opened_at_once_on_a_fresh_server(browser) -> None:
                 assert tab.exceptions() == 0, (name, tab.exception_text())
                 assert tab.h1(), name
                 assert tab.page.locator('[data-testid="stAlertContentError"]').count() == 0, name
+                assert tab.page.get_by_text("Language · 语言").count() == 1, name  # inside app.py's frame
                 assert tab.blocked == [], name
         finally:
             for tab in tabs:
