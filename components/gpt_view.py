@@ -163,7 +163,7 @@ def render_blank_left(masked_name: str, candidates: list[Candidate]) -> BlankSlo
     shares: render_blank) fill the slots as they come."""
     left, right = st.columns([3, 2])
     slots = BlankSlots(left.empty(), right.empty(), st.empty())
-    slots.table.dataframe(blank_table(candidates, masked_name), hide_index=True, width="stretch")
+    slots.table.dataframe(blank_table(candidates, masked_name), hide_index=True, width="stretch", placeholder="—")
     slots.finding.caption(t("gpt.blank_scoring", n=len(candidates)))
     return slots
 
@@ -178,7 +178,7 @@ def render_blank(
     slots: BlankSlots, model_name: str, masked_name: str, rows: list[Rescored], masked_lm: list[tuple[str, float]]
 ) -> None:
     """The candidates ranked from the left alone and with the whole sentence, and what each reading picked."""
-    slots.table.dataframe(blank_table(list(rows), masked_name), hide_index=True, width="stretch")
+    slots.table.dataframe(blank_table(list(rows), masked_name), hide_index=True, width="stretch", placeholder="—")
     slots.finding.write(
         t(
             "gpt.blank_finding",
@@ -195,9 +195,10 @@ def render_factors(model_name: str, factors: Factors) -> None:
     """One bar per next-token factor, and their product as the sentence's probability."""
     bars = [(f"{i + 1}. {token}", p) for i, (token, p) in enumerate(zip(factors.tokens, factors.probabilities))]
     st.plotly_chart(build_score_bars(bars, t_plain("gpt.product_chart", name=model_name)), key="factors")
-    st.latex(
-        r"P(w_1 \dots w_n) = \prod_{t=1}^{n} P(w_t \mid \langle s \rangle, w_1 \dots w_{t-1})"
-        + rf" = e^{{{factors.total:.1f}}} \approx {factors.probability:.1e}"
+    mantissa, exponent = f"{factors.probability:.1e}".split("e")  # 7.9e-34 typeset as 7.9 × 10⁻³⁴
+    st.latex(  # two lines, so that the number stays on a phone's screen
+        r"\begin{aligned} P(w_1 \dots w_n) &= \prod_{t=1}^{n} P(w_t \mid \langle s \rangle, w_1 \dots w_{t-1}) \\"
+        + rf" &= e^{{{factors.total:.1f}}} \approx {mantissa} \times 10^{{{int(exponent)}}} \end{{aligned}}"
     )
     st.caption(t("gpt.product_caption", start=factors.start, n=len(factors.tokens)))
 

@@ -158,7 +158,7 @@ def render_race(race: Race) -> None:
 
 def render_rollout(tokens: Sequence[str], rollout: Rollout, model_name: str) -> None:
     """The rollout as a matrix over the sentence's tokens, and how much each position draws on itself."""
-    ticks = [f"{i}:{tok}" for i, tok in enumerate(tokens)]
+    ticks = [f"{i}:{readable(tok)}" for i, tok in enumerate(tokens)]
     st.plotly_chart(
         build_matrix(
             rollout.rolled,
@@ -196,7 +196,7 @@ def render_pair_losses(pairs: Sequence[PairLoss], model_name: str) -> None:
         hide_index=True,
         width="stretch",
     )
-    st.caption(t("mlm.both_masked", tokens=" ".join(pairs[0].tokens)))
+    st.caption(t("mlm.both_masked", tokens=" ".join(readable(tok) for tok in pairs[0].tokens)))
     if pairs[0].nsp is None:
         st.caption(t("mlm.both_no_nsp", name=model_name))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
@@ -136,6 +137,24 @@ def select_name(
     return name if ready(name) else with_fallback(name, get).name
 
 
+_MACHINE = re.compile(
+    r"(?P<n>\d+) CPU (?P<unit>cores|threads), (?P<arch>[\w-]+)(?:, (?P<products>bf16 products|fp32))?"
+)
+
+
+def machine_words(machine: str) -> str:
+    """The machine a measurement names (scripts/time_buttons.py's "2 CPU cores, x86_64, bf16 products", a
+    shipped race's "2 CPU threads, x86_64") in the page's language; another wording as it was recorded."""
+    found = _MACHINE.fullmatch(machine)
+    if found is None:
+        return machine
+    words = t_plain(f"timing.machine_{found['unit']}", n=found["n"], arch=found["arch"])
+    if found["products"] is None:
+        return words
+    products = t_plain("timing.products_" + found["products"].split()[0])  # bf16 products, fp32
+    return t_plain("timing.machine_with", machine=words, products=products)
+
+
 def timed_label(label: str, measured: tuple[float, str] | None) -> str:
     """A train-on-click button's label with the time its work took when measured (scripts/time_buttons.py):
     a promise of time is a measurement, or is not made."""
@@ -147,7 +166,7 @@ def timed_label(label: str, measured: tuple[float, str] | None) -> str:
         if seconds < 90
         else t_plain("timing.minutes", n=f"{seconds / 60:.0f}")
     )
-    return t("timing.label", label=Markdown(label), took=took, machine=machine)
+    return t("timing.label", label=Markdown(label), took=took, machine=machine_words(machine))
 
 
 def with_bar(text: str, work: Callable[[Callable[[float], object]], T]) -> T | None:

@@ -156,7 +156,7 @@ def render_numbers(results: Results, tasks: list[str]) -> None:
     st.header(t("probing.table_title"))
     if results:
         rows = [_row(name, task, per_task[task]) for name, per_task in results.items() for task in tasks]
-        st.dataframe(rows, hide_index=True, width="stretch", column_config=number_columns())
+        st.dataframe(rows, hide_index=True, width="stretch", column_config=number_columns(), placeholder="—")
         st.caption(t("probing.table_caption"))
 
 

@@ -203,6 +203,23 @@ class Encoder:
         segments = batch.get("token_type_ids")
         return self.token_strings(ids.tolist()), (segments[0].tolist() if segments is not None else [0] * len(ids))
 
+    def read_texts(self, text: str, text_pair: str | None = None) -> tuple[list[str], list[int]]:
+        """read_tokens, each token with the text it is part of (0 the first, 1 the second; a special token goes
+        with the text before it): what a diagram colours, also for a model without segment embeddings (a decoder
+        made a masked LM reads "<|endoftext|> question <|endoftext|> passage" with no segment ids at all)."""
+        tokens, segments = self.read_tokens(text, text_pair)
+        if text_pair is None or any(segments):
+            return tokens, segments
+        try:
+            sequence = self.tokenize(text, text_pair).sequence_ids(0)
+        except ValueError:  # a slow (Python) tokenizer does not say which text a token came from
+            return tokens, segments
+        texts, last = [], 0
+        for which in sequence:
+            last = last if which is None else which
+            texts.append(last)
+        return tokens, texts
+
     def encode_many(self, texts: Sequence[str], pairs: Sequence[str | None] | None = None) -> list[Encoding]:
         """Many texts (each with its pair's second text, or None) in padded passes, without attention
         weights: each Encoding is what encode(text, pair, attentions=False) gives alone, to float rounding.

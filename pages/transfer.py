@@ -10,7 +10,7 @@ from components import transfer_view as view
 from components.frame import ensure_app_frame
 from components.guide import Step, begin_path
 from components.i18n import t, t_plain
-from components.notices import render_error, select_name, when_asked
+from components.notices import machine_words, render_error, select_name, when_asked
 from components.quiz import Question, Solved, render_quiz
 from model_zoo.registry import get_card, models_where
 from model_zoo.types import KnownCurve
@@ -38,7 +38,7 @@ def race(name: str) -> None:
             "transfer.training_measured",
             model=name,
             seconds=f"{measured.curve.seconds:.0f}",
-            machine=measured.machine,
+            machine=machine_words(measured.machine),
         )
         if measured is not None
         else t_plain("transfer.training", model=name),
@@ -58,7 +58,7 @@ def race(name: str) -> None:
                     command=measured.command,
                     date=measured.date,
                     seconds=f"{measured.curve.seconds:.0f}",
-                    machine=measured.machine,
+                    machine=machine_words(measured.machine),
                 )
             )
         else:

@@ -82,12 +82,11 @@ def one_class_per_token(model: model_zoo.Encoder) -> None:
     ner_text = st.text_input(
         t("using.token_text"), value=NER_EXAMPLE, key="ner_text", bind="query-params", max_chars=MAX_CHARS
     )
-    try:
-        read = serving.hidden_states(model.name, ner_text)
-        render_task_diagram("token", read.tokens, read.segment_ids.tolist(), "token_diagram")
+    tag_model = serving.tagger_model(model.name)
+    try:  # the tokens the tagger reads, which may be another model's than the page's
+        render_task_diagram("token", *serving.pair_tokens(tag_model, ner_text), "token_diagram")
     except model_zoo.ModelZooError as err:
         render_error(err)
-    tag_model = serving.tagger_model(model.name)
     if tag_model != model.name:
         st.caption(t("using.token_other_model", model=model.name, other=tag_model))
     render_script_note((model.name, tag_model), ner_text, HIDDEN_STATES)

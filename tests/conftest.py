@@ -250,6 +250,14 @@ def all_text(at) -> str:  # noqa: ANN001
     return "\n".join(shown(str(p)) for p in parts)
 
 
+def chart(at, key: str) -> dict:  # noqa: ANN001
+    """The Plotly chart drawn with `key`, as the browser gets it."""
+    import json
+
+    found = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+    return json.loads(found.proto.spec)
+
+
 def light_charts(at) -> dict[str, dict]:  # noqa: ANN001
     """The page's charts drawn by the app's own script (components/light_charts.py), by key, as the browser
     gets them."""

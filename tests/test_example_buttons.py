@@ -13,17 +13,12 @@ import re
 import pytest
 
 from model_zoo.lessons.cloze import NEXT_WORDS_NAMED
-from tests.conftest import all_text, open_page, shown
+from tests.conftest import all_text, chart, open_page, shown
 
 pytestmark = pytest.mark.slow
 
 ENGLISH_ONLY = "learned from English text only"
 MISS = "does not show the lesson's point here"
-
-
-def chart(at, key: str) -> dict:  # noqa: ANN001
-    found = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-    return json.loads(found.proto.spec)
 
 
 def ranked(spec: dict) -> list[str]:

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import numpy as np
 import pytest
 
 import model_zoo
 from model_zoo.lessons.generation import Strategy, generate_steps, left_only_vs_whole
-from tests.conftest import all_text, open_page, shown
+from tests.conftest import all_text, chart, open_page, shown
 
 pytestmark = pytest.mark.slow
-
-
-def chart(at, key: str) -> dict:  # noqa: ANN001
-    found = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-    return json.loads(found.proto.spec)
 
 
 def heatmap(at, key: str) -> np.ndarray:  # noqa: ANN001
@@ -112,6 +108,9 @@ def test_the_product_of_factors_is_the_sentence_probability() -> None:
     bars = chart(at, "factors")["data"][0]
     assert [label.split(". ", 1)[1].strip() for label in reversed(bars["y"])] == ["The", "tide", "went", "out", "."]
     assert all(0 < p <= 1 for p in bars["x"])
+    formula = next(el.value for el in at.latex if r"\prod" in el.value)  # their product, as 7.9 × 10⁻³⁴ (not 7.9e-34)
+    mantissa, exponent = re.search(r"\\approx ([\d.]+) \\times 10\^\{(-?\d+)\}", formula).groups()
+    assert float(mantissa) * 10.0 ** int(exponent) == pytest.approx(float(np.prod(bars["x"])), rel=0.1)
 
 
 def test_the_page_speaks_chinese() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import model_zoo
-from tests.conftest import ROOT, all_text, light_charts, open_page, shown
+from tests.conftest import ROOT, all_text, chart, light_charts, open_page, shown
 
 # Every page file but pages/0_class.py, which only hands a fresh server's first /class visit to app.py
 PAGES = sorted(p.name for p in (ROOT / "pages").glob("*.py") if not p.name[0].isdigit())
@@ -146,6 +146,7 @@ def test_gpt_blank_draws_the_left_candidates_from_their_own_pass(tiny_zoo: Path,
     left = at.dataframe[0].value
     assert len(left) >= 1 and left["Rank, whole sentence"].isna().all()
     assert list(left["Rank, left only"].dropna()) == sorted(left["Rank, left only"].dropna())
+    assert at.dataframe[0].proto.placeholder == "—"  # a score not in (or a word the left did not rank), not "None"
     assert "masked" in charts(at)
     assert "cannot be loaded: a tensor is cut short" in shown(at.info[-1].value)
     assert "scoring the whole sentence" not in all_text(at)
@@ -175,6 +176,34 @@ def test_senses_own_sentence(tiny_zoo: Path) -> None:
     ok(at)
 
 
+def test_using_bert_token_diagram_shows_the_tokens_the_tagger_reads(
+    tiny_zoo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the page's encoder is too big to probe here, the tagger reads another model: its diagram is drawn
+    with that model's tokens (it showed the page model's byte-level pieces under "The tagger reads minilm-l6")."""
+    import serving
+
+    monkeypatch.setattr(serving, "tagger_model", lambda name: "minilm-l6")
+    at = open_page("pages/using_bert.py", ner_text="we sat .")
+    ok(at)
+    labels = [a["text"] for a in chart(at, "token_diagram")["layout"]["annotations"]]
+    assert "sat" in labels and "␣sat" not in labels and "[CLS]" in labels
+    assert "The tagger reads minilm-l6" in all_text(at)
+
+
+def test_using_bert_qa_diagram_dots_start_and_end_with_the_passage_of_a_reader_without_segments(
+    tiny_zoo: Path,
+) -> None:
+    """The default reader (a decoder made a masked LM) has no segment ids: its diagram still tells the passage
+    from the question, and draws the start and end vectors over the passage's tokens (it drew neither)."""
+    at = open_page("pages/using_bert.py")
+    ok(at)
+    spec = chart(at, "qa_diagram")
+    labels = [a["text"] for a in spec["layout"]["annotations"]]
+    assert any("start vector" in label for label in labels) and any("end vector" in label for label in labels)
+    assert any(label.startswith("d") and label[1:].isdigit() for label in labels)  # the passage's tokens, d1 ...
+
+
 def test_using_bert_a_question(tiny_zoo: Path) -> None:
     at = open_page("pages/using_bert.py")
     at.text_input(key="question").input("where did we sit ?").run()
@@ -194,6 +223,9 @@ def test_masked_lm_rollout_reads_the_recipe_sentence(tiny_zoo: Path) -> None:
     at = open_page("pages/masked_lm.py")
     ok(at)
     assert {"rollout", "mask0"} <= charts(at)  # the sections fed by another section's input are drawn too
+    ticks = chart(at, "rollout")["data"][0]["x"]  # the byte-level BPE's Ġ shown as the ␣ the page uses elsewhere
+    assert any("␣" in tick for tick in ticks) and not any("Ġ" in tick for tick in ticks)
+    assert "Your pair as the model read it" in all_text(at) and "Ġ" not in all_text(at)
 
 
 def test_inside_every_view_on_an_encoder_and_a_decoder(tiny_zoo: Path) -> None:

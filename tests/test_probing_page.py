@@ -3,14 +3,12 @@ retraining, and the shipped results against a fresh run."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 import model_zoo
 from model_zoo.lessons import probing
-from tests.conftest import all_text, open_page, shown
+from tests.conftest import all_text, chart, open_page, shown
 
 pytestmark = pytest.mark.slow
 TASK_NAMES = {
@@ -20,11 +18,6 @@ TASK_NAMES = {
     "sense": "Word sense",
     "agreement": "Subject number",
 }
-
-
-def chart(at, key: str) -> dict:  # noqa: ANN001
-    found = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-    return json.loads(found.proto.spec)
 
 
 def bars_of(spec: dict, model: str) -> list[list[float]]:

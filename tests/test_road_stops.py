@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 import model_zoo
-from tests.conftest import all_text, light_lines, open_page
-
-
-def chart(at, key: str) -> dict:  # noqa: ANN001
-    found = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-    return json.loads(found.proto.spec)
+from tests.conftest import all_text, chart, light_lines, open_page
 
 
 # -- the Transformer ----------------------------------------------------------------------------------

@@ -60,6 +60,14 @@ def test_the_button_quotes_the_measurement(tiny_zoo: Path, tmp_path: Path, monke
         unescaped(at.button(key="why_train").label)
         == "Train both (the first time on a server: 51 s on 2 CPU cores, x86_64, measured)"
     )
+    (tmp_path / "timings.json").write_text(  # the machine in the page's language
+        json.dumps(
+            {"why_mask": {"seconds": 27.2, "machine": "2 CPU cores, x86_64, bf16 products", "date": "2026-11-29"}}
+        )
+    )
+    serving.measured.clear()
+    at = open_page("pages/masked_lm.py", lang="zh")
+    assert "在 2 个 CPU 核心（x86_64），bf16 矩阵乘法 上实测 27 秒" in unescaped(at.button(key="why_train").label)
     (tmp_path / "timings.json").write_text("{}")  # not measured: no promise at all
     serving.measured.clear()
     at = open_page("pages/masked_lm.py")
