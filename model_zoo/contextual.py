@@ -195,23 +195,31 @@ class Encoder:
     def read_tokens(self, text: str, text_pair: str | None = None) -> tuple[list[str], list[int]]:
         """The tokens encode(text, text_pair) reads, and their segments (0, or 1 for a pair's second text),
         without running the model: what a diagram of them needs."""
+        return self._read(text, text_pair)[1:]
+
+    def _read(self, text: str, text_pair: str | None) -> tuple[Any, list[str], list[int]]:
+        """The checked texts tokenized (the batch), its tokens and their segments: read_tokens, read_texts."""
         self.check_text(text)
         if text_pair is not None:
             self.check_text(text_pair)
         batch = self.tokenize(text, text_pair)
         ids = batch["input_ids"][0]
         segments = batch.get("token_type_ids")
-        return self.token_strings(ids.tolist()), (segments[0].tolist() if segments is not None else [0] * len(ids))
+        return (
+            batch,
+            self.token_strings(ids.tolist()),
+            (segments[0].tolist() if segments is not None else [0] * len(ids)),
+        )
 
     def read_texts(self, text: str, text_pair: str | None = None) -> tuple[list[str], list[int]]:
         """read_tokens, each token with the text it is part of (0 the first, 1 the second; a special token goes
         with the text before it): what a diagram colours, also for a model without segment embeddings (a decoder
         made a masked LM reads "<|endoftext|> question <|endoftext|> passage" with no segment ids at all)."""
-        tokens, segments = self.read_tokens(text, text_pair)
+        batch, tokens, segments = self._read(text, text_pair)
         if text_pair is None or any(segments):
             return tokens, segments
         try:
-            sequence = self.tokenize(text, text_pair).sequence_ids(0)
+            sequence = batch.sequence_ids(0)
         except ValueError:  # a slow (Python) tokenizer does not say which text a token came from
             return tokens, segments
         texts, last = [], 0

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import model_zoo
-from tests.conftest import ROOT, all_text, open_page, shown
+from tests.conftest import ROOT, all_text, chart, open_page, shown
 
 pytestmark = pytest.mark.slow
 
@@ -19,11 +19,6 @@ def bars(at, key: str) -> list[str]:  # noqa: ANN001
     return [html.unescape(y) for y in reversed(json.loads(chart.proto.spec)["data"][0]["y"])]
 
 
-def chart_spec(at, key: str) -> dict:  # noqa: ANN001
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-    return json.loads(chart.proto.spec)
-
-
 def test_default_page_runs_the_real_bilm_both_ways() -> None:
     at = open_page("pages/elmo.py")
     assert not at.exception
@@ -32,13 +27,13 @@ def test_default_page_runs_the_real_bilm_both_ways() -> None:
     model = model_zoo.load("elmo-mini")
     assert bars(at, "forward")[:3] == [w for w, _ in model.next_words("Let's stick to", 10)][:3]
     assert bars(at, "backward")[:3] == [w for w, _ in model.previous_words("Let's stick to", 10)][:3]
-    assert "Next word after “Let's stick to” (forward LM)" in chart_spec(at, "forward")["layout"]["title"]["text"]
+    assert "Next word after “Let's stick to” (forward LM)" in chart(at, "forward")["layout"]["title"]["text"]
     # the softmax's markers among the bars are said to be markers, each one only where it is drawn
     drawn = set(bars(at, "forward") + bars(at, "backward"))
     (line,) = [c.value for c in at.caption if shown(c.value).startswith("Not words but markers")]
     for mark in ("<S>", "</S>", "<UNK>"):
         assert (f"`{mark}`" in line) == (mark in drawn), (mark, line)  # each a code span, read as is
-    strip = chart_spec(at, "strip")
+    strip = chart(at, "strip")
     assert strip["data"][0]["y"] == ["token (char CNN)", "LSTM-1", "LSTM-2", "ELMo vector (weighted sum)"]
 
 
@@ -85,7 +80,7 @@ def test_a_word_picked_in_one_sentence_is_not_carried_to_another() -> None:
         at.text_input(key="sentence").set_value(sentence).run()
         assert not at.exception, sentence
         assert [k for k in at.session_state if k.startswith("position-")] != [key]  # the old pick is gone
-        title = chart_spec(at, "strip")["layout"]["title"]["text"]
+        title = chart(at, "strip")["layout"]["title"]["text"]
         assert "“&lt;”" in title or "“<”" in title  # the new sentence's first token (no "stick" in it)
 
 
@@ -104,7 +99,7 @@ def test_same_sense_pair_is_closer_than_different_senses_at_lstm1() -> None:
         at = open_page("pages/elmo.py")
         at.button(key=f"pair{pair}").click().run()
         assert not at.exception
-        spec = chart_spec(at, "cosines")["data"][0]
+        spec = chart(at, "cosines")["data"][0]
         cos[pair] = dict(zip(spec["x"], spec["y"]))
         assert cos[pair]["GloVe (one vector per word)"] == 1.0
         assert cos[pair]["token (char CNN)"] == pytest.approx(1.0, abs=1e-5)  # characters only: no context
@@ -143,7 +138,7 @@ def test_a_shared_link_reopens_the_view() -> None:
     )
     assert not at.exception
     assert at.text_input(key="lm_text").value == "The man went to the bank to"
-    assert "“bank” in A and B" in shown(chart_spec(at, "cosines")["layout"]["title"]["text"])
+    assert "“bank” in A and B" in shown(chart(at, "cosines")["layout"]["title"]["text"])
 
 
 def test_page_in_chinese() -> None:
