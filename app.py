@@ -14,7 +14,7 @@ import streamlit as st
 
 import serving
 from components import classroom_view
-from components.frame import app_frame
+from components.frame import app_frame, app_style
 from components.i18n import DEFAULT_LANG, LANGS, t
 from components.road import CLASSROOM, HOME, PLAYGROUND, Lesson, ready_lessons
 from components.url import key_from_url
@@ -65,6 +65,7 @@ def uses_word(sentence: str, word: str) -> bool:
 
 def run() -> None:
     st.set_page_config(page_title="ContextLab", page_icon=str(FAVICON), layout="wide")
+    app_style()
     # ?lang= is kept by hand rather than bound: a bound segmented control would put its
     # label (简体中文) in the URL, and a shared link should read ?lang=zh.
     if "lang" not in st.session_state:  # another language than the two is said in one sentence

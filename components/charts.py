@@ -23,6 +23,22 @@ def _texts(texts: list[str]) -> list[str]:
     return [_text(s) for s in texts]
 
 
+TITLE_CHARS = 40  # a chart's title wraps after this many characters: plotly draws a title on one line, cut at
+# the chart's edge, and a phone's chart (358 px) holds about 44 characters of its 17 px title
+TITLE_LINE = 22  # px each further line of a title takes, added to the chart's top margin and height
+
+
+def title_lines(title: str) -> list[str]:
+    """`title` in lines of at most TITLE_CHARS characters, broken only at spaces (a longer word keeps its line)."""
+    return textwrap.wrap(title, TITLE_CHARS, break_long_words=False, break_on_hyphens=False) or [""]
+
+
+def chart_title(title: str) -> tuple[str, int]:
+    """A chart's title as plotly draws it (wrapped, each line as written) and the px its further lines take."""
+    lines = title_lines(title)
+    return "<br>".join(_texts(lines)), TITLE_LINE * (len(lines) - 1)
+
+
 def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: bool = True) -> go.Figure:
     """Horizontal bars of (label, score), the highest on top: probabilities or cosine similarities.
 
@@ -32,10 +48,11 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
     scores = [s for _, s in pairs]
     text = [f"{s:.1%}" if percent else f"{s:.3f}" for s in scores]
     bars = {"type": "bar", "x": scores[::-1], "y": labels[::-1], "orientation": "h", "text": text[::-1]}
+    heading, extra = chart_title(title)
     layout = {
-        "title": {"text": _text(title)},
-        "height": max(220, 34 * len(pairs) + 80),
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "title": {"text": heading},
+        "height": max(220, 34 * len(pairs) + 80) + extra,
+        "margin": {"l": 10, "r": 10, "t": 40 + extra, "b": 10},
         "xaxis": {
             "tickformat": ".0%" if percent else ".2f",
             "range": [min(scores + [0.0]) * 1.15, max(scores + [0.01]) * 1.15],  # scores such as q·k can be negative
@@ -74,10 +91,11 @@ def build_layer_cosines(cosines: dict[str, float], title: str = "") -> go.Figure
     labels = _texts(list(cosines))
     values = list(cosines.values())
     bars = {"type": "bar", "x": labels, "y": values, "text": [f"{v:.2f}" for v in values], "textposition": "outside"}
+    heading, extra = chart_title(title)
     layout = {
-        "title": {"text": _text(title)},
-        "height": 320,
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "title": {"text": heading},
+        "height": 320 + extra,
+        "margin": {"l": 10, "r": 10, "t": 40 + extra, "b": 10},
         "yaxis": {"range": [min(0.0, *values) * 1.1, 1.1], "title": {"text": "cos"}},
     }
     return go.Figure({"data": [bars], "layout": layout})
@@ -107,10 +125,11 @@ def build_matrix(
             hovertemplate=hover + "<extra></extra>",
         )
     )
+    heading, extra = chart_title(title)
     fig.update_layout(
-        title=_text(title),
-        height=height or max(260, 26 * len(rows) + 140),
-        margin=dict(l=10, r=10, t=40, b=10),
+        title=heading,
+        height=(height or max(260, 26 * len(rows) + 140)) + extra,
+        margin=dict(l=10, r=10, t=40 + extra, b=10),
         yaxis=dict(autorange="reversed", type="category"),
         xaxis=dict(type="category"),
     )
@@ -302,10 +321,11 @@ def build_word_map(
                 hovertemplate="%{text}<br>" + _text(group) + "<extra></extra>",
             )
         )
-    fig.update_layout(
-        title={"text": _text(title), "y": 1 - 46 / MAP_HEIGHT, "yanchor": "middle"},  # under the toolbar on a phone
-        height=MAP_HEIGHT,
-        margin=dict(l=10, r=10, t=64, b=10),
+    heading, extra = chart_title(title)
+    fig.update_layout(  # the title's first line under the toolbar on a phone
+        title={"text": heading, "y": 1 - 36 / (MAP_HEIGHT + extra), "yanchor": "top"},
+        height=MAP_HEIGHT + extra,
+        margin=dict(l=10, r=10, t=64 + extra, b=10),
         legend=dict(orientation="h"),
     )
     fig.update_xaxes(showticklabels=axes is not None, zeroline=False, range=x_range)
@@ -327,7 +347,6 @@ def _depth(layers: int) -> list[float]:
 
 
 PANEL_TITLE_SIZE = 12  # px: five panels' titles side by side on a phone
-TITLE_CHARS = 40  # a probing chart's title wraps after this many characters: it fits a phone's width
 
 
 def panel_title(name: str) -> list[str]:
@@ -347,7 +366,7 @@ def _probe_panels(tasks: list[str], title: str, rows: list[str] | None = None) -
 
     n = len(rows) if rows else 1
     # lines of at most TITLE_CHARS characters, broken only at spaces (a longer word keeps its line)
-    heading = textwrap.wrap(title, TITLE_CHARS, break_long_words=False, break_on_hyphens=False)
+    heading = title_lines(title)
     fig = make_subplots(
         rows=n,
         cols=len(tasks),
@@ -359,7 +378,7 @@ def _probe_panels(tasks: list[str], title: str, rows: list[str] | None = None) -
     )
     for note in fig.layout.annotations[: len(tasks)]:
         note.font = {"size": PANEL_TITLE_SIZE}
-    extra = 18 * (len(heading) - 1)  # px for each further line of the title
+    extra = TITLE_LINE * (len(heading) - 1)
     height = 160 + 190 * n + extra
     fig.update_layout(
         title={"text": "<br>".join(_texts(heading)), "y": 1 - 24 / height, "yanchor": "top"},
@@ -549,18 +568,23 @@ def build_span_curves(
         )
         legend_only = {"type": "bar", "x": [None], "y": [None], "name": _text(names[2]), "marker": {"color": shade}}
         data.append(legend_only)
+    heading, extra = chart_title(title)
     layout = {
-        "title": {"text": _text(title)},
-        "height": 380,
+        "title": {"text": heading},
+        "height": 380 + extra,
         "barmode": "group",
         "bargap": 0.15,
-        "margin": {"l": 10, "r": 10, "t": 70, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 70 + extra, "b": 10},
         "xaxis": {"tickmode": "array", "tickvals": x, "ticktext": labels, "tickangle": -90, "tickfont": {"size": 10}},
         "yaxis": {"tickformat": ".0%", "rangemode": "tozero"},
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "shapes": shapes,
     }
     return go.Figure({"data": data, "layout": layout})
+
+
+PHONE_CHART_PX = 350  # a full-width chart's plot on a phone (390 px): what a diagram's token boxes must fit
+TOKEN_CHAR_PX = 5.6  # px a character of a token takes at plotly's 11 px (measured in Chromium: 5.0-5.5)
 
 
 def build_task_diagram(
@@ -596,8 +620,11 @@ def build_task_diagram(
     def line(x0: float, y0: float, x1: float, y1: float, colour: str = "#555") -> None:
         shapes.append({"type": "line", "x0": x0, "x1": x1, "y0": y0, "y1": y1, "line": {"color": colour, "width": 1.5}})
 
+    size = 11 if n <= 10 else 9  # px of a token's text: a question and its passage have many
+    fit = max(2, int(0.9 * PHONE_CHART_PX / (n + 0.2) / (TOKEN_CHAR_PX * size / 11)))  # characters a box holds
     for i, (token, segment, position) in enumerate(zip(tokens, segments, positions)):
-        box(i - 0.45, i + 0.45, 0.0, 0.6, "#dbeafe" if segment == 0 else "#dcfce7", token, 11)
+        shown = token if len(token) <= fit else token[: fit - 1] + "…"
+        box(i - 0.45, i + 0.45, 0.0, 0.6, "#dbeafe" if segment == 0 else "#dcfce7", shown, size)
         line(i, 0.6, i, 1.0)
         line(i, 2.0, i, 2.4)
         name = (
@@ -607,7 +634,7 @@ def build_task_diagram(
             if position == 0
             else f"{'d' if kind == 'qa' and segment else 'T'}{position}"
         )
-        box(i - 0.3, i + 0.3, 2.4, 3.0, "#fef9c3", name, 11)
+        box(i - 0.3, i + 0.3, 2.4, 3.0, "#fef9c3", name, size)
     box(-0.5, n - 0.5, 1.0, 2.0, "#e5e7eb", labels["bert"], 16)
     if kind in ("sentence", "pair"):
         line(0, 3.0, 0, 3.5)
@@ -619,23 +646,22 @@ def build_task_diagram(
             line(i, 3.0, (n - 1) / 2, 3.5)
         box((n - 1) / 2 - 1.5, (n - 1) / 2 + 1.5, 3.5, 4.1, "#fde68a", labels["linear"])
         notes.append({"x": (n - 1) / 2, "y": 4.45, "text": _text(labels["class"]), "showarrow": False})
-    elif kind == "token":
-        for i, token in enumerate(tokens):
-            if token not in specials:
-                line(i, 3.0, i, 3.5)
-                box(i - 0.4, i + 0.4, 3.5, 4.1, "#fde68a", labels["linear"], 10)
-                notes.append(
-                    {"x": i, "y": 4.45, "text": _text(labels["tag"]), "showarrow": False, "font": {"size": 11}}
-                )
+    elif kind == "token":  # one layer, drawn once across the words, applied to each word's vector on its own
+        words = [i for i, token in enumerate(tokens) if token not in specials]
+        for i in words:
+            line(i, 3.0, i, 3.5)
+            line(i, 4.1, i, 4.25)
+            notes.append({"x": i, "y": 4.45, "text": _text(labels["tag"]), "showarrow": False, "font": {"size": 11}})
+        if words:
+            box(words[0] - 0.4, words[-1] + 0.4, 3.5, 4.1, "#fde68a", labels["linear"])
     else:  # qa: the passage's tokens are segment B
         passage = [i for i, (tok, seg) in enumerate(zip(tokens, segments)) if seg == 1 and tok not in specials]
-        if passage:
-            left, right = passage[0] - 0.45, passage[-1] + 0.45
+        if passage:  # the two vectors' boxes span the diagram (their words fit a phone); lines from the passage
             for i in passage:
                 line(i, 3.0, i - 0.12, 3.5, "#d62728")
                 line(i, 3.0, i + 0.12, 4.3, "#1f77b4")
-            box(left, right, 3.5, 4.0, "#fecaca", labels["start"], 11)
-            box(left, right, 4.3, 4.8, "#bfdbfe", labels["end"], 11)
+            box(-0.45, n - 0.55, 3.5, 4.0, "#fecaca", labels["start"], 11)
+            box(-0.45, n - 0.55, 4.3, 4.8, "#bfdbfe", labels["end"], 11)
     layout = {
         "height": 280,
         "margin": {"l": 5, "r": 5, "t": 5, "b": 5},
@@ -673,10 +699,11 @@ def build_lines(
     for label, value in baselines.items():
         grey = dict(dash="dash", color="#7f7f7f")
         fig.add_trace(go.Scatter(x=[x[0], x[-1]], y=[value, value], mode="lines", name=_text(label), line=grey))
+    heading, extra = chart_title(title)
     fig.update_layout(
-        title=_text(title),
-        height=320,
-        margin=dict(l=10, r=10, t=50, b=10),
+        title=heading,
+        height=320 + extra,
+        margin=dict(l=10, r=10, t=50 + extra, b=10),
         xaxis_title=_text(x_title),
         legend=dict(orientation="h", y=-0.25),
     )
@@ -718,11 +745,12 @@ def build_axes_map(
                 hovertemplate="%{hovertext}<extra></extra>",
             )
         )
-    height = 480
-    fig.update_layout(
-        title={"text": _text(title), "y": 1 - 46 / height, "yanchor": "middle"},  # under the toolbar on a phone
+    heading, extra = chart_title(title)
+    height = 480 + extra
+    fig.update_layout(  # the title's first line under the toolbar on a phone
+        title={"text": heading, "y": 1 - 36 / height, "yanchor": "top"},
         height=height,
-        margin=dict(l=10, r=10, t=64, b=10),
+        margin=dict(l=10, r=10, t=64 + extra, b=10),
         xaxis_title=_text(axes[0]),
         yaxis_title=_text(axes[1]),
         legend=dict(orientation="h", y=-0.2),

@@ -9,6 +9,16 @@ from contextlib import contextmanager
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
+# On a phone (Streamlit stacks columns under 640 px), where nothing hovers, toolbars are shown at all times:
+# plotly's would lie over a chart's title (the charts' PNG stays a camera click away on a wider screen), and a
+# table's (download, search, full screen), drawn above the table, over the line before it: a table gets room.
+STYLE = (
+    "<style>@media (max-width: 640px) {"
+    " .js-plotly-plot .modebar-container { display: none !important; }"
+    " [data-testid='stElementContainer']:has([data-testid='stDataFrame']) { margin-top: 2rem; }"
+    "}</style>"
+)
+
 _RUN = threading.local()  # a session's script runs in its own thread, one run at a time
 
 
@@ -20,6 +30,11 @@ def app_frame() -> Iterator[None]:
         yield
     finally:
         _RUN.inside = False
+
+
+def app_style() -> None:
+    """The app's own CSS, on every page (a style alone takes no room on the page)."""
+    st.html(STYLE)
 
 
 def ensure_app_frame() -> None:

@@ -163,9 +163,15 @@ def render_blank_left(masked_name: str, candidates: list[Candidate]) -> BlankSlo
     shares: render_blank) fill the slots as they come."""
     left, right = st.columns([3, 2])
     slots = BlankSlots(left.empty(), right.empty(), st.empty())
-    slots.table.dataframe(blank_table(candidates, masked_name), hide_index=True, width="stretch", placeholder="—")
+    show_blank_table(slots, candidates, masked_name)
     slots.finding.caption(t("gpt.blank_scoring", n=len(candidates)))
     return slots
+
+
+def show_blank_table(slots: BlankSlots, rows: list[Candidate], masked_name: str) -> None:
+    """The blank's table in its slot: the left context's candidates first, then each with its whole-sentence
+    score (a cell with no figure yet or none at all reads —)."""
+    slots.table.dataframe(blank_table(rows, masked_name), hide_index=True, width="stretch", placeholder="—")
 
 
 def render_blank_masked(slots: BlankSlots, masked_name: str, masked_lm: list[tuple[str, float]]) -> None:
@@ -178,7 +184,7 @@ def render_blank(
     slots: BlankSlots, model_name: str, masked_name: str, rows: list[Rescored], masked_lm: list[tuple[str, float]]
 ) -> None:
     """The candidates ranked from the left alone and with the whole sentence, and what each reading picked."""
-    slots.table.dataframe(blank_table(list(rows), masked_name), hide_index=True, width="stretch", placeholder="—")
+    show_blank_table(slots, list(rows), masked_name)
     slots.finding.write(
         t(
             "gpt.blank_finding",
@@ -214,7 +220,8 @@ def render_sizes(sizes: list[Size]) -> None:
                 t_plain("gpt.col_heads"): s.heads,
                 t_plain("gpt.col_context"): s.context,
                 t_plain("gpt.col_vocab"): s.vocab,
-                t_plain("gpt.col_params"): f"{s.parameters / 1e6:,.0f}M",
+                t_plain("gpt.col_params"): s.short,  # as the quiz below names them: 124M, 1.56B, 175B
+                t_plain("gpt.col_count"): f"{s.parameters:,}",
             }
             for s in sizes
         ],

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from components.charts import _text, _texts, build_matrix, build_score_bars
+from components.charts import _text, _texts, build_matrix, build_score_bars, chart_title
 from components.export import csv_text
 from components.i18n import t, t_plain
 from components.tokens import readable
@@ -50,10 +50,11 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
         "hovertemplate": "%{y} · %{x}: %{text}<br>%{z:.1%}<extra></extra>",
         "colorbar": {"tickformat": ".0%", "thickness": 12},
     }
+    heading, extra = chart_title(title)
     layout = {
-        "title": {"text": _text(title)},
-        "height": 100 + 19 * len(rows),
-        "margin": {"l": 10, "r": 10, "t": 64, "b": 10},  # the title above the rank labels (x axis on top)
+        "title": {"text": heading},
+        "height": 100 + 19 * len(rows) + extra,
+        "margin": {"l": 10, "r": 10, "t": 64 + extra, "b": 10},  # the title above the rank labels (x axis on top)
         "yaxis": {"autorange": "reversed", "type": "category", "title": {"text": _text(t_plain("inside.layer"))}},
         "xaxis": {"type": "category", "side": "top"},
     }
@@ -75,10 +76,11 @@ def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
                 hovertemplate="%{x}: %{y:.2%} (#%{customdata})<extra></extra>",
             )
         )
+    heading, extra = chart_title(t_plain("inside.curve_title", answer=word(answer)))
     fig.update_layout(
-        title=_text(t_plain("inside.curve_title", answer=word(answer))),
-        height=300,
-        margin=dict(l=10, r=10, t=40, b=10),
+        title=heading,
+        height=300 + extra,
+        margin=dict(l=10, r=10, t=40 + extra, b=10),
         yaxis=dict(
             type="log",
             range=[-9.2, 0.1],
@@ -115,10 +117,11 @@ def build_kl_curve(logit_bits: Sequence[float], tuned_bits: Sequence[float]) -> 
     lines = ((t_plain("inside.logit_lens"), logit_bits), (t_plain("inside.tuned_lens"), tuned_bits))
     for colour, (label, ys) in zip(COLOURS, lines):
         fig.add_trace(go.Scatter(x=x, y=list(ys), mode="lines+markers", name=_text(label), line={"color": colour}))
+    heading, extra = chart_title(t_plain("inside.kl_title"))
     fig.update_layout(
-        title=_text(t_plain("inside.kl_title")),
-        height=280,
-        margin=dict(l=10, r=10, t=40, b=10),
+        title=heading,
+        height=280 + extra,
+        margin=dict(l=10, r=10, t=40 + extra, b=10),
         yaxis=dict(title=_text(t_plain("inside.kl_axis")), type="log"),  # the last layer's 0 has no point on it
         xaxis=dict(type="category", title=_text(t_plain("inside.layer"))),
         legend=dict(orientation="h", y=-0.3),
@@ -146,12 +149,13 @@ def build_block_sizes(path: BlockPath) -> go.Figure:
         "textposition": "outside",
         "marker": {"color": ["#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c"]},
     }
+    heading, extra = chart_title(
+        t_plain("inside.sizes_title", layer=path.layer + 1, token=readable(path.tokens[path.token]))
+    )
     layout = {
-        "title": {
-            "text": _text(t_plain("inside.sizes_title", layer=path.layer + 1, token=readable(path.tokens[path.token])))
-        },
-        "height": 320,
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "title": {"text": heading},
+        "height": 320 + extra,
+        "margin": {"l": 10, "r": 10, "t": 40 + extra, "b": 10},
         "yaxis": {"title": {"text": _text(t_plain("inside.norm"))}, "range": [0, max(norms) * 1.25]},
     }
     return go.Figure({"data": [bars], "layout": layout})

@@ -9,7 +9,16 @@ from model_zoo import Availability, ModelCard
 
 from .i18n import t
 
-STATUS_ICON = {"installed": "✅", "cached": "💾", "needs download": "⬇️", "coming": "🕒", "missing": "❌"}
+STATUS_ICON = {"installed": "✅", "cached": "💾", "needs download": "⬇️", "coming": "🕒", "missing": "❌"}  # in a table
+# The same in Markdown, as Streamlit's icon font (served by the app itself): an emoji needs an emoji font, which
+# a browser may lack (Debian's Chromium without fonts-noto-color-emoji draws ✅ as an empty box)
+STATUS_MARK = {
+    "installed": ":material/check_circle:",
+    "cached": ":material/save:",
+    "needs download": ":material/download:",
+    "coming": ":material/schedule:",
+    "missing": ":material/cancel:",
+}
 
 
 def status_key(status: str) -> str:

@@ -8,7 +8,7 @@ import streamlit as st
 from model_zoo import Availability, ModelCard
 
 from .i18n import t
-from .models_panel import STATUS_ICON
+from .models_panel import STATUS_MARK
 from .road import PLAYGROUND, ROAD, Stop
 
 
@@ -33,7 +33,7 @@ def render_stop(number: int, stop: Stop, cards: list[ModelCard], states: dict[st
         st.markdown(f"*{t(f'road.{stop.key}.limit')}*")
         models = _models_of(stop, cards)
         if models:
-            st.caption(" · ".join(f"{STATUS_ICON[states[c.name].status]} `{c.name}`" for c in models))
+            st.caption(" · ".join(f"{STATUS_MARK[states[c.name].status]} `{c.name}`" for c in models))
         demo = pick_demo_model(models, states)
         if demo is not None:
             st.page_link(
@@ -52,18 +52,28 @@ def render_stop(number: int, stop: Stop, cards: list[ModelCard], states: dict[st
                 st.caption(f":material/schedule: {title} · {t('road.coming')}")
 
 
-# Page links cut their label to one line; in the map's narrow columns a lesson's name must wrap.
+# Page links cut their label to one line; in the map's narrow columns a lesson's name must wrap. The arrow
+# between two stops points right while they stand side by side, and down where a phone stacks the columns
+# (Streamlit does under 640 px).
 _WRAP_LINKS = (
     "<style>[data-testid='stPageLink'] * {white-space: normal !important; overflow: visible !important; "
-    "text-overflow: clip !important; max-width: 100% !important; height: auto !important;}</style>"
+    "text-overflow: clip !important; max-width: 100% !important; height: auto !important;}"
+    " .road-arrow {font-size: 2rem; line-height: 1; text-align: center;}"
+    " .road-arrow .down {display: none;}"
+    " .road-arrow.between {display: none;}"
+    " @media (max-width: 640px) { .road-arrow .right {display: none;} .road-arrow .down, .road-arrow.between"
+    " {display: block;} }"
+    "</style>"
 )
+ARROW = '<div class="road-arrow" aria-hidden="true"><span class="right">→</span><span class="down">↓</span></div>'
+ROW_ARROW = '<div class="road-arrow between" aria-hidden="true">↓</div>'  # a row's last stop to the next row's first
 
 
 PER_ROW = 4  # stops side by side: seven in one row would squeeze each into a sliver on a projector
 
 
 def render_road(cards: list[ModelCard], states: dict[str, Availability]) -> None:
-    """The stops in rows of PER_ROW, numbered in order, an arrow between neighbours in a row."""
+    """The stops in rows of PER_ROW, numbered in order, an arrow from each stop to the next."""
     st.html(_WRAP_LINKS)
     widths: list[float] = []
     for i in range(PER_ROW):
@@ -74,4 +84,7 @@ def render_road(cards: list[ModelCard], states: dict[str, Availability]) -> None
             with columns[2 * i]:
                 render_stop(start + i + 1, stop, cards, states)
             if i < PER_ROW - 1 and start + i < len(ROAD) - 1:
-                columns[2 * i + 1].markdown("## →")
+                with columns[2 * i + 1]:
+                    st.html(ARROW)
+        if start + PER_ROW < len(ROAD):
+            st.html(ROW_ARROW)

@@ -8,7 +8,7 @@ from components.charts import build_score_bars, build_similarity_heatmap
 from components.elmo_view import render_both_ways, render_markers
 from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
-from components.models_panel import STATUS_ICON
+from components.models_panel import STATUS_MARK
 from components.notices import render_error, render_script_note, with_fallback
 from components.tokens import render_tokens
 from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
@@ -97,7 +97,7 @@ def run() -> None:
         model = with_fallback(name, serving.model_or_fallback)
     card = model_zoo.get_card(model.name)
     st.caption(
-        f"{STATUS_ICON[states[card.name].status]} "
+        f"{STATUS_MARK[states[card.name].status]} "
         + t("playground.using", name=card.name, kind=t(f"kind.{card.kind}"), source=card.source)
     )
     render_script_note(model.name, text, VECTORS if can(model, VECTORS) else HIDDEN_STATES)

@@ -84,7 +84,7 @@ def one_class_per_token(model: model_zoo.Encoder) -> None:
     )
     tag_model = serving.tagger_model(model.name)
     try:  # the tokens the tagger reads, which may be another model's than the page's
-        render_task_diagram("token", *serving.pair_tokens(tag_model, ner_text), "token_diagram")
+        render_task_diagram("token", *serving.read_texts(tag_model, ner_text), "token_diagram")
     except model_zoo.ModelZooError as err:
         render_error(err)
     if tag_model != model.name:
@@ -139,7 +139,7 @@ def question_answering(model: model_zoo.Encoder) -> None:
     render_script_note(reader.name, f"{question} {passage}", ANSWER_SPAN)
     try:
         # the reader's tokens without a pass of its own: its one pass is the reading below
-        render_task_diagram("qa", *serving.pair_tokens(reader.name, question, passage), "qa_diagram")
+        render_task_diagram("qa", *serving.read_texts(reader.name, question, passage), "qa_diagram")
         got, missed = lesson_tasks.read_question(reader.name, question, passage)
     except model_zoo.ModelZooError as err:
         render_error(err)

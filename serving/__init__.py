@@ -193,8 +193,8 @@ def pair_states(model_name: str, text_a: str, text_b: str) -> model_zoo.Encoding
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def pair_tokens(model_name: str, text_a: str, text_b: str | None = None) -> tuple[list[str], list[int]]:
-    """The tokens pair_states (or, without `text_b`, hidden_states) reads, each with the text it is part of,
+def read_texts(model_name: str, text_a: str, text_b: str | None = None) -> tuple[list[str], list[int]]:
+    """The tokens pair_states (or, without `text_b`, hidden_states) reads, each with the text it is part of (0, 1),
     without a pass of the model (a diagram's labels; Encoder.read_texts)."""
     return loaded(model_name, model_zoo.Encoder).read_texts(text_a, text_b)
 

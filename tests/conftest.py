@@ -258,6 +258,11 @@ def chart(at, key: str) -> dict:  # noqa: ANN001
     return json.loads(found.proto.spec)
 
 
+def title_of(spec: dict) -> str:
+    """A Plotly chart's title as a reader reads it: its lines (wrapped to fit a phone) joined by spaces."""
+    return spec["layout"]["title"]["text"].replace("<br>", " ")
+
+
 def light_charts(at) -> dict[str, dict]:  # noqa: ANN001
     """The page's charts drawn by the app's own script (components/light_charts.py), by key, as the browser
     gets them."""

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import model_zoo
-from tests.conftest import ROOT, TIMEOUT, all_text, app, open_page, shown
+from tests.conftest import ROOT, TIMEOUT, all_text, app, open_page, shown, title_of
 
 
 @pytest.mark.parametrize("page", [None, "pages/senses.py"])
@@ -309,7 +309,7 @@ def test_playground_elmo_mini_predicts_both_ways() -> None:
     backward = [html.unescape(y) for y in reversed(charts["backward"]["data"][0]["y"])]
     assert forward[:3] == [w for w, _ in model.next_words("We went down to the river", 10)][:3]
     assert backward[:3] == [w for w, _ in model.previous_words("We went down to the river", 10)][:3]
-    assert "forward LM" in charts["forward"]["layout"]["title"]["text"]
+    assert "forward LM" in title_of(charts["forward"])
     assert f"{model.vocab_size:,}-word vocabulary" in all_text(at)
     # <S>, </S>, <UNK> among the bars: one line says what each one drawn stands for, and no line without one
     drawn = {*forward, *backward} & {"<S>", "</S>", "<UNK>"}

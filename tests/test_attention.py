@@ -13,7 +13,7 @@ import pytest
 import model_zoo
 from components.attention_view import PATCHES, VENDOR, build_bertviz_html, script_json
 from model_zoo.lessons.attention import METRICS, head_summary, query_key, sentence_summary
-from tests.conftest import all_text, open_page, save_tiny_llama
+from tests.conftest import all_text, open_page, save_tiny_llama, title_of
 
 ATTACK = "</script><img src=x onerror=alert(1)>"
 
@@ -179,7 +179,7 @@ def test_vendored_javascript_is_what_npm_served() -> None:
 
 # -- the page ---------------------------------------------------------------------------------------
 def chart_titles(at) -> list[str]:
-    return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    return [title_of(json.loads(chart.proto.spec)) for chart in at.get("plotly_chart")]
 
 
 def views(at) -> list[dict]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -110,6 +111,12 @@ def browser():
         b.close()
 
 
+def titled(title: str) -> re.Pattern[str]:
+    """`title` as a chart's text holds it: a plotly title wrapped to fit a phone is drawn a line at a time,
+    with no space between its lines' texts."""
+    return re.compile(r"\s*".join(re.escape(word) for word in title.split()))
+
+
 class Page:
     """A browser tab in which every request to anything but localhost is blocked and recorded."""
 
@@ -143,7 +150,7 @@ class Page:
 
     def chart(self, title: str, timeout: float = 60_000, kind: str = ".stPlotlyChart"):
         """The plotly chart (or other `kind` of chart) showing `title`, once it is drawn."""
-        chart = self.page.locator(kind).filter(has_text=title)
+        chart = self.page.locator(kind).filter(has_text=titled(title))
         chart.wait_for(timeout=timeout)
         return chart
 
@@ -546,11 +553,11 @@ def test_the_embedding_tabs_draw_the_one_opened(server: str, tab: Page) -> None:
     opening another tab draws its chart in place of the first."""
     tab.open(f"{server}/bert_inputs")
     tab.chart("Token embeddings: the same token always gets the same row")
-    assert tab.page.locator(".stPlotlyChart").filter(has_text="Position embeddings").count() == 0
+    assert tab.page.locator(".stPlotlyChart").filter(has_text=titled("Position embeddings")).count() == 0
     tab.page.get_by_role("tab", name="Position embedding").click()
     tab.chart("Position embeddings: one learned vector per position")
     tab.settle()
-    assert tab.page.locator(".stPlotlyChart").filter(has_text="Token embeddings").count() == 0
+    assert tab.page.locator(".stPlotlyChart").filter(has_text=titled("Token embeddings")).count() == 0
     assert tab.page.get_by_role("tab", name="Position embedding").get_attribute("aria-selected") == "true"
     assert tab.exceptions() == 0 and tab.blocked == []
     tab.shot("bert_inputs_position_tab")
@@ -618,3 +625,58 @@ def test_several_pages_opened_at_once_on_a_fresh_server(browser) -> None:
         finally:
             for tab in tabs:
                 tab.close()
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+# Each plotly title's box and the chart's width, whether plotly's toolbar shows, and each table toolbar's box
+# with the bottom of the element above its table (a phone shows toolbars at all times: nothing hovers)
+LAYOUT_JS = """() => ({
+  titles: Array.from(document.querySelectorAll('.js-plotly-plot')).filter(p => p.querySelector('.gtitle'))
+    .map(p => { const r = p.getBoundingClientRect(), t = p.querySelector('.gtitle').getBoundingClientRect();
+                return {text: p.querySelector('.gtitle').textContent, left: t.left - r.left, right: t.right - r.left,
+                        width: r.width}; }),
+  modebars: Array.from(document.querySelectorAll('.js-plotly-plot .modebar-container'))
+    .filter(m => getComputedStyle(m).display !== 'none').length,
+  tables: Array.from(document.querySelectorAll('[data-testid="stDataFrame"] [data-testid="stElementToolbar"]'))
+    .map(t => { const box = t.closest('[data-testid="stElementContainer"]');
+                const above = box && box.previousElementSibling;
+                return {top: t.getBoundingClientRect().top, above: above ? above.getBoundingClientRect().bottom : null}; }),
+})"""
+
+
+@pytest.mark.parametrize("name", ["gpt", "elmo", "inside", "using_bert"])
+def test_on_a_phone_chart_titles_fit_and_no_toolbar_lies_over_text(server: str, browser, name: str) -> None:
+    """On a phone every chart's title is drawn whole inside its chart (plotly draws a title on one line, cut at
+    the chart's edge: GPT's "smollm2-135m-mlm on the same blank (reads both sid"), plotly's toolbar does not
+    lie over it, and a table's toolbar lies in room of its own, not over the line before the table."""
+    tab = Page(browser, **PHONE)
+    try:
+        tab.open(f"{server}/{name}")
+        drawn = tab.page.evaluate(LAYOUT_JS)
+        assert drawn["titles"], "no chart with a title was drawn"
+        cut = [t["text"] for t in drawn["titles"] if t["left"] < -1 or t["right"] > t["width"] + 1]
+        assert cut == []
+        assert drawn["modebars"] == 0
+        assert all(t["above"] is None or t["top"] >= t["above"] for t in drawn["tables"]), drawn["tables"]
+        assert tab.exceptions() == 0 and tab.blocked == []
+    finally:
+        tab.close()
+
+
+def test_home_arrows_point_down_where_a_phone_stacks_the_stops(server: str, browser) -> None:
+    """Side by side the stops are joined by arrows pointing right; on a phone, where they stack, by arrows
+    pointing down, one between every two stops (rows included)."""
+    from components.road import ROAD
+    from components.road_map import PER_ROW
+
+    shown = "els => els.filter(e => e.getBoundingClientRect().height > 0).length"
+    in_rows = sum(len(ROAD[i : i + PER_ROW]) - 1 for i in range(0, len(ROAD), PER_ROW))  # none from a row's last
+    for context, right, down in (({}, in_rows, 0), (PHONE, 0, len(ROAD) - 1)):
+        tab = Page(browser, **context)
+        try:
+            tab.open(server)
+            arrows = tab.page.locator(".road-arrow")
+            assert arrows.locator(".right").evaluate_all(shown) == right
+            assert tab.page.locator(".road-arrow .down, .road-arrow.between").evaluate_all(shown) == down
+        finally:
+            tab.close()

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import model_zoo
-from tests.conftest import ROOT, all_text, chart, open_page, shown
+from tests.conftest import ROOT, all_text, chart, open_page, shown, title_of
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,7 @@ def test_default_page_runs_the_real_bilm_both_ways() -> None:
     model = model_zoo.load("elmo-mini")
     assert bars(at, "forward")[:3] == [w for w, _ in model.next_words("Let's stick to", 10)][:3]
     assert bars(at, "backward")[:3] == [w for w, _ in model.previous_words("Let's stick to", 10)][:3]
-    assert "Next word after “Let's stick to” (forward LM)" in chart(at, "forward")["layout"]["title"]["text"]
+    assert "Next word after “Let's stick to” (forward LM)" in title_of(chart(at, "forward"))
     # the softmax's markers among the bars are said to be markers, each one only where it is drawn
     drawn = set(bars(at, "forward") + bars(at, "backward"))
     (line,) = [c.value for c in at.caption if shown(c.value).startswith("Not words but markers")]
@@ -80,7 +80,7 @@ def test_a_word_picked_in_one_sentence_is_not_carried_to_another() -> None:
         at.text_input(key="sentence").set_value(sentence).run()
         assert not at.exception, sentence
         assert [k for k in at.session_state if k.startswith("position-")] != [key]  # the old pick is gone
-        title = chart(at, "strip")["layout"]["title"]["text"]
+        title = title_of(chart(at, "strip"))
         assert "“&lt;”" in title or "“<”" in title  # the new sentence's first token (no "stick" in it)
 
 
@@ -138,7 +138,7 @@ def test_a_shared_link_reopens_the_view() -> None:
     )
     assert not at.exception
     assert at.text_input(key="lm_text").value == "The man went to the bank to"
-    assert "“bank” in A and B" in shown(chart(at, "cosines")["layout"]["title"]["text"])
+    assert "“bank” in A and B" in shown(title_of(chart(at, "cosines")))
 
 
 def test_page_in_chinese() -> None:

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from model_zoo.lessons.cloze import NEXT_WORDS_NAMED
-from tests.conftest import all_text, chart, open_page, shown
+from tests.conftest import all_text, chart, open_page, shown, title_of
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +74,7 @@ def test_elmo_next_word_examples_put_the_lessons_words_first() -> None:
     assert ranked(chart(at, "forward"))[0] == "out"
     assert not captions(at, MISS)
     click(at, "lm_ex_The man went to the bank to")  # no word named: the model's own guesses, and no line
-    assert chart(at, "forward")["layout"]["title"]["text"] == "Next word after “to the bank to” (forward LM)"
+    assert title_of(chart(at, "forward")) == "Next word after “to the bank to” (forward LM)"
     assert not captions(at, MISS)
 
 

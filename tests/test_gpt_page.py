@@ -40,6 +40,10 @@ def test_default_page_shows_every_section_from_the_model() -> None:
     gpt1 = sizes[sizes["Model"] == "GPT-1 (2018)"].iloc[0]
     assert gpt1["Decoder layers"] == 12 and gpt1["Parameters"] == "117M"
     assert sizes["Model"].iloc[-1] == "smollm2-135m"
+    # the sizes the quiz asks about read as the table writes them (it said 1,558M and 174,604M to a quiz's 1.56B, 175B)
+    quiz = next(r for r in at.radio if "GPT-3 175B" in r.options or "175B" in r.options)
+    assert set(quiz.options) <= set(sizes["Parameters"])
+    assert int(sizes.set_index("Model").loc["GPT-2 XL (2019)", "Counted exactly"].replace(",", "")) > 1.5e9
 
 
 def test_writing_streams_the_models_own_greedy_tokens() -> None:

@@ -217,7 +217,8 @@ def test_the_diagram_feeds_each_task_from_its_vectors() -> None:
         return [a.text for a in build_task_diagram(kind, tokens, segments, positions, labels).layout.annotations]
 
     assert drawn("sentence").count("linear") == 1 and "C" in drawn("sentence")
-    assert drawn("token").count("linear") == 3  # where, the, boat: not [CLS], [SEP] or the "…"
+    assert drawn("token").count("linear") == 1  # the same layer for every word, drawn once
+    assert drawn("token").count("tag") == 3  # where, the, boat: not [CLS], [SEP] or the "…"
     qa = drawn("qa")
     assert "start" in qa and "end" in qa and "linear" not in qa
     assert {"d1", "d2", "d7"} <= set(qa) and "T1" in qa  # the passage's vectors are counted from 1
@@ -421,3 +422,27 @@ def test_a_class_server_in_bf16_holds_one_bf16_copy_for_the_masked_lm_and_the_re
         tasks.read_answer(reader16, "where did we sit ?", PASSAGE).text
         == tasks.read_answer(reader32, "where did we sit ?", PASSAGE).text
     )
+
+
+def test_the_diagram_s_token_labels_fit_their_boxes_on_a_phone() -> None:
+    """A phone draws the diagram about 350 px wide: a long token (SmolLM2's <|endoftext|>, a long word) is cut
+    with "…" to what its box holds there (it ran over its neighbours), a short one is drawn whole."""
+    import html
+
+    from components.charts import build_task_diagram
+
+    labels = {k: k for k in ("bert", "linear", "class", "tag", "start", "end")}
+    for tokens in (
+        ["<|endoftext|>", "Where", "␣did", "␣precipitation", "␣fall", "…", "?"],
+        ["<|endoftext|>", "Barack", "␣Obama", "␣visited", "␣Paris", "␣in", "…", "␣delegation", "."],
+    ):
+        n = len(tokens)
+        figure = build_task_diagram("token", tokens, [0] * n, [*range(n - 3), None, n - 3, n - 2][:n], labels)
+        boxes = [s for s in figure.layout.shapes if s.type == "rect" and s.y0 == 0.0]
+        drawn = [html.unescape(a.text) for a in figure.layout.annotations if a.y == 0.3]  # as plotly shows it
+        px = 350 / (figure.layout.xaxis.range[1] - figure.layout.xaxis.range[0])
+        assert len(boxes) == len(drawn) == n
+        for token, text, box in zip(tokens, drawn, boxes):
+            assert len(text) * 5.6 <= (box.x1 - box.x0) * px  # at 11 px a character is 5.0-5.5 px in Chromium
+            assert text == token or (text.endswith("…") and token.startswith(text[:-1]))
+        assert "Barack" in drawn or n < 9  # a short word stays whole

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import model_zoo
-from tests.conftest import all_text, chart, light_lines, open_page
+from tests.conftest import all_text, chart, light_lines, open_page, title_of
 
 
 # -- the Transformer ----------------------------------------------------------------------------------
@@ -29,7 +29,7 @@ def test_transformer_page_shows_the_long_link_of_the_real_model() -> None:
     at = open_page("pages/transformer.py")
     assert not at.exception
     drawn = chart(at, "tf_reach")
-    assert "Attention from “are”" in drawn["layout"]["title"]["text"]
+    assert "Attention from “are”" in title_of(drawn)
     assert len(drawn["data"][0]["y"]) == 6  # minilm-l6's six layers
     text = all_text(at)
     assert "of the attention of “are” to “keys”, 13 tokens away" in text  # what the model does, read live

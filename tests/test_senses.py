@@ -21,7 +21,7 @@ from model_zoo.lessons.senses import (
     static_sense_vectors,
     vote,
 )
-from tests.conftest import all_text, open_page, shown
+from tests.conftest import all_text, open_page, shown, title_of
 
 
 # -- the data ---------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def light_charts(at) -> list[dict]:
 
 
 def chart_titles(at) -> list[str]:
-    plotly = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    plotly = [title_of(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
     return [c["title"] for c in light_charts(at)] + plotly
 
 

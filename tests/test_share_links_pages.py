@@ -10,7 +10,7 @@ from pathlib import Path
 
 import serving
 from components.i18n import translate
-from tests.conftest import all_text, open_page, shown
+from tests.conftest import all_text, open_page, shown, title_of
 
 
 def infos(at) -> str:  # noqa: ANN001
@@ -30,7 +30,8 @@ def charts(at) -> dict[str, dict]:  # noqa: ANN001
 
 
 def title(at, key: str) -> str:  # noqa: ANN001
-    return charts(at)[key]["layout"]["title"]["text"]
+    """A chart's title as a reader reads it: its lines (wrapped to fit a phone) joined by spaces."""
+    return title_of(charts(at)[key])
 
 
 def open_tab(at, label: str):  # noqa: ANN001, ANN201
@@ -179,7 +180,7 @@ def test_playground_link(tiny_zoo: Path) -> None:
     at = open_page("pages/playground.py", model="minilm-l6-mlm", text="the man went to the bank .", layer="1")
     ok(at)
     assert at.selectbox(key="model").value == "minilm-l6-mlm" and at.slider(key="layer").value == 1
-    titles = [c["layout"]["title"]["text"] for c in charts(at).values()]
+    titles = [title_of(c) for c in charts(at).values()]
     assert "Cosine similarity between token vectors at layer 1" in titles
     assert at.query_params["layer"] == "1"
 
