@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 import html
-import textwrap
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -24,13 +25,38 @@ def _texts(texts: list[str]) -> list[str]:
 
 
 TITLE_CHARS = 40  # a chart's title wraps after this many characters: plotly draws a title on one line, cut at
-# the chart's edge, and a phone's chart (358 px) holds about 44 characters of its 17 px title
+# the chart's edge, and a phone's chart (358 px) holds about 44 characters of its 17 px title (a Chinese
+# character, drawn about twice as wide, counts two)
 TITLE_LINE = 22  # px each further line of a title takes, added to the chart's top margin and height
+_CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"  # CJK characters and punctuation, full-width forms
+_PIECES = re.compile(rf"\s+|[{_CJK}]|[^\s{_CJK}]+")  # spaces, one wide character, a run of narrow ones
+_CLOSING = frozenset("，。、：；！？）》」』")  # never the first of a line
+
+
+def text_width(text: str) -> int:
+    """`text`'s width in narrow characters: a wide (East Asian) character counts two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+# A legend under a chart, at the foot of the figure: placed below the plot by a share of its height (y=-0.3) it
+# lay over the x axis's title where the tick labels turn upright (a phone's 31 layers)
+FOOT_LEGEND = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"}
 
 
 def title_lines(title: str) -> list[str]:
-    """`title` in lines of at most TITLE_CHARS characters, broken only at spaces (a longer word keeps its line)."""
-    return textwrap.wrap(title, TITLE_CHARS, break_long_words=False, break_on_hyphens=False) or [""]
+    """`title` in lines at most TITLE_CHARS narrow characters wide, broken at spaces or between two Chinese
+    characters (a longer word keeps its line, a closing mark its character)."""
+    lines: list[str] = []
+    line = ""
+    for piece in _PIECES.findall(title):
+        if piece.isspace():
+            line += " " if line else ""
+        elif line.strip() and piece not in _CLOSING and text_width(line + piece) > TITLE_CHARS:
+            lines.append(line.rstrip())
+            line = piece
+        else:
+            line += piece
+    return [*lines, line.rstrip()] if line.strip() or not lines else lines
 
 
 def chart_title(title: str) -> tuple[str, int]:
@@ -80,7 +106,7 @@ def build_learning_curve(
         margin=dict(l=10, r=10, t=30, b=10),
         xaxis_title="M tokens",
         yaxis=dict(tickformat=".0%", range=[0, 1]) if percent else dict(type="log"),
-        legend=dict(orientation="h", y=-0.3),
+        legend=FOOT_LEGEND,
     )
     return fig
 
@@ -534,9 +560,14 @@ def build_span_curves(
     """Extractive QA: the start and the end probability of every token, as bars over token positions (a
     repeated word keeps its own place; the first is numbered `first`), the picked span (positions) shaded.
     Red for start and blue for end, the lecture's colours. `names`: the two series' labels and the span's."""
-    x = list(range(first, first + len(tokens)))
-    labels = _texts(tokens)
-    hover = [f"{i}: {w}" for i, w in zip(x, labels)]
+    # A category axis, whose tick labels plotly thins to what the chart's width holds (a phone's 77 tokens drawn
+    # all at once ran into each other); a repeated word keeps its own place, made distinct by zero-width spaces
+    seen: dict[str, int] = {}
+    x = []
+    for word in _texts(tokens):
+        x.append(word + "\u200b" * seen.get(word, 0))
+        seen[word] = seen.get(word, 0) + 1
+    hover = [f"{i}: {w}" for i, w in enumerate(_texts(tokens), first)]
     data: list[dict] = [
         {
             "type": "bar",
@@ -557,8 +588,8 @@ def build_span_curves(
                 "type": "rect",
                 "xref": "x",
                 "yref": "paper",
-                "x0": span[0] - 0.5,
-                "x1": span[1] + 0.5,
+                "x0": span[0] - first - 0.5,  # a category's place: its index
+                "x1": span[1] - first + 0.5,
                 "y0": 0,
                 "y1": 1,
                 "fillcolor": shade,
@@ -569,13 +600,13 @@ def build_span_curves(
         legend_only = {"type": "bar", "x": [None], "y": [None], "name": _text(names[2]), "marker": {"color": shade}}
         data.append(legend_only)
     heading, extra = chart_title(title)
-    layout = {
-        "title": {"text": heading},
-        "height": 380 + extra,
+    layout = {  # the title at the top, the legend between it and the plot
+        "title": {"text": heading, "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 8}},
+        "height": 390 + extra,
         "barmode": "group",
         "bargap": 0.15,
-        "margin": {"l": 10, "r": 10, "t": 70 + extra, "b": 10},
-        "xaxis": {"tickmode": "array", "tickvals": x, "ticktext": labels, "tickangle": -90, "tickfont": {"size": 10}},
+        "margin": {"l": 10, "r": 10, "t": 80 + extra, "b": 10},
+        "xaxis": {"type": "category", "tickangle": -90, "tickfont": {"size": 10}},
         "yaxis": {"tickformat": ".0%", "rangemode": "tozero"},
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "shapes": shapes,
@@ -705,7 +736,7 @@ def build_lines(
         height=320 + extra,
         margin=dict(l=10, r=10, t=50 + extra, b=10),
         xaxis_title=_text(x_title),
-        legend=dict(orientation="h", y=-0.25),
+        legend=FOOT_LEGEND,
     )
     if percent:
         fig.update_yaxes(tickformat=".0%", rangemode="tozero")
@@ -753,7 +784,7 @@ def build_axes_map(
         margin=dict(l=10, r=10, t=64 + extra, b=10),
         xaxis_title=_text(axes[0]),
         yaxis_title=_text(axes[1]),
-        legend=dict(orientation="h", y=-0.2),
+        legend=FOOT_LEGEND,
         clickmode="event+select",
     )
     return fig

@@ -210,17 +210,18 @@ def render_factors(model_name: str, factors: Factors) -> None:
 
 
 def render_sizes(sizes: list[Size]) -> None:
-    """GPT-1, GPT-2, GPT-3 and the models shown, one row each."""
+    """GPT-1, GPT-2, GPT-3 and the models shown, one row each: the size next to the name (a phone shows the
+    table's first columns)."""
     st.dataframe(
         [
             {
                 t_plain("gpt.col_model"): s.name,
+                t_plain("gpt.col_params"): s.short,  # as the quiz below names them: 124M, 1.56B, 175B
                 t_plain("gpt.col_layers"): s.layers,
                 t_plain("gpt.col_hidden"): s.hidden,
                 t_plain("gpt.col_heads"): s.heads,
                 t_plain("gpt.col_context"): s.context,
                 t_plain("gpt.col_vocab"): s.vocab,
-                t_plain("gpt.col_params"): s.short,  # as the quiz below names them: 124M, 1.56B, 175B
                 t_plain("gpt.col_count"): f"{s.parameters:,}",
             }
             for s in sizes

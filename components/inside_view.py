@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from components.charts import _text, _texts, build_matrix, build_score_bars, chart_title
+from components.charts import FOOT_LEGEND, _text, _texts, build_matrix, build_score_bars, chart_title
 from components.export import csv_text
 from components.i18n import t, t_plain
 from components.tokens import readable
@@ -89,7 +89,7 @@ def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
             title=_text(t_plain("inside.probability")),
         ),
         xaxis=dict(type="category", title=_text(t_plain("inside.layer"))),
-        legend=dict(orientation="h", y=-0.3),
+        legend=FOOT_LEGEND,
     )
     return fig
 
@@ -124,7 +124,7 @@ def build_kl_curve(logit_bits: Sequence[float], tuned_bits: Sequence[float]) -> 
         margin=dict(l=10, r=10, t=40 + extra, b=10),
         yaxis=dict(title=_text(t_plain("inside.kl_axis")), type="log"),  # the last layer's 0 has no point on it
         xaxis=dict(type="category", title=_text(t_plain("inside.layer"))),
-        legend=dict(orientation="h", y=-0.3),
+        legend=FOOT_LEGEND,
     )
     return fig
 

@@ -635,6 +635,13 @@ LAYOUT_JS = """() => ({
     .map(p => { const r = p.getBoundingClientRect(), t = p.querySelector('.gtitle').getBoundingClientRect();
                 return {text: p.querySelector('.gtitle').textContent, left: t.left - r.left, right: t.right - r.left,
                         width: r.width}; }),
+  overlaps: Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(p => {
+    const box = sel => { const e = p.querySelector(sel); return e ? e.getBoundingClientRect() : null; };
+    const meet = (a, b) => a && b && a.width && b.width && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const legend = box('.legend'), title = box('.gtitle');
+    return [[legend, title], [legend, box('.xtitle')]].filter(([a, b]) => meet(a, b))
+      .map(() => p.querySelector('.gtitle') ? p.querySelector('.gtitle').textContent : '(untitled)');
+  }),
   modebars: Array.from(document.querySelectorAll('.js-plotly-plot .modebar-container'))
     .filter(m => getComputedStyle(m).display !== 'none').length,
   tables: Array.from(document.querySelectorAll('[data-testid="stDataFrame"] [data-testid="stElementToolbar"]'))
@@ -644,19 +651,32 @@ LAYOUT_JS = """() => ({
 })"""
 
 
-@pytest.mark.parametrize("name", ["gpt", "elmo", "inside", "using_bert"])
-def test_on_a_phone_chart_titles_fit_and_no_toolbar_lies_over_text(server: str, browser, name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "chart"),
+    [
+        ("gpt", "smollm2-135m: layer 1, mean of heads"),
+        ("elmo", "Next word after “Let's stick to” (forward LM)"),
+        ("inside", "read at every layer"),
+        ("using_bert", "Start and end probability"),
+        ("masked_lm?lang=zh", "注意力展开"),
+    ],
+)
+def test_on_a_phone_chart_titles_fit_and_no_toolbar_lies_over_text(server: str, browser, name: str, chart: str) -> None:
     """On a phone every chart's title is drawn whole inside its chart (plotly draws a title on one line, cut at
-    the chart's edge: GPT's "smollm2-135m-mlm on the same blank (reads both sid"), plotly's toolbar does not
-    lie over it, and a table's toolbar lies in room of its own, not over the line before the table."""
+    the chart's edge: GPT's "smollm2-135m-mlm on the same blank (reads both sid"; a Chinese title, wrapped by
+    its characters counted as narrow ones, still ran off), plotly's toolbar does not
+    lie over it, nor a legend over it or the x axis's title, and a table's toolbar lies in room of its own, not over the line before the table."""
     tab = Page(browser, **PHONE)
     try:
         tab.open(f"{server}/{name}")
+        tab.chart(chart, timeout=120_000)  # plotly draws after the script has run, once its code has loaded
+        tab.page.wait_for_timeout(1000)
         drawn = tab.page.evaluate(LAYOUT_JS)
-        assert drawn["titles"], "no chart with a title was drawn"
+        assert drawn["titles"]
         cut = [t["text"] for t in drawn["titles"] if t["left"] < -1 or t["right"] > t["width"] + 1]
         assert cut == []
         assert drawn["modebars"] == 0
+        assert drawn["overlaps"] == []  # a legend over the title or the x axis's title
         assert all(t["above"] is None or t["top"] >= t["above"] for t in drawn["tables"]), drawn["tables"]
         assert tab.exceptions() == 0 and tab.blocked == []
     finally:

@@ -144,3 +144,23 @@ def test_probing_panel_titles_fit_five_panels_on_a_phone() -> None:
         assert max(len(line) for t in panel_titles for line in t.split("<br>")) <= 10, panel_titles
         assert max(len(line) for line in fig.layout.title.text.split("<br>")) <= 40  # the title wraps on a phone
         assert fig.layout.legend.yref == "container"  # below the depth axis's title, not over it
+
+
+def test_chinese_chart_titles_wrap_to_fit_a_phone() -> None:
+    """A chart's title wraps to fit a phone by its width, a Chinese character counting two: counted as one, the
+    Chinese titles of Masked LM, ELMo, GPT and Using BERT ran off a phone's chart (wrapped at spaces they had
+    none of). Broken between Chinese characters, nothing of the title is lost."""
+    from components.charts import TITLE_CHARS, text_width, title_lines
+    from components.i18n import translate
+
+    titles = [
+        translate("mlm.rollout_chart", "zh", model="smollm2-135m-mlm"),
+        "“stick”：每一层的向量与加权和（256 维中的前 64 维）",
+        "smollm2-135m：每个头放在第一个词元上的注意力比例",
+        "每个词元作为起点和终点的概率（smollm2-135m-qa）",
+    ]
+    for title in titles:
+        lines = title_lines(title)
+        assert len(lines) > 1 and all(text_width(line) <= TITLE_CHARS for line in lines), lines
+        assert "".join(lines).replace(" ", "") == title.replace(" ", "")
+        assert not any(line.startswith(("，", "）", "：")) for line in lines)

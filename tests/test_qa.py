@@ -198,9 +198,13 @@ def test_the_score_chart_shades_the_span_and_shows_tokens_as_text() -> None:
     tokens = ["[CLS]", "<b>rain</b>", "falls", "[SEP]"]
     fig = build_span_curves(tokens, np.full(4, 0.25), np.full(4, 0.25), (1, 2), ("start", "end", "answer"))
     assert [d.name for d in fig.data] == ["start", "end", "answer"]
-    assert fig.layout.xaxis.ticktext[1] == "&lt;b&gt;rain&lt;/b&gt;"  # plotly draws it as the text typed
+    assert fig.data[0].x[1] == "&lt;b&gt;rain&lt;/b&gt;"  # plotly draws it as the text typed
     (shade,) = fig.layout.shapes
     assert (shade.x0, shade.x1) == (0.5, 2.5)
+    # a repeated token keeps its own place (categories: plotly thins their labels to the chart's width)
+    again = build_span_curves(["the", "rain", "the"], np.ones(3), np.ones(3), (2, 3), ("s", "e", "a"), first=1)
+    assert len(set(again.data[0].x)) == 3 and again.layout.xaxis.type == "category"
+    assert (again.layout.shapes[0].x0, again.layout.shapes[0].x1) == (0.5, 2.5)  # places 2-3 counted from 1
     assert not build_span_curves(tokens, np.ones(4), np.ones(4), None, ("s", "e", "a")).layout.shapes
 
 

@@ -117,7 +117,7 @@ def test_the_lectures_precipitation_passage_is_read_with_both_curves() -> None:
     spec = curves(at)
     start, end = spec["data"][0], spec["data"][1]
     assert (start["name"], end["name"]) == ("start", "end")
-    ticks = spec["layout"]["xaxis"]["ticktext"]
+    ticks = [tick.replace("\u200b", "") for tick in start["x"]]  # a repeated token made distinct as a category
     # the decoder-made reader reads <|endoftext|> where BERT reads [CLS] and [SEP], and the page says so
     assert html.unescape(ticks[0]) == html.unescape(ticks[-1]) == "<|endoftext|>"  # shown as text, escaped
     assert "gravity" in [tick.strip() for tick in ticks] and len(start["y"]) == len(ticks)
