@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -87,6 +88,23 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
     return go.Figure({"data": [bars], "layout": layout})
 
 
+def log_axis(values: Sequence[float | None]) -> dict:
+    """A logarithmic axis ticked at 1, 2 and 5 times a power of ten within `values`' range, each written out
+    (plotly's own ticks name the decades and write the steps between as single digits: perplexities from 658
+    down to 83 read "7 6 5 4 3 2 100 9 8")."""
+    real = [float(v) for v in values if isinstance(v, int | float) and v > 0 and math.isfinite(v)]
+    if not real:
+        return {"type": "log"}
+    low, high = min(real), max(real)
+    ticks = [
+        step * 10.0**power
+        for power in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+        for step in (1, 2, 5)
+    ]
+    shown = [v for v in ticks if low / 1.5 <= v <= high * 1.5] or ticks
+    return {"type": "log", "tickvals": shown, "ticktext": [f"{v:g}" for v in shown]}
+
+
 def build_learning_curve(
     curve: list[dict[str, float]], names: Mapping[str, str], baselines: dict[str, float], percent: bool = True
 ) -> go.Figure:
@@ -105,7 +123,7 @@ def build_learning_curve(
         height=300,
         margin=dict(l=10, r=10, t=30, b=10),
         xaxis_title="M tokens",
-        yaxis=dict(tickformat=".0%", range=[0, 1]) if percent else dict(type="log"),
+        yaxis=dict(tickformat=".0%", range=[0, 1]) if percent else log_axis([p[k] for p in curve for k in names]),
         legend=FOOT_LEGEND,
     )
     return fig
@@ -745,7 +763,7 @@ def build_lines(
     if mark is not None:
         fig.add_vline(x=mark, line_dash="dot", line_color="#444444")
     if log_y:
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(**log_axis([v for ys in series.values() for v in ys] + list(baselines.values())))
     return fig
 
 

@@ -164,3 +164,14 @@ def test_chinese_chart_titles_wrap_to_fit_a_phone() -> None:
         assert len(lines) > 1 and all(text_width(line) <= TITLE_CHARS for line in lines), lines
         assert "".join(lines).replace(" ", "") == title.replace(" ", "")
         assert not any(line.startswith(("，", "）", "：")) for line in lines)
+
+
+def test_a_log_axis_writes_its_ticks_out() -> None:
+    """Perplexities on a log axis are ticked 100, 200, 500 (plotly's own ticks wrote the steps between decades as
+    single digits, "7 6 5 4 3 2 100 9 8": the run's 658 read as 6), and the learning curve's axis is one of them."""
+    from components.charts import build_learning_curve, build_lines
+
+    fig = build_lines([1, 2, 3], {"held-out perplexity": [658.0, 219.0, 83.0]}, {}, "run", "step", log_y=True)
+    assert fig.layout.yaxis.type == "log" and list(fig.layout.yaxis.ticktext) == ["100", "200", "500"]
+    curve = build_learning_curve([{"tokens": 1e6, "ppl": 0.4}, {"tokens": 2e6, "ppl": 31.7}], {"ppl": "ppl"}, {}, False)
+    assert list(curve.layout.yaxis.ticktext) == ["0.5", "1", "2", "5", "10", "20"]
