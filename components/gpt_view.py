@@ -135,16 +135,17 @@ def render_sink(model_name: str, sink: FirstTokenSink, first: str) -> None:
 
 
 def blank_table(rows: list[Candidate], masked_name: str) -> list[dict[str, Any]]:
-    """The candidates' table: ranked with the whole sentence once those scores are in, from the left until then."""
+    """The candidates' table: ranked with the whole sentence once those scores are in, from the left until then;
+    the two ranks next to the word (a phone shows a table's first columns), their scores after them."""
     whole = [r for r in rows if isinstance(r, Rescored)]
     order = sorted(whole, key=lambda r: r.whole_rank) if len(whole) == len(rows) else rows
     return [
         {
             t_plain("gpt.col_candidate"): r.candidate,
-            t_plain("gpt.col_left_p"): round(r.left_probability, 3) if r.left_rank else None,
             t_plain("gpt.col_left_rank"): r.left_rank or None,
-            t_plain("gpt.col_whole"): round(r.whole_logprob, 2) if isinstance(r, Rescored) else None,
             t_plain("gpt.col_whole_rank"): r.whole_rank if isinstance(r, Rescored) else None,
+            t_plain("gpt.col_left_p"): round(r.left_probability, 3) if r.left_rank else None,
+            t_plain("gpt.col_whole"): round(r.whole_logprob, 2) if isinstance(r, Rescored) else None,
             t_plain("gpt.col_from"): t_plain("gpt.from_left" if r.left_rank else "gpt.from_masked", name=masked_name),
         }
         for r in order

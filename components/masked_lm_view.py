@@ -183,10 +183,10 @@ def render_pair_losses(pairs: Sequence[PairLoss], model_name: str) -> None:
     st.dataframe(
         pd.DataFrame(
             {
-                t("mlm.both_col_b"): [p.text_b for p in pairs],
-                t("mlm.both_col_label"): [
+                t("mlm.both_col_label"): [  # before the sentence, which takes a phone's width
                     t_plain("mlm.both_isnext" if p.is_next else "mlm.both_notnext") for p in pairs
                 ],
+                t("mlm.both_col_b"): [p.text_b for p in pairs],
                 t("mlm.both_col_mlm"): [f"{p.mlm:.2f} ({t_plain('mlm.both_picked', n=p.picked)})" for p in pairs],
                 t("mlm.both_col_p"): ["—" if p.p_is_next is None else f"{p.p_is_next:.1%}" for p in pairs],
                 t("mlm.both_col_nsp"): [_loss(p.nsp) for p in pairs],

@@ -107,8 +107,9 @@ def query_key(model: model_zoo.Encoder, text: str, pair: str | None, encoding: m
     """One head's attention worked out from its weights: q · k for a query token, the softmax, the matrix."""
     start = lesson.query_start(encoding, model.kind == "causal_lm")
     st.write(t("attn.qk_intro"))
-    st.latex(
-        r"a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right),\quad q_i = W_Q h_i,\ k_j = W_K h_j"
+    st.latex(  # two lines: one ran off a phone's screen
+        r"\begin{gathered} a_{ij} = \mathrm{softmax}_j\!\left(\frac{q_i \cdot k_j}{\sqrt{d}}\right) \\"
+        r" q_i = W_Q h_i,\quad k_j = W_K h_j \end{gathered}"
     )
     c1, c2, c3 = st.columns(3)
     layer = number_from_url("layer", 1, start.layers, min(3, start.layers))  # each a link's value, else its default

@@ -148,7 +148,9 @@ def run() -> None:
     with st.expander(t("probing.how_title")):
         st.write(t("probing.intro_more"))
         st.write(t("probing.how"))
-        st.latex(r"\mathrm{vector}_k = \gamma \sum_{j=0}^{L} s_j\, h_{k,j}, \qquad s = \mathrm{softmax}(w)")
+        st.latex(  # two lines: one ran off a phone's screen
+            r"\begin{gathered} \mathrm{vector}_k = \gamma \sum_{j=0}^{L} s_j\, h_{k,j} \\ s = \mathrm{softmax}(w) \end{gathered}"
+        )
         st.write(t("probing.how_more"))
         st.write(t("story.downstream"))
     path = begin_path("probing", STEPS)
