@@ -25,6 +25,11 @@ def _texts(texts: list[str]) -> list[str]:
     return [_text(s) for s in texts]
 
 
+def cut(text: str, fit: int) -> str:
+    """`text` in at most `fit` characters, the last of them … where it was longer."""
+    return text if len(text) <= fit else text[: fit - 1] + "…"
+
+
 TITLE_CHARS = 40  # a chart's title wraps after this many characters: plotly draws a title on one line, cut at
 # the chart's edge, and a phone's chart (358 px) holds about 44 characters of its 17 px title (a Chinese
 # character, drawn about twice as wide, counts two)
@@ -44,20 +49,32 @@ def text_width(text: str) -> int:
 FOOT_LEGEND = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"}
 
 
-def title_lines(title: str) -> list[str]:
-    """`title` in lines at most TITLE_CHARS narrow characters wide, broken at spaces or between two Chinese
-    characters (a longer word keeps its line, a closing mark its character)."""
+def _wrap(title: str, width: int) -> list[str]:
+    """`title` in lines at most `width` narrow characters wide, filled greedily."""
     lines: list[str] = []
     line = ""
     for piece in _PIECES.findall(title):
         if piece.isspace():
             line += " " if line else ""
-        elif line.strip() and piece not in _CLOSING and text_width(line + piece) > TITLE_CHARS:
+        elif line.strip() and piece not in _CLOSING and text_width(line + piece) > width:
             lines.append(line.rstrip())
             line = piece
         else:
             line += piece
     return [*lines, line.rstrip()] if line.strip() or not lines else lines
+
+
+def title_lines(title: str) -> list[str]:
+    """`title` in lines at most TITLE_CHARS narrow characters wide, broken at spaces or between two Chinese
+    characters (a longer word keeps its line, a closing mark its character), as even as the fewest lines allow:
+    filled greedily, a title's last word could stand alone on its line ("... layer" over "6")."""
+    lines = _wrap(title, TITLE_CHARS)
+    if len(lines) == 1:
+        return lines
+    width = TITLE_CHARS
+    while width > 1 and len(_wrap(title, width - 1)) == len(lines):  # the narrowest width with as few lines
+        width -= 1
+    return _wrap(title, width)
 
 
 def chart_title(title: str) -> tuple[str, int]:
@@ -672,8 +689,7 @@ def build_task_diagram(
     size = 11 if n <= 10 else 9  # px of a token's text: a question and its passage have many
     fit = max(2, int(0.9 * PHONE_CHART_PX / (n + 0.2) / (TOKEN_CHAR_PX * size / 11)))  # characters a box holds
     for i, (token, segment, position) in enumerate(zip(tokens, segments, positions)):
-        shown = token if len(token) <= fit else token[: fit - 1] + "…"
-        box(i - 0.45, i + 0.45, 0.0, 0.6, "#dbeafe" if segment == 0 else "#dcfce7", shown, size)
+        box(i - 0.45, i + 0.45, 0.0, 0.6, "#dbeafe" if segment == 0 else "#dcfce7", cut(token, fit), size)
         line(i, 0.6, i, 1.0)
         line(i, 2.0, i, 2.4)
         name = (

@@ -89,6 +89,12 @@ def translate(key: str, lang: str, *, plain: bool = False, **kwargs: Any) -> str
     return _fill(text, kwargs, escape=not plain) if kwargs else text
 
 
+def t_data(key: str, english: str) -> str:
+    """Text that the model zoo writes in English (a model card's source or licence), as plain text: the
+    learner's language's `key` where it has one, else `english` as it is (a name, a URL needs none)."""
+    return strings(current_lang()).get(key, english)
+
+
 def t(key: str, **kwargs: Any) -> Markdown:
     """The UI string `key` in the learner's language, as Markdown, with {placeholders} filled in.
     Whatever is filled in (a learner's word, a model's answer) is shown as text, never as

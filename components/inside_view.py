@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from components.charts import FOOT_LEGEND, _text, _texts, build_matrix, build_score_bars, chart_title
+from components.charts import FOOT_LEGEND, _text, _texts, build_matrix, build_score_bars, chart_title, cut
 from components.export import csv_text
 from components.i18n import t, t_plain
 from components.tokens import readable
@@ -31,6 +31,11 @@ def layer_label(layer: int) -> str:
     return t_plain("inside.embeddings") if layer == 0 else str(layer)
 
 
+GRID_WORD = 8  # characters of a word a lens grid's cell shows (the whole word on hover): plotly sizes every cell's
+# text to fit the longest word in the narrowest cell, so one "Luxembourg" drew all 155 words at 6 px on a phone
+# (cells 44 px wide); cut at 8, and with the colour scale under the grid (cells 56 px), they are 10 px there
+
+
 def build_lens_grid(lens: Lens, title: str) -> go.Figure:
     """Layers down, the k words each layer's reading puts first across; colour: their probability."""
     rows = [layer_label(r.layer) for r in lens.rows]
@@ -42,19 +47,28 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
         "z": probs,
         "x": [f"#{i + 1}" for i in range(k)],
         "y": _texts(rows),
-        "text": [_texts(w) for w in words],
+        "text": [_texts([cut(w, GRID_WORD) for w in row]) for row in words],
+        "customdata": [_texts(row) for row in words],
         "texttemplate": "%{text}",
         "zmin": 0,
         "zmax": 1,
         "colorscale": "Blues",
-        "hovertemplate": "%{y} · %{x}: %{text}<br>%{z:.1%}<extra></extra>",
-        "colorbar": {"tickformat": ".0%", "thickness": 12},
+        "hovertemplate": "%{y} · %{x}: %{customdata}<br>%{z:.1%}<extra></extra>",
+        "colorbar": {
+            "tickformat": ".0%",
+            "thickness": 10,
+            "orientation": "h",
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
+            "len": 0.6,
+        },
     }
     heading, extra = chart_title(title)
     layout = {
         "title": {"text": heading},
-        "height": 100 + 19 * len(rows) + extra,
-        "margin": {"l": 10, "r": 10, "t": 64 + extra, "b": 10},  # the title above the rank labels (x axis on top)
+        "height": 150 + 19 * len(rows) + extra,
+        "margin": {"l": 10, "r": 10, "t": 64 + extra, "b": 60},  # the title above the rank labels (x axis on top)
         "yaxis": {"autorange": "reversed", "type": "category", "title": {"text": _text(t_plain("inside.layer"))}},
         "xaxis": {"type": "category", "side": "top"},
     }

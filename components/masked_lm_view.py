@@ -216,7 +216,8 @@ def render_check(model_name: str, paris: Callable[[], Sequence[tuple[str, float]
 
     render_quiz(
         (
-            Question("mlm_paris", ("france", "paris", "london"), solve_paris),
+            # compared lower case (top_word), written as the sentence writes them
+            Question("mlm_paris", ("france", "paris", "london"), solve_paris, shown=str.capitalize),
             Question("mlm_copy", ("copy", "predict"), solve_copy, translated=True),
         )
     )

@@ -7,11 +7,12 @@ import streamlit as st
 
 from model_zoo import Availability, ModelCard
 
-from .i18n import t
+from .i18n import t, t_data
 
-STATUS_ICON = {"installed": "✅", "cached": "💾", "needs download": "⬇️", "coming": "🕒", "missing": "❌"}  # in a table
-# The same in Markdown, as Streamlit's icon font (served by the app itself): an emoji needs an emoji font, which
-# a browser may lack (Debian's Chromium without fonts-noto-color-emoji draws ✅ as an empty box)
+# A table is drawn on a canvas, in the page's text font: its marks are characters every text font has (an emoji
+# needs an emoji font, which a browser may lack: Debian's Chromium without fonts-noto-color-emoji drew ✅ and 💾
+# as empty boxes). Markdown gets Streamlit's icon font (served by the app itself) instead.
+STATUS_ICON = {"installed": "✓", "cached": "✓", "needs download": "↓", "coming": "…", "missing": "✗"}
 STATUS_MARK = {
     "installed": ":material/check_circle:",
     "cached": ":material/save:",
@@ -35,9 +36,9 @@ def build_model_table(cards: list[ModelCard], states: dict[str, Availability]) -
                 t("models.col.name"): card.name,
                 t("models.col.family"): card.family,
                 t("models.col.kind"): t(f"kind.{card.kind}"),
-                t("models.col.source"): card.source,
+                t("models.col.source"): t_data(f"card.{card.name}.source", card.source),
                 t("models.col.size"): card.size,
-                t("models.col.licence"): card.licence,
+                t("models.col.licence"): t_data(f"card.{card.name}.licence", card.licence),
                 t("models.col.capabilities"): ", ".join(t(f"cap.{c}") for c in card.capabilities),
                 t("models.col.status"): f"{STATUS_ICON[state.status]} {t('status.' + status_key(state.status))}",
                 t("models.col.reason"): t(

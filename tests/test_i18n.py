@@ -23,11 +23,31 @@ def placeholders(text: str) -> set[str]:
 def test_every_language_has_the_same_keys_and_placeholders() -> None:
     english = strings("en")
     for lang in LANGS:
-        other = strings(lang)
+        other = {key: text for key, text in strings(lang).items() if not key.startswith("card.")}
         assert set(other) == set(english), f"{lang}: {set(other) ^ set(english)}"
         for key, text in english.items():
             # A translation may leave a field out (English's "{what}"), never invent one.
             assert placeholders(other[key]) <= placeholders(text), (lang, key)
+
+
+def test_the_models_table_speaks_chinese(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The home page's models table in Chinese: where a card's source or licence says in English how the weights
+    were made (ContextLab's trained models), zh.toml's card.<name>.<field> says it in Chinese (it read English);
+    a source that is only a name and a package stays as it is. Each such key names a card of the registry."""
+    from components.models_panel import build_model_table
+
+    chinese = strings("zh")
+    cards = {card.name: card for card in model_zoo.list_models()}
+    for key in (k for k in chinese if k.startswith("card.")):
+        _, name, field = key.split(".")
+        assert name in cards and field in ("source", "licence"), key
+    prose = re.compile(r"\b(?:by|on|trained|made|fine-tuned)\b")
+    states = {card.name: model_zoo.Availability("installed", "") for card in cards.values()}
+    monkeypatch.setattr("components.i18n.current_lang", lambda: "zh")
+    table = build_model_table(list(cards.values()), states)
+    for column in ("来源", "许可证"):
+        english = [cell for cell in table[column] if prose.search(cell)]
+        assert english == [], english
 
 
 def test_chinese_is_actually_translated() -> None:

@@ -166,6 +166,22 @@ def test_chinese_chart_titles_wrap_to_fit_a_phone() -> None:
         assert not any(line.startswith(("，", "）", "：")) for line in lines)
 
 
+def test_a_wrapped_title_breaks_evenly() -> None:
+    """A title of two lines is broken near its middle, not filled to 40 characters with its last word alone on the
+    second line (a phone showed "... the answer's path through layer" over "6")."""
+    from components.charts import TITLE_CHARS, text_width, title_lines
+
+    title = "Inside smollm2-135m-mlm: the answer's path through layer 6"
+    lines = title_lines(title)
+    assert len(lines) == 2 and " ".join(lines) == title
+    assert all(text_width(line) <= TITLE_CHARS for line in lines)
+    assert abs(len(lines[0]) - len(lines[1])) <= 8, lines
+    assert title_lines("Layer 3, head 1: every query (rows)") == ["Layer 3, head 1: every query (rows)"]
+    chinese = "每个词元作为起点和终点的概率（smollm2-135m-qa）"
+    lines = title_lines(chinese)
+    assert "".join(lines) == chinese and abs(text_width(lines[0]) - text_width(lines[-1])) <= 10, lines
+
+
 def test_a_log_axis_writes_its_ticks_out() -> None:
     """Perplexities on a log axis are ticked 100, 200, 500 (plotly's own ticks wrote the steps between decades as
     single digits, "7 6 5 4 3 2 100 9 8": the run's 658 read as 6), and the learning curve's axis is one of them."""
@@ -175,3 +191,19 @@ def test_a_log_axis_writes_its_ticks_out() -> None:
     assert fig.layout.yaxis.type == "log" and list(fig.layout.yaxis.ticktext) == ["100", "200", "500"]
     curve = build_learning_curve([{"tokens": 1e6, "ppl": 0.4}, {"tokens": 2e6, "ppl": 31.7}], {"ppl": "ppl"}, {}, False)
     assert list(curve.layout.yaxis.ticktext) == ["0.5", "1", "2", "5", "10", "20"]
+
+
+def test_a_lens_grid_keeps_its_words_legible_on_a_phone() -> None:
+    """plotly sizes every cell's text to fit the longest word in the narrowest cell: one "Luxembourg" drew all of a
+    lens grid's words at 6 px on a phone. A cell shows at most GRID_WORD characters (the whole word on hover, and
+    in the CSV), and the colour scale lies under the grid, leaving its width to the cells."""
+    from components.inside_view import GRID_WORD, build_lens_grid
+    from model_zoo.lessons.inside import LayerGuess, Lens
+
+    rows = [LayerGuess(i, [(" France", 0.6), (" Luxembourg", 0.2), (" a", 0.1)], 1, 0.6) for i in range(3)]
+    fig = build_lens_grid(Lens(["Paris", " of"], 1, " France", rows), "Logit lens")
+    heat = fig.data[0]
+    assert [list(row) for row in heat.text][0] == ["France", "Luxembo…", "a"]
+    assert max(len(word) for row in heat.text for word in row) <= GRID_WORD
+    assert heat.customdata[0][1] == "Luxembourg" and "%{customdata}" in heat.hovertemplate
+    assert heat.colorbar.orientation == "h"
