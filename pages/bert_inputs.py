@@ -153,12 +153,13 @@ def sizes() -> None:
         pd.DataFrame(
             {
                 t("inputs.col_model"): [s.name for s in known],
+                # next to the name, where a phone shows it: base against large is the table's point
+                t("inputs.col_params"): [f"{s.parameters / 1e6:,.1f}M" for s in known],
                 t("inputs.col_layers"): [s.layers for s in known],
                 t("inputs.col_hidden"): [s.hidden for s in known],
                 t("inputs.col_heads"): [s.heads for s in known],
                 t("inputs.col_ff"): [s.feed_forward for s in known],
                 t("inputs.col_vocab"): [s.vocab for s in known],
-                t("inputs.col_params"): [f"{s.parameters / 1e6:,.1f}M" for s in known],
             }
         ),
         hide_index=True,

@@ -79,6 +79,7 @@ def test_bert_inputs_default_pair() -> None:
         "minilm-l6",
     ]
     assert list(sizes["Parameters"])[:2] == ["109.5M", "335.1M"]
+    assert list(sizes.columns)[:2] == ["Model", "Parameters"]  # the table's point where a phone shows it
     # The Illustrated BERT's feed-forward sizes (768 / 1024) are the widths: the page says so, from the configs.
     correction = shown(next(c.value for c in at.caption if "feed-forward networks 768 and 1024" in c.value))
     assert "are 3,072 and 4,096 wide" in correction

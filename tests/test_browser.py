@@ -642,6 +642,8 @@ LAYOUT_JS = """() => ({
     return [[legend, title], [legend, box('.xtitle')]].filter(([a, b]) => meet(a, b))
       .map(() => p.querySelector('.gtitle') ? p.querySelector('.gtitle').textContent : '(untitled)');
   }),
+  cells: Array.from(document.querySelectorAll('.js-plotly-plot .heatmap-label text'))
+    .map(t => parseFloat(getComputedStyle(t).fontSize)),
   modebars: Array.from(document.querySelectorAll('.js-plotly-plot .modebar-container'))
     .filter(m => getComputedStyle(m).display !== 'none').length,
   tables: Array.from(document.querySelectorAll('[data-testid="stDataFrame"] [data-testid="stElementToolbar"]'))
@@ -665,7 +667,8 @@ def test_on_a_phone_chart_titles_fit_and_no_toolbar_lies_over_text(server: str, 
     """On a phone every chart's title is drawn whole inside its chart (plotly draws a title on one line, cut at
     the chart's edge: GPT's "smollm2-135m-mlm on the same blank (reads both sid"; a Chinese title, wrapped by
     its characters counted as narrow ones, still ran off), plotly's toolbar does not
-    lie over it, nor a legend over it or the x axis's title, and a table's toolbar lies in room of its own, not over the line before the table."""
+    lie over it, nor a legend over it or the x axis's title, a table's toolbar lies in room of its own, not over the
+    line before the table, and words written in a heatmap's cells are at least 9 px."""
     tab = Page(browser, **PHONE)
     try:
         tab.open(f"{server}/{name}")
@@ -677,6 +680,7 @@ def test_on_a_phone_chart_titles_fit_and_no_toolbar_lies_over_text(server: str, 
         assert cut == []
         assert drawn["modebars"] == 0
         assert drawn["overlaps"] == []  # a legend over the title or the x axis's title
+        assert min(drawn["cells"], default=10) >= 9  # words in a heatmap's cells (Inside's lens grids drew 6 px)
         assert all(t["above"] is None or t["top"] >= t["above"] for t in drawn["tables"]), drawn["tables"]
         assert tab.exceptions() == 0 and tab.blocked == []
     finally:
