@@ -37,9 +37,9 @@ def build_model_table(cards: list[ModelCard], states: dict[str, Availability]) -
                 t("models.col.family"): card.family,
                 t("models.col.kind"): t(f"kind.{card.kind}"),
                 t("models.col.source"): t_data(f"card.{card.name}.source", card.source),
-                t("models.col.size"): card.size,
+                t("models.col.size"): t_data(f"card.{card.name}.size", card.size),
                 t("models.col.licence"): t_data(f"card.{card.name}.licence", card.licence),
-                t("models.col.capabilities"): ", ".join(t(f"cap.{c}") for c in card.capabilities),
+                t("models.col.capabilities"): t("models.list_separator").join(t(f"cap.{c}") for c in card.capabilities),
                 t("models.col.status"): f"{STATUS_ICON[state.status]} {t('status.' + status_key(state.status))}",
                 t("models.col.reason"): t(
                     "reason." + status_key(state.status), package=card.package or "", name=card.name

@@ -31,8 +31,8 @@ def test_every_language_has_the_same_keys_and_placeholders() -> None:
 
 
 def test_the_models_table_speaks_chinese(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The home page's models table in Chinese: where a card's source or licence says in English how the weights
-    were made (ContextLab's trained models), zh.toml's card.<name>.<field> says it in Chinese (it read English);
+    """The home page's models table in Chinese: where a card's size, source or licence says something in English (how
+    ContextLab made the weights, "3M words"), zh.toml's card.<name>.<field> says it in Chinese (it read English);
     a source that is only a name and a package stays as it is. Each such key names a card of the registry."""
     from components.models_panel import build_model_table
 
@@ -40,14 +40,15 @@ def test_the_models_table_speaks_chinese(monkeypatch: pytest.MonkeyPatch) -> Non
     cards = {card.name: card for card in model_zoo.list_models()}
     for key in (k for k in chinese if k.startswith("card.")):
         _, name, field = key.split(".")
-        assert name in cards and field in ("source", "licence"), key
-    prose = re.compile(r"\b(?:by|on|trained|made|fine-tuned)\b")
+        assert name in cards and field in ("source", "licence", "size"), key
+    prose = re.compile(r"\b(?:by|on|trained|made|fine-tuned|words|architecture)\b")
     states = {card.name: model_zoo.Availability("installed", "") for card in cards.values()}
     monkeypatch.setattr("components.i18n.current_lang", lambda: "zh")
     table = build_model_table(list(cards.values()), states)
-    for column in ("来源", "许可证"):
+    for column in ("规模", "来源", "许可证"):
         english = [cell for cell in table[column] if prose.search(cell)]
         assert english == [], english
+    assert not any(", " in cell for cell in table["能力"])  # a Chinese list is joined with 、
 
 
 def test_chinese_is_actually_translated() -> None:
