@@ -56,7 +56,7 @@ def test_answers_are_computed_not_stored(monkeypatch: pytest.MonkeyPatch) -> Non
     fake = [[("london", 0.7), ("rome", 0.2), ("berlin", 0.1)]]
     monkeypatch.setattr(serving, "fill_mask", lambda *args, **kwargs: fake)
     answers, why = revealed(open_page("pages/masked_lm.py"))
-    assert answers[0] == "Answer: london" != real
+    assert answers[0] == "Answer: London" != real  # written as the sentence writes a name
     assert "london 70%, rome 20%, berlin 10%" in why[0]
 
 
