@@ -90,7 +90,7 @@ def translate(key: str, lang: str, *, plain: bool = False, **kwargs: Any) -> str
 
 
 def t_data(key: str, english: str) -> str:
-    """Text that the model zoo writes in English (a model card's source or licence), as plain text: the
+    """Text that the model zoo writes in English (a model card's size, source or licence), as plain text: the
     learner's language's `key` where it has one, else `english` as it is (a name, a URL needs none)."""
     return strings(current_lang()).get(key, english)
 

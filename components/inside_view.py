@@ -54,15 +54,7 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
         "zmax": 1,
         "colorscale": "Blues",
         "hovertemplate": "%{y} · %{x}: %{customdata}<br>%{z:.1%}<extra></extra>",
-        "colorbar": {
-            "tickformat": ".0%",
-            "thickness": 10,
-            "orientation": "h",
-            "yref": "container",
-            "y": 0,
-            "yanchor": "bottom",
-            "len": 0.6,
-        },
+        "colorbar": {**FOOT_LEGEND, "tickformat": ".0%", "thickness": 10, "len": 0.6},  # placed as a legend at the foot
     }
     heading, extra = chart_title(title)
     layout = {
