@@ -450,3 +450,63 @@ def test_the_diagram_s_token_labels_fit_their_boxes_on_a_phone() -> None:
             assert len(text) * 5.6 <= (box.x1 - box.x0) * px  # at 11 px a character is 5.0-5.5 px in Chromium
             assert text == token or (text.endswith("…") and token.startswith(text[:-1]))
         assert "Barack" in drawn or n < 9  # a short word stays whole
+
+
+def test_picking_a_reader_keeps_what_the_page_shows_under_both_rules(
+    tiny_mntp: tuple[Path, Path], tiny_mntp_reader: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`train_qa --pick` ships the run best on development questions and scores it on the test questions once:
+    by SQuAD 2.0's rule (what the page serves) and, from the same readings, by the lecture's rule, so the Using
+    BERT page keeps its "by the lecture's rule" line; the runs the shipped reader was chosen from stay listed."""
+    import shutil
+
+    from model_zoo.bidirectional import BidirectionalReader, reader_from_mntp
+    from model_zoo.registry import get_card
+    from model_zoo.trained import _read
+    from model_zoo.training import train_qa
+
+    reader = BidirectionalReader("tiny-qa", *reader_from_mntp(*tiny_mntp), torch.device("cpu"))
+    monkeypatch.setattr(train_qa, "shipped_reader", lambda folder, device, name=None: reader)
+    shipped = json.loads((Path("assets/models/smollm2-135m-qa/metrics.json")).read_text())
+    out, new = tmp_path / "shipped", tmp_path / "e"
+    out.mkdir()
+    shutil.copytree(tiny_mntp_reader, new)
+    tests = ("cloze_test", "written_train", "written_test", "lecture", "by_lecture_rule", "rule", "eval_seconds")
+    (out / "metrics.json").write_text(json.dumps({k: v for k, v in shipped.items() if k not in tests}))
+    better = json.loads(json.dumps(shipped["dev"]))
+    better["written_dev"]["f1"] += 0.01
+    run = {k: v for k, v in shipped.items() if k not in (*tests, "chosen_from")} | {"dev": better}
+    (new / "metrics.json").write_text(json.dumps(run))
+    questions = [("where did we sit ?", "the river bank"), ("who went to the bank ?", "The man")]
+    cloze = [Example(q, PASSAGE, a, PASSAGE.index(a)) for q, a in questions]
+    cloze += [Example("what colour is the sky ?", PASSAGE, None, -1)]
+    mine = [tasks.Question(PASSAGE, q, a) for q, a in (*questions, ("where is the boat ?", "at the water"))]
+    # the written questions, short enough for the tiny reader's 64 tokens
+    monkeypatch.setattr(train_qa, "written", lambda: {"train": cloze[:2], "test": train_qa.examples_of(mine)})
+    monkeypatch.setattr(tasks, "written_passages", lambda: {tasks.LECTURE_PASSAGE: mine})
+    monkeypatch.setattr(tasks, "load_more_questions", lambda: mine[:1])
+    runs = {str(d): json.loads((d / "metrics.json").read_text()) for d in (out, new)}
+    best = max(runs, key=lambda d: train_qa.dev_f1(runs[d]["dev"]))
+    train_qa.ship_reader(Path(best), out, runs, {"train": cloze, "test": cloze}, torch.device("cpu"))
+
+    got = json.loads((out / "metrics.json").read_text())
+    assert (out / "adapter_model.safetensors").read_bytes() == (new / "adapter_model.safetensors").read_bytes()
+    assert [c["run"] for c in got["chosen_from"]] == [*(c["run"] for c in shipped["chosen_from"]), "e"]
+    assert set(got["rule"]["dev"]) == {"lecture", "squad2"}
+    assert set(got["by_lecture_rule"]) == {"cloze_test", "written_train", "written_test", "lecture"}
+    # the served answers (tasks.read_answer) and the lecture's rule, from one reading each
+    lecture = tasks.written_passages()[tasks.LECTURE_PASSAGE]
+    assert [x["got"] for x in got["lecture"]] == [
+        tasks.read_answer(reader, q.question, q.passage).text for q in lecture
+    ]
+    test = train_qa.written()["test"]
+    assert got["written_test"] == train_qa.evaluate(reader, test)
+    readings = [reader.read(ex.question, ex.passage) for ex in test]
+    by_lecture = [
+        tasks.pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage, framed=False).text
+        for r in readings
+    ]
+    assert got["by_lecture_rule"]["written_test"] == train_qa.evaluate_answers(test, by_lecture)
+    page = _read(get_card("smollm2-135m-qa"), got)  # what the Using BERT page's training box reads
+    assert page.by_lecture_rule is not None and page.by_lecture_rule.f1 == got["by_lecture_rule"]["written_test"]["f1"]
+    assert page.went_on is not None and page.went_on.runs == len(shipped["chosen_from"]) + 1

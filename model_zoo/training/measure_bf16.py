@@ -17,6 +17,7 @@ development sentences; SmolLM2's next word after their first two words, on 197 o
 are measured here for the report, and no choice reads them.
 
     python -m model_zoo.training.measure_bf16            # about 5 minutes on 2 cores
+    python -m model_zoo.training.measure_bf16 --reader   # the reader alone, after it is trained again
 """
 
 from __future__ import annotations
@@ -56,10 +57,9 @@ def _written_sets() -> dict[str, Any]:
 
 def _measure(precision: str) -> dict[str, Any]:
     """Guesses, answers and timings of the served models in this process's precision."""
-    import torch
 
     import model_zoo
-    from model_zoo.lessons import cloze, tasks
+    from model_zoo.lessons import cloze
 
     masked = model_zoo.load(MASKED)
     assert isinstance(masked, model_zoo.MaskedLM)
@@ -68,8 +68,24 @@ def _measure(precision: str) -> dict[str, Any]:
     guesses = {name: cloze.first_guesses(masked, items) for name, items in sets.items()}
     texts = [i.text for i in sets["fresh_dev"][:SENTENCES]]
     seconds = _fastest(lambda: masked.fill_masks(texts), 5)
+    return {
+        "guesses": guesses,
+        "seconds_30": seconds,
+        **_measure_reader(precision),
+        "causal": _measure_causal(precision),
+    }
+
+
+def _measure_reader(precision: str) -> dict[str, Any]:
+    """The reader's answers to the written questions and the lecture's, in this process's precision."""
+    import torch
+
+    import model_zoo
+    from model_zoo.lessons import tasks
+
     reader = model_zoo.load(READER)
     assert isinstance(reader, model_zoo.Reader)
+    assert reader.runs_bf16 == (precision == "bf16"), "CONTEXTLAB_BF16 did not take"
     answers = {
         name: [tasks.read_answer(reader, q.question, q.passage).text for q in examples]
         for name, examples in _written_sets().items()
@@ -77,14 +93,7 @@ def _measure(precision: str) -> dict[str, Any]:
     lecture = [
         tasks.read_answer(reader, q.question, q.passage).text for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]
     ]
-    return {
-        "guesses": guesses,
-        "seconds_30": seconds,
-        "threads": torch.get_num_threads(),
-        "answers": answers,
-        "lecture": lecture,
-        "causal": _measure_causal(precision),
-    }
+    return {"threads": torch.get_num_threads(), "answers": answers, "lecture": lecture}
 
 
 def _held_out_sentences() -> list[str]:
@@ -156,14 +165,16 @@ def _measure_causal(precision: str) -> dict[str, Any]:
     }
 
 
-def _in_process(precision: str) -> dict[str, Any]:
-    """`_measure` in a fresh process with CONTEXTLAB_BF16 set for `precision` (each loads its own models)."""
+def _in_process(precision: str, reader_only: bool = False) -> dict[str, Any]:
+    """`_measure` (`_measure_reader` with `reader_only`) in a fresh process with CONTEXTLAB_BF16 set for
+    `precision` (each loads its own models)."""
     from model_zoo.onednn import BF16_VAR
 
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "out.json"
         env = {**os.environ, BF16_VAR: "1" if precision == "bf16" else "0"}
         command = [sys.executable, "-m", "model_zoo.training.measure_bf16", "--one", precision, "--out", str(out)]
+        command += ["--reader"] if reader_only else []
         subprocess.run(command, env=env, check=True)
         return dict(json.loads(out.read_text()))
 
@@ -174,8 +185,7 @@ def _same(a: list[Any], b: list[Any]) -> int:
 
 def report(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the masked LM's bf16.json, the reader's): scores in bf16 beside fp32's and how often they agree."""
-    from model_zoo.lessons import cloze, tasks
-    from model_zoo.training.train_qa import evaluate_answers
+    from model_zoo.lessons import cloze
 
     common = {"script": SCRIPT, "cpu": cpu, "threads": bf16["threads"]}
     masked: dict[str, Any] = {**common, "seconds_30_fp32": round(fp32["seconds_30"], 3)}
@@ -188,7 +198,15 @@ def report(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> tuple[dict[s
             "fp32": cloze.score(items, a),
             "bf16": cloze.score(items, b),
         }
-    reader: dict[str, Any] = dict(common)
+    return masked, report_reader(fp32, bf16, cpu)
+
+
+def report_reader(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> dict[str, Any]:
+    """The reader's bf16.json: its answers' scores in bf16 beside fp32's and how often they agree."""
+    from model_zoo.lessons import tasks
+    from model_zoo.training.train_qa import evaluate_answers
+
+    reader: dict[str, Any] = {"script": SCRIPT, "cpu": cpu, "threads": bf16["threads"]}
     for name, examples in _written_sets().items():
         a, b = fp32["answers"][name], bf16["answers"][name]
         reader[name] = {
@@ -202,7 +220,7 @@ def report(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> tuple[dict[s
         {"question": q.question, "answer": q.answer, "fp32": x, "bf16": y}
         for q, x, y in zip(lecture, fp32["lecture"], bf16["lecture"], strict=True)
     ]
-    return masked, reader
+    return reader
 
 
 def report_causal(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> dict[str, Any]:
@@ -241,14 +259,27 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--one", choices=("fp32", "bf16"), help=argparse.SUPPRESS)  # one precision, in this process
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--reader",
+        action="store_true",
+        help="measure the reader alone (after it is trained again); on a CPU without native bf16 its products "
+        "are emulated: the same arithmetic, slower, and the file says so",
+    )
     args = parser.parse_args(argv)
     if args.one:
-        args.out.write_text(json.dumps(_measure(args.one)))
+        args.out.write_text(json.dumps(_measure_reader(args.one) if args.reader else _measure(args.one)))
         return
     from model_zoo import onednn
     from model_zoo.registry import get_card, trained_file
     from model_zoo.trained import BF16_FILE, causal_bf16_file
 
+    if args.reader:
+        path = trained_file(get_card(READER)).parent / BF16_FILE
+        cpu = onednn.cpu_name() + ("" if onednn.bf16_native() else " (bf16 emulated: no AVX512-BF16 or AMX)")
+        figures = report_reader(_in_process("fp32", True), _in_process("bf16", True), cpu)
+        path.write_text(json.dumps({**figures, "script": f"{SCRIPT} --reader"}, indent=1) + "\n")
+        print(f"wrote {path}")
+        return
     if not onednn.bf16_native():
         parser.exit(2, "This CPU does not multiply bf16 natively (AVX512-BF16 or AMX): nothing to measure here.\n")
     fp32, bf16 = _in_process("fp32"), _in_process("bf16")

@@ -124,20 +124,34 @@ def development(data: dict[str, list[Example]]) -> dict[str, list[Example]]:
     }
 
 
-def measure(reader: Any, data: dict[str, list[Example]]) -> dict[str, Any]:
+def measure(reader: Any, data: dict[str, list[Example]], lecture_rule: bool = False) -> dict[str, Any]:
     """The trained reader on what it never trained on (the cloze test split, the written questions' held-out
-    passages), and on the written questions of the train split (seen by the `--written` stage)."""
+    passages), and on the written questions of the train split (seen by the `--written` stage), its answers
+    given by SQuAD 2.0's rule (tasks.read_answer). With `lecture_rule`, the same readings' answers by the
+    lecture's rule too, under `by_lecture_rule` (each question is read once for both)."""
     began = time.perf_counter()
     mine = written()
-    out: dict[str, Any] = {
-        "cloze_test": evaluate(reader, data["test"]),
-        "written_train": evaluate(reader, mine["train"]),
-        "written_test": evaluate(reader, mine["test"]),
-    }
-    out["lecture"] = [
-        {"question": q.question, "answer": q.answer, "got": tasks.read_answer(reader, q.question, q.passage).text}
-        for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]
+    sets = {"cloze_test": data["test"], "written_train": mine["train"], "written_test": mine["test"]}
+    lecture = [
+        Example(q.question, q.passage, q.answer, q.span[0]) for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]
     ]
+    rules = (("squad2", True), ("lecture", False)) if lecture_rule else (("squad2", True),)
+    by_rule: dict[str, dict[str, Any]] = {rule: {} for rule, _ in rules}
+    for name, examples in [*sets.items(), ("lecture", lecture)]:
+        readings = [reader.read(ex.question, ex.passage) for ex in examples]
+        for rule, framed in rules:
+            got = [
+                tasks.pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage, framed).text
+                for r in readings
+            ]
+            by_rule[rule][name] = (
+                [{"question": ex.question, "answer": ex.answer, "got": g} for ex, g in zip(examples, got, strict=True)]
+                if name == "lecture"
+                else evaluate_answers(examples, got)
+            )
+    out = by_rule["squad2"]
+    if lecture_rule:
+        out["by_lecture_rule"] = by_rule["lecture"]
     out["eval_seconds"] = round(time.perf_counter() - began, 1)
     return out
 
@@ -723,7 +737,9 @@ def adapters_main(args: argparse.Namespace) -> None:
         )
         metrics["trained"] += f"; went on from {args.start.name} (its cloze and written stages, below)"
         metrics["started_from"] = {
-            k: v for k, v in earlier.items() if k not in ("cloze_test", "written_train", "written_test", "lecture")
+            k: v
+            for k, v in earlier.items()
+            if k not in ("cloze_test", "written_train", "written_test", "lecture", "by_lecture_rule", "eval_seconds")
         }
         metrics["dev_of_start"] = metrics.pop("dev_after_cloze")
         metrics["kept"] = "written" if kept == "written" else "start"
@@ -745,7 +761,10 @@ def shipped_reader(folder: Path, device: torch.device, name: str | None = None) 
 def ship_reader(
     chosen: Path, out: Path, runs: dict[str, dict[str, Any]], data: dict[str, list[Example]], device: torch.device
 ) -> None:
-    """Copy the chosen run's adapters to `out` and score it on the test questions, for the first time."""
+    """Copy the chosen run's adapters to `out` and score it on the test questions, for the first time: its
+    answers by SQuAD 2.0's rule (the rule chosen on the development questions, whose scores under both rules
+    go to `rule`) and, from the same readings, by the lecture's rule (`by_lecture_rule`, which the Using BERT
+    page shows beside)."""
     import shutil
 
     metrics = runs[str(chosen)]
@@ -754,19 +773,26 @@ def ship_reader(
         for name in ("adapter_model.safetensors", "adapter_config.json"):
             shutil.copy(chosen / name, out / name)
     reader = shipped_reader(out, device, metrics["model"])  # out's metrics.json is written below
+    # A run that was itself picked before (the shipped folder, say) stands for the runs it was chosen from.
     metrics["chosen_from"] = [
-        {
-            "run": Path(d).name,
-            "lr": (r["written_stage"] if "started_from" in r else r["run"])["lr"],
-            "seed": r["seed"],
-            "kept": r["kept"],
-            "dev": r["dev"],
-        }
+        entry
         for d, r in runs.items()
+        for entry in r.get("chosen_from")
+        or [
+            {
+                "run": Path(d).name,
+                "lr": (r["written_stage"] if "started_from" in r else r["run"])["lr"],
+                "seed": r["seed"],
+                "written_questions": r["written_stage"]["written_questions"],
+                "kept": r["kept"],
+                "dev": r["dev"],
+            }
+        ]
     ]
-    metrics |= measure(reader, data)
+    metrics["rule"] = {"note": RULE_NOTE.format(where=OWN_DEV), "dev": compare_rules(reader, development(data))}
+    metrics |= measure(reader, data, lecture_rule=True)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    print(json.dumps({k: metrics[k] for k in ("written_test", "cloze_test")}, indent=1), flush=True)
+    print(json.dumps({k: metrics[k] for k in ("written_test", "cloze_test", "lecture")}, indent=1), flush=True)
 
 
 if __name__ == "__main__":
