@@ -57,7 +57,6 @@ def _written_sets() -> dict[str, Any]:
 
 def _measure(precision: str) -> dict[str, Any]:
     """Guesses, answers and timings of the served models in this process's precision."""
-
     import model_zoo
     from model_zoo.lessons import cloze
 
@@ -201,12 +200,12 @@ def report(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> tuple[dict[s
     return masked, report_reader(fp32, bf16, cpu)
 
 
-def report_reader(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> dict[str, Any]:
+def report_reader(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str, script: str = SCRIPT) -> dict[str, Any]:
     """The reader's bf16.json: its answers' scores in bf16 beside fp32's and how often they agree."""
     from model_zoo.lessons import tasks
     from model_zoo.training.train_qa import evaluate_answers
 
-    reader: dict[str, Any] = {"script": SCRIPT, "cpu": cpu, "threads": bf16["threads"]}
+    reader: dict[str, Any] = {"script": script, "cpu": cpu, "threads": bf16["threads"]}
     for name, examples in _written_sets().items():
         a, b = fp32["answers"][name], bf16["answers"][name]
         reader[name] = {
@@ -276,8 +275,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.reader:
         path = trained_file(get_card(READER)).parent / BF16_FILE
         cpu = onednn.cpu_name() + ("" if onednn.bf16_native() else " (bf16 emulated: no AVX512-BF16 or AMX)")
-        figures = report_reader(_in_process("fp32", True), _in_process("bf16", True), cpu)
-        path.write_text(json.dumps({**figures, "script": f"{SCRIPT} --reader"}, indent=1) + "\n")
+        figures = report_reader(_in_process("fp32", True), _in_process("bf16", True), cpu, f"{SCRIPT} --reader")
+        path.write_text(json.dumps(figures, indent=1) + "\n")
         print(f"wrote {path}")
         return
     if not onednn.bf16_native():

@@ -135,15 +135,10 @@ def measure(reader: Any, data: dict[str, list[Example]], lecture_rule: bool = Fa
     lecture = [
         Example(q.question, q.passage, q.answer, q.span[0]) for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]
     ]
-    rules = (("squad2", True), ("lecture", False)) if lecture_rule else (("squad2", True),)
+    rules = RULES if lecture_rule else [rule for rule in RULES if rule[0] == "squad2"]
     by_rule: dict[str, dict[str, Any]] = {rule: {} for rule, _ in rules}
     for name, examples in [*sets.items(), ("lecture", lecture)]:
-        readings = [reader.read(ex.question, ex.passage) for ex in examples]
-        for rule, framed in rules:
-            got = [
-                tasks.pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage, framed).text
-                for r in readings
-            ]
+        for rule, got in answers_by_rule(reader, examples, rules).items():
             by_rule[rule][name] = (
                 [{"question": ex.question, "answer": ex.answer, "got": g} for ex, g in zip(examples, got, strict=True)]
                 if name == "lecture"
@@ -474,17 +469,28 @@ class AdapterTrainer:
         (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
 
 
+RULES = (("lecture", False), ("squad2", True))  # (name, framed): the lecture's rule, SQuAD 2.0's (tasks.pick_answer)
+
+
+def answers_by_rule(
+    reader: Any, examples: Sequence[Example], rules: Sequence[tuple[str, bool]] = RULES
+) -> dict[str, list[str]]:
+    """Each example read once, and its answer by each of `rules` from that one reading."""
+    readings = [reader.read(ex.question, ex.passage) for ex in examples]
+    return {
+        rule: [
+            tasks.pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage, framed).text for r in readings
+        ]
+        for rule, framed in rules
+    }
+
+
 def compare_rules(reader: Any, dev: dict[str, list[Example]]) -> dict[str, Any]:
     """The development questions' scores under the lecture's rule and under SQuAD 2.0's (tasks.pick_answer),
     from one reading of each question: the figures that chose the rule a reader's answers are given by."""
     out: dict[str, Any] = {}
     for name in ("written_dev", "cloze_dev"):
-        readings = [reader.read(ex.question, ex.passage) for ex in dev[name]]
-        for rule, framed in (("lecture", False), ("squad2", True)):
-            got = [
-                tasks.pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage, framed).text
-                for r in readings
-            ]
+        for rule, got in answers_by_rule(reader, dev[name]).items():
             out.setdefault(rule, {})[name] = evaluate_answers(dev[name], got)
     return out
 
