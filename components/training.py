@@ -230,6 +230,7 @@ def render_reader_training(card: ModelCard, bf16: bool = False) -> None:
                 script=m.went_on.script,
                 written=m.went_on.written_questions,
                 cloze=m.went_on.cloze_questions,
+                causes=t("using.qa_causes", n=m.went_on.cause_questions) if m.went_on.cause_questions else "",
                 minutes=round(m.went_on.minutes, 1),
                 device=m.went_on.device,
                 runs=m.went_on.runs,

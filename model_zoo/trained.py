@@ -117,6 +117,7 @@ class WentOn:
     written_questions: int
     cloze_questions: int  # mixed in, so that the cloze stage is not forgotten
     runs: int  # runs it was chosen from on dev (the weights it went on from among the choices)
+    cause_questions: int = 0  # questions of cause mixed in (qa_cause.jsonl.gz, `--cause-mix`)
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,7 @@ def _read(card: ModelCard, m: Mapping[str, Any]) -> Training:
                 int(stage["written_questions"]),
                 int(stage["cloze_questions"]),
                 len(m.get("chosen_from", [])),
+                int(stage.get("cause_questions", 0)),
             )
         return ReaderTraining(
             first["script"],

@@ -143,7 +143,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--articles", type=int, default=0, help="at most this many articles (0: all)")
+    parser.add_argument(
+        "--cause", action="store_true", help=f"questions of cause on the passages of --out, to {CAUSE_OUT.name}"
+    )
     args = parser.parse_args(argv)
+    if args.cause:
+        build_causes(args.out, CAUSE_OUT, args.seed)
+        return
     import spacy
 
     nlp = spacy.load(PIPELINE, disable=["lemmatizer"])
@@ -184,14 +190,114 @@ def main(argv: list[str] | None = None) -> None:
             assert q["answer"] is None or passage[q["start"] : q["start"] + len(q["answer"])] == q["answer"]
         split = "test" if held_out("wikipedia", article) else "train"
         records.append({"id": f"wiki-{k:05d}", "split": split, "passage": passage, "questions": chosen})
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    write_records(records, args.out)
+
+
+def write_records(records: list[dict], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
         for r in records:
             gz.write((json.dumps(r, ensure_ascii=False) + "\n").encode())
     n = sum(len(r["questions"]) for r in records)
     unanswerable = sum(q["answer"] is None for r in records for q in r["questions"])
     test = sum(len(r["questions"]) for r in records if r["split"] == "test")
-    print(f"{len(records)} passages, {n} questions ({unanswerable} without an answer), {test} in test -> {args.out}")
+    print(f"{len(records)} passages, {n} questions ({unanswerable} without an answer), {test} in test -> {out}")
+
+
+# Questions of cause, made by rule from the same passages (`--cause`): "What causes <subject> to <verb>?"
+# where a sentence gives the cause after "because of"/"due to"/"owing to"/"thanks to", and "What <verb>ed
+# <subject>?" for a passive's agent ("Its plot was inspired by several short stories" -> "What inspired its
+# plot?" -> "several short stories"). The answer is the noun phrase alone, never the words that introduce it.
+CAUSE_OUT = ROOT / "assets" / "tasks" / "qa_cause.jsonl.gz"
+CAUSE_MARKERS = {("because", "of"), ("due", "to"), ("owing", "to"), ("thanks", "to")}
+PERSON_LIKE = {"PERSON", "ORG", "NORP"}
+# Participles that are also the past tense ("was made by" -> "What made"); a regular "-ed" one always is.
+SAME_PAST = set(
+    "made held kept led built found brought bought taught thought sent spent left lost paid said sold told won hit "
+    "put set cut read fed fought heard lit met shot struck hung bound caught dug felt fled laid lent meant sought "
+    "shaped spread stood swept understood".split()
+)
+CAUSES_PER_PASSAGE = 3
+
+
+def _phrase(chunks: dict[int, object], i: int):  # noqa: ANN202 - a spaCy Span or None
+    """The noun phrase that starts at token i, if it is one a question can ask for (not a bare pronoun)."""
+    chunk = chunks.get(i)
+    if chunk is None or chunk.root.pos_ not in ("NOUN", "PROPN") or len(chunk) > 6 or chunk.text.count('"') % 2:
+        return None
+    return chunk
+
+
+def _subject(verb):  # noqa: ANN001, ANN202 - spaCy tokens/spans
+    doc = verb.doc
+    for child in verb.children:
+        if child.dep_ in ("nsubj", "nsubjpass"):
+            chunk = next((c for c in doc.noun_chunks if c.start <= child.i < c.end), None)
+            if chunk is not None and chunk.root.pos_ in ("NOUN", "PROPN") and len(chunk) <= 6:
+                return chunk
+    return None
+
+
+def _lower_first(span) -> str:  # noqa: ANN001
+    first = span[0]
+    keep = first.pos_ == "PROPN" or first.ent_type_ or first.text == "I"
+    return span.text if keep else span.text[:1].lower() + span.text[1:]
+
+
+def cause_questions(doc) -> list[tuple[str, object]]:  # noqa: ANN001 - a spaCy Doc
+    """(question, answer span) pairs of cause in `doc` (see CAUSE_MARKERS and the passive's agent)."""
+    chunks = {c.start: c for c in doc.noun_chunks}
+    found = []
+    for tok in doc:
+        if tok.i + 2 < len(doc) and (tok.lower_, doc[tok.i + 1].lower_) in CAUSE_MARKERS:
+            answer, verb = _phrase(chunks, tok.i + 2), tok.head
+            for _ in range(3):
+                if verb.pos_ in ("VERB", "AUX") or verb.head is verb:
+                    break
+                verb = verb.head
+            subject = _subject(verb) if verb.pos_ == "VERB" else None
+            if answer is None or subject is None or answer.start < subject.end:
+                continue
+            passive = any(c.dep_ == "auxpass" for c in verb.children)
+            past = verb.tag_ == "VBD" or any(c.dep_ in ("aux", "auxpass") and c.tag_ == "VBD" for c in verb.children)
+            what = "be " + verb.text.lower() if passive else verb.lemma_.lower()
+            obj = next(
+                (chunks[c.left_edge.i] for c in verb.children if c.dep_ == "dobj" and c.left_edge.i in chunks), None
+            )
+            tail = f" {obj.text}" if obj is not None and len(obj) <= 6 else ""
+            found.append((f"What {'caused' if past else 'causes'} {_lower_first(subject)} to {what}{tail}?", answer))
+        elif tok.dep_ == "agent" and tok.head.tag_ == "VBN":
+            answer, verb = _phrase(chunks, tok.i + 1), tok.head
+            subject = _subject(verb)
+            participle = verb.text.lower()
+            if answer is None or subject is None or not (participle.endswith("ed") or participle in SAME_PAST):
+                continue
+            wh = "Who" if answer.root.ent_type_ in PERSON_LIKE else "What"
+            found.append((f"{wh} {participle} {_lower_first(subject)}?", answer))
+    return [(q, a) for q, a in found if a.text.lower() not in q.lower()]
+
+
+def build_causes(source: Path, out: Path, seed: int) -> None:
+    """`--cause`: questions of cause on the passages of the cloze set at `source`, each passage's split kept."""
+    import spacy
+
+    nlp = spacy.load(PIPELINE)
+    rng = random.Random(seed)
+    with gzip.open(source, "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    records = []
+    for r, doc in zip(rows, nlp.pipe((r["passage"] for r in rows), batch_size=64)):
+        found = cause_questions(doc)
+        rng.shuffle(found)
+        chosen = [
+            {"question": q, "answer": a.text, "start": a.start_char, "type": "CAUSE"}
+            for q, a in found[:CAUSES_PER_PASSAGE]
+        ]
+        for q in chosen:
+            assert r["passage"][q["start"] : q["start"] + len(q["answer"])] == q["answer"]
+        if chosen:
+            records.append({"id": r["id"], "split": r["split"], "passage": r["passage"], "questions": chosen})
+    write_records(records, out)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from model_zoo.lessons import tasks
@@ -71,3 +72,26 @@ def test_chinese_sentiment_set_is_balanced_chinese_and_never_trained_on() -> Non
     assert not any(c.isascii() and c.isalpha() for x in chinese for c in x.text)  # no English word in it
     english = tasks.load_sentences("sentiment")
     assert not {x.text for x in chinese} & {x.text for x in english.train + english.test}
+
+
+def test_questions_of_cause_ask_for_a_phrase_of_a_cloze_passage_without_its_preposition() -> None:
+    import gzip
+    import json
+
+    from model_zoo.training.train_qa import CAUSE, DATA
+
+    with gzip.open(DATA, "rt", encoding="utf-8") as f:
+        cloze = {r["id"]: r for r in map(json.loads, f)}
+    with gzip.open(CAUSE, "rt", encoding="utf-8") as f:
+        causes = [json.loads(line) for line in f]
+    lecture = {q.passage for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]}
+    assert sum(len(r["questions"]) for r in causes) >= 500
+    for r in causes:
+        source = cloze[r["id"]]  # the same passage, in the same split (held-out articles stay test)
+        assert (r["passage"], r["split"]) == (source["passage"], source["split"]) and r["passage"] not in lecture
+        for q in r["questions"]:
+            answer, start = q["answer"], q["start"]
+            assert r["passage"][start : start + len(answer)] == answer
+            assert q["question"].split()[0] in ("What", "Who") and answer.lower() not in q["question"].lower()
+            before = re.findall(r"\w+", r["passage"][:start])[-1].lower()  # what introduces the cause ...
+            assert before in ("by", "to", "of") and answer.split()[0].lower() not in ("by", "to", "of")  # ... stays out

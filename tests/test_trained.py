@@ -41,6 +41,7 @@ def test_a_shipped_metrics_file_reads_as_its_kind_of_training(card) -> None:  # 
             )
             assert m.went_on.written_questions == raw["written_stage"]["written_questions"] > m.written_questions
             assert m.went_on.device == raw["device"] and m.went_on.runs == len(raw["chosen_from"])
+            assert m.went_on.cause_questions == raw["written_stage"].get("cause_questions", 0)
     else:
         assert m.tokens_seen == raw["tokens_seen"] and m.curve  # a learning curve to draw
     if isinstance(m, MntpTraining):

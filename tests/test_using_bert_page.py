@@ -114,6 +114,8 @@ def test_the_lectures_precipitation_passage_is_read_with_both_curves() -> None:
     assert "was fine-tuned by ContextLab" in all_text(at)  # a model trained here says so, with each stage
     went_on = training_of(get_card("smollm2-135m-qa")).went_on
     assert went_on is not None and f"on all {went_on.written_questions} written training questions" in all_text(at)
+    causes = f"and {went_on.cause_questions} questions of cause made by rule"  # said where some were mixed in
+    assert (causes in all_text(at)) == (went_on.cause_questions > 0)
     spec = curves(at)
     start, end = spec["data"][0], spec["data"][1]
     assert (start["name"], end["name"]) == ("start", "end")

@@ -23,7 +23,9 @@ development split alone (`dev_split`: a share of the training passages of both s
 which stage's weights to keep, and, with `--pick`, which of several runs to ship. The test questions are
 read once, by `--pick`, for the run it ships. `--start FOLDER` goes on from a shipped reader's adapters
 instead of new ones: no cloze stage, only the written stage (all written training questions, qa_more.tsv's
-included, `--written-mix` cloze ones beside them), kept only if the development questions score it better;
+included, `--written-mix` cloze ones beside them, and `--cause-mix` questions of cause from qa_cause.jsonl.gz:
+"What inspired its plot?" over "... inspired by several short stories", the answer without its "by"), kept
+only if the development questions score it better;
 its metrics.json keeps the earlier record under `started_from`. The shipped smollm2-135m-qa went on so, on
 2 CPU threads (metrics.json's `script`).
 
@@ -58,6 +60,7 @@ from ..loading import reader_from_encoder
 from ..registry import get_card, package_file, trained_file
 
 DATA = ASSETS / "tasks" / "qa_cloze.jsonl.gz"
+CAUSE = ASSETS / "tasks" / "qa_cause.jsonl.gz"  # questions of cause on the same passages (build_qa.py --cause)
 OUT = ASSETS / "models" / "minilm-l6-qa"
 WEIGHTS = "model.safetensors"
 SCRIPT = "python -m model_zoo.train_qa"
@@ -116,11 +119,15 @@ def development(data: dict[str, list[Example]]) -> dict[str, list[Example]]:
     cloze_train, cloze_dev = dev_split(data["train"], CLOZE_DEV_EVERY)
     written_train, written_dev = dev_split(written()["train"], WRITTEN_DEV_EVERY)
     more = examples_of(tasks.load_more_questions())
+    # The questions of cause split by the same passage hash: their dev passages are cloze dev passages.
+    cause_train, cause_dev = dev_split(read_cloze(CAUSE)["train"], CLOZE_DEV_EVERY)
     return {
         "cloze_train": cloze_train,
         "cloze_dev": cloze_dev[:CLOZE_DEV_READ],
         "written_train": written_train + more,  # qa_more.tsv trains only: the dev questions stay as they were
         "written_dev": written_dev,
+        "cause_train": cause_train,
+        "cause_dev": cause_dev,
     }
 
 
@@ -601,6 +608,12 @@ def main(argv: list[str] | None = None) -> None:
         help="with --base: cloze questions in the written stage, as a share of its written ones",
     )
     parser.add_argument(
+        "--cause-mix",
+        type=float,
+        default=0.0,
+        help="with --base: questions of cause (qa_cause.jsonl.gz) in the written stage, as a share of its written ones",
+    )
+    parser.add_argument(
         "--pick",
         type=Path,
         nargs="+",
@@ -657,7 +670,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def dev_scores(reader: Any, dev: dict[str, list[Example]]) -> dict[str, Any]:
-    return {"written_dev": evaluate(reader, dev["written_dev"]), "cloze_dev": evaluate(reader, dev["cloze_dev"])}
+    """The development scores every choice compares (dev_f1), and the questions of cause's beside, for
+    information (no choice reads them)."""
+    return {name: evaluate(reader, dev[name]) for name in ("written_dev", "cloze_dev", "cause_dev")}
 
 
 def dev_f1(scores: dict[str, Any]) -> float:
@@ -702,7 +717,12 @@ def adapters_main(args: argparse.Namespace) -> None:
     # shipped H200 run had them; with --start, the last, which that run's written stage did not read.
     n = int(len(mine) * args.written_mix)
     mixed = (cloze_train[len(cloze_train) - n :] if args.start is not None else cloze_train[:n]) if n else []
-    second = trainer.train([*mine, *mixed], args.written_epochs, args.written_minutes, args.written_lr or args.lr / 2)
+    causes = list(dev["cause_train"])
+    random.Random(args.seed).shuffle(causes)
+    causes = causes[: int(len(mine) * args.cause_mix)]
+    second = trainer.train(
+        [*mine, *mixed, *causes], args.written_epochs, args.written_minutes, args.written_lr or args.lr / 2
+    )
     after_written = dev_scores(trainer.reader(), dev)
     print(json.dumps({"after_written": after_written}), flush=True)
     kept = "written" if dev_f1(after_written) >= dev_f1(after_cloze) else "cloze"
@@ -714,7 +734,13 @@ def adapters_main(args: argparse.Namespace) -> None:
         "base": f"{args.base} (SmolLM2-135M-Instruct made a masked LM by ContextLab, model_zoo.training.train_mntp)",
         "trained": f"LoRA adapters (rank {args.rank}) on every linear layer and the start/end layer",
         "data": "assets/tasks/qa_cloze.jsonl.gz train split, then the written questions' train split (qa.tsv's, "
-        "qa_extra.tsv's and qa_more.tsv's); "
+        "qa_extra.tsv's and qa_more.tsv's)"
+        + (
+            ", with questions of cause on cloze passages (qa_cause.jsonl.gz, scripts/build_qa.py --cause)"
+            if causes
+            else ""
+        )
+        + "; "
         f"development: passages with a hash 0 mod {CLOZE_DEV_EVERY} (cloze) and {WRITTEN_DEV_EVERY} (written), never trained on",
         "device": f"{device} ({torch.cuda.get_device_name(device)})"
         if device.type == "cuda"
@@ -728,6 +754,7 @@ def adapters_main(args: argparse.Namespace) -> None:
             "written_questions": len(dev["written_train"]),
             "repeat": args.repeat,
             "cloze_questions": len(mixed),
+            "cause_questions": len(causes),
         },
         "dev_after_cloze": after_cloze,
         "dev_after_written": after_written,
@@ -740,6 +767,7 @@ def adapters_main(args: argparse.Namespace) -> None:
         metrics["script"] += (
             f" --start {args.start.name} --batch {args.batch} --repeat {args.repeat} --written-mix {args.written_mix}"
             f" --written-epochs {args.written_epochs} --written-lr {args.written_lr or args.lr / 2}"
+            + (f" --cause-mix {args.cause_mix}" if causes else "")
         )
         metrics["trained"] += f"; went on from {args.start.name} (its cloze and written stages, below)"
         metrics["started_from"] = {
