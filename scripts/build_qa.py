@@ -221,22 +221,9 @@ SAME_PAST = set(
 CAUSES_PER_PASSAGE = 3
 
 
-def _phrase(chunks: dict[int, object], i: int):  # noqa: ANN202 - a spaCy Span or None
-    """The noun phrase that starts at token i, if it is one a question can ask for (not a bare pronoun)."""
-    chunk = chunks.get(i)
-    if chunk is None or chunk.root.pos_ not in ("NOUN", "PROPN") or len(chunk) > 6 or chunk.text.count('"') % 2:
-        return None
-    return chunk
-
-
-def _subject(verb):  # noqa: ANN001, ANN202 - spaCy tokens/spans
-    doc = verb.doc
-    for child in verb.children:
-        if child.dep_ in ("nsubj", "nsubjpass"):
-            chunk = next((c for c in doc.noun_chunks if c.start <= child.i < c.end), None)
-            if chunk is not None and chunk.root.pos_ in ("NOUN", "PROPN") and len(chunk) <= 6:
-                return chunk
-    return None
+def _askable(chunk) -> bool:  # noqa: ANN001 - a spaCy Span
+    """A noun phrase a question can ask for: a noun at its root (not a bare pronoun), at most six words."""
+    return chunk.root.pos_ in ("NOUN", "PROPN") and len(chunk) <= 6
 
 
 def _lower_first(span) -> str:  # noqa: ANN001
@@ -247,29 +234,41 @@ def _lower_first(span) -> str:  # noqa: ANN001
 
 def cause_questions(doc) -> list[tuple[str, object]]:  # noqa: ANN001 - a spaCy Doc
     """(question, answer span) pairs of cause in `doc` (see CAUSE_MARKERS and the passive's agent)."""
-    chunks = {c.start: c for c in doc.noun_chunks}
+    chunk_of = {i: c for c in doc.noun_chunks for i in range(c.start, c.end)}  # each token's noun phrase
+
+    def phrase_at(i: int):  # noqa: ANN202 - the askable noun phrase that starts at token i (quotes whole)
+        chunk = chunk_of.get(i)
+        return (
+            chunk
+            if chunk is not None and chunk.start == i and _askable(chunk) and not chunk.text.count('"') % 2
+            else None
+        )
+
+    def subject_of(verb):  # noqa: ANN001, ANN202
+        chunks = (chunk_of.get(c.i) for c in verb.children if c.dep_ in ("nsubj", "nsubjpass"))
+        return next((c for c in chunks if c is not None and _askable(c)), None)
+
     found = []
     for tok in doc:
         if tok.i + 2 < len(doc) and (tok.lower_, doc[tok.i + 1].lower_) in CAUSE_MARKERS:
-            answer, verb = _phrase(chunks, tok.i + 2), tok.head
+            answer, verb = phrase_at(tok.i + 2), tok.head
             for _ in range(3):
                 if verb.pos_ in ("VERB", "AUX") or verb.head is verb:
                     break
                 verb = verb.head
-            subject = _subject(verb) if verb.pos_ == "VERB" else None
+            subject = subject_of(verb) if verb.pos_ == "VERB" else None
             if answer is None or subject is None or answer.start < subject.end:
                 continue
             passive = any(c.dep_ == "auxpass" for c in verb.children)
             past = verb.tag_ == "VBD" or any(c.dep_ in ("aux", "auxpass") and c.tag_ == "VBD" for c in verb.children)
             what = "be " + verb.text.lower() if passive else verb.lemma_.lower()
-            obj = next(
-                (chunks[c.left_edge.i] for c in verb.children if c.dep_ == "dobj" and c.left_edge.i in chunks), None
-            )
+            starts = (c.left_edge.i for c in verb.children if c.dep_ == "dobj")
+            obj = next((chunk_of[i] for i in starts if i in chunk_of and chunk_of[i].start == i), None)
             tail = f" {obj.text}" if obj is not None and len(obj) <= 6 else ""
             found.append((f"What {'caused' if past else 'causes'} {_lower_first(subject)} to {what}{tail}?", answer))
         elif tok.dep_ == "agent" and tok.head.tag_ == "VBN":
-            answer, verb = _phrase(chunks, tok.i + 1), tok.head
-            subject = _subject(verb)
+            answer, verb = phrase_at(tok.i + 1), tok.head
+            subject = subject_of(verb)
             participle = verb.text.lower()
             if answer is None or subject is None or not (participle.endswith("ed") or participle in SAME_PAST):
                 continue
