@@ -22,8 +22,9 @@ def render_task_diagram(kind: str, tokens: list[str], segments: list[int], key: 
 def render_answer(got: tasks.Answer, model_name: str, key: str) -> None:
     """The span picked, highlighted in the passage (or why there is none), and both score curves. Places
     are counted as the lecture counts a passage's words, from 1 ([CLS], where a reader has it, is 0). For a
-    reader, the two scores that decided (its best span's and "no answer"'s), and where the lecture's rule of
-    thumb on the best start and end alone would have said otherwise."""
+    reader, the two scores that decided (its best span's and "no answer"'s), the span its scores alone preferred
+    where the question's answer type ruled it out, and where the lecture's rule of thumb on the best start and
+    end alone would have said otherwise."""
     base = 0 if got.framed else 1
     places = {
         "start": got.best_start + base,
@@ -38,6 +39,8 @@ def render_answer(got: tasks.Answer, model_name: str, key: str) -> None:
         )
         before, after = md_escape(got.passage[:a]), md_escape(got.passage[b:])
         st.markdown(f"{before}**:orange-background[{md_escape(got.passage[a:b])}]**{after}")
+        if got.passed_over:
+            st.caption(t("using.qa_passed_over", span=got.passed_over))
     else:
         st.warning(t(f"using.qa_none_{got.reason}", **places), icon=":material/block:")
     if got.null_score is not None and got.inside:

@@ -223,6 +223,10 @@ def render_reader_training(card: ModelCard, bf16: bool = False) -> None:
     then = Markdown("")
     if m.by_lecture_rule is not None:  # answers given by SQuAD 2.0's rule; the lecture's rule's scores beside
         then = t("using.qa_rule", exact=f"{m.by_lecture_rule.exact:.0%}", f1=f"{m.by_lecture_rule.f1:.0%}")
+    if m.by_squad2_rule is not None:  # and the question's answer type (tasks.pick_answer); without it, beside
+        then = Markdown(
+            then + t("using.qa_typed_rule", exact=f"{m.by_squad2_rule.exact:.0%}", f1=f"{m.by_squad2_rule.f1:.0%}")
+        )
     if m.went_on is not None:
         then = Markdown(
             t(

@@ -135,6 +135,7 @@ class ReaderTraining:
     cloze_test: ReaderScores
     went_on: WentOn | None = None  # a later stage on these weights, if any
     by_lecture_rule: ReaderScores | None = None  # written_test under the lecture's rule, before SQuAD 2.0's was chosen
+    by_squad2_rule: ReaderScores | None = None  # written_test under SQuAD 2.0's rule without the answer type
 
 
 Training = MntpTraining | MlmTraining | ElmoTraining | ReaderTraining
@@ -192,6 +193,7 @@ def _read(card: ModelCard, m: Mapping[str, Any]) -> Training:
             _scores(m["cloze_test"]),
             went_on,
             _scores(m["by_lecture_rule"]["written_test"]) if "by_lecture_rule" in m else None,
+            _scores(m["by_squad2_rule"]["written_test"]) if "by_squad2_rule" in m else None,
         )
     if "recipe" in m:
         stages = tuple(

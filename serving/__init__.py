@@ -960,7 +960,7 @@ def read_question(model_name: str, question: str, passage: str) -> model_zoo.les
 
     reader = loaded(model_name, model_zoo.Reader)
     reader.check_question(question, passage)  # a learner's own mistake stays theirs: it never joins a batch
-    return tasks.answer_of(_reading_batcher(model_name)((question, passage)))
+    return tasks.answer_of(_reading_batcher(model_name)((question, passage)), question)
 
 
 @st.cache_resource(show_spinner=False)

@@ -131,6 +131,18 @@ def development(data: dict[str, list[Example]]) -> dict[str, list[Example]]:
     }
 
 
+# What `measure` writes into a metrics.json: the test scores under each rule, and the time they took.
+MEASURED = (
+    "cloze_test",
+    "written_train",
+    "written_test",
+    "lecture",
+    "by_lecture_rule",
+    "by_squad2_rule",
+    "eval_seconds",
+)
+
+
 def measure(reader: Any, data: dict[str, list[Example]], lecture_rule: bool = False) -> dict[str, Any]:
     """The trained reader on what it never trained on (the cloze test split, the written questions' held-out
     passages), and on the written questions of the train split (seen by the `--written` stage), its answers
@@ -142,8 +154,8 @@ def measure(reader: Any, data: dict[str, list[Example]], lecture_rule: bool = Fa
     lecture = [
         Example(q.question, q.passage, q.answer, q.span[0]) for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]
     ]
-    rules = RULES if lecture_rule else [rule for rule in RULES if rule[0] == "squad2"]
-    by_rule: dict[str, dict[str, Any]] = {rule: {} for rule, _ in rules}
+    rules = RULES if lecture_rule else [rule for rule in RULES if rule[0] == SERVED]
+    by_rule: dict[str, dict[str, Any]] = {rule[0]: {} for rule in rules}
     for name, examples in [*sets.items(), ("lecture", lecture)]:
         for rule, got in answers_by_rule(reader, examples, rules).items():
             by_rule[rule][name] = (
@@ -151,9 +163,10 @@ def measure(reader: Any, data: dict[str, list[Example]], lecture_rule: bool = Fa
                 if name == "lecture"
                 else evaluate_answers(examples, got)
             )
-    out = by_rule["squad2"]
+    out = by_rule[SERVED]
     if lecture_rule:
         out["by_lecture_rule"] = by_rule["lecture"]
+        out["by_squad2_rule"] = by_rule["squad2"]
     out["eval_seconds"] = round(time.perf_counter() - began, 1)
     return out
 
@@ -476,19 +489,24 @@ class AdapterTrainer:
         (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
 
 
-RULES = (("lecture", False), ("squad2", True))  # (name, framed): the lecture's rule, SQuAD 2.0's (tasks.pick_answer)
+# (name, framed, typed): the lecture's rule; SQuAD 2.0's; SQuAD 2.0's with the question's answer type (tasks.pick_answer)
+RULES = (("lecture", False, False), ("squad2", True, False), ("typed", True, True))
+SERVED = "typed"  # the rule tasks.read_answer answers by, which the test scores are measured with
 
 
 def answers_by_rule(
-    reader: Any, examples: Sequence[Example], rules: Sequence[tuple[str, bool]] = RULES
+    reader: Any, examples: Sequence[Example], rules: Sequence[tuple[str, bool, bool]] = RULES
 ) -> dict[str, list[str]]:
     """Each example read once, and its answer by each of `rules` from that one reading."""
     readings = [reader.read(ex.question, ex.passage) for ex in examples]
     return {
         rule: [
-            tasks.pick_answer(r.tokens, r.chars, r.start_scores, r.end_scores, r.passage, framed).text for r in readings
+            tasks.pick_answer(
+                r.tokens, r.chars, r.start_scores, r.end_scores, r.passage, framed, ex.question if typed else ""
+            ).text
+            for r, ex in zip(readings, examples, strict=True)
         ]
-        for rule, framed in rules
+        for rule, framed, typed in rules
     }
 
 
@@ -505,25 +523,25 @@ def compare_rules(reader: Any, dev: dict[str, list[Example]]) -> dict[str, Any]:
 RULE_NOTE = (
     "answers given by SQuAD 2.0's rule (Devlin et al. 2019, section 4.3, margin 0: the best span answers where "
     "its start + end score beats pointing at no answer), chosen over the lecture's rule (best start, best end; "
-    "none if the end comes first) on development questions alone ({where}); the test scores were measured once "
-    "more with it, and those under the lecture's rule kept in `by_lecture_rule`"
+    "none if the end comes first) on development questions alone ({where}), with the question's answer type "
+    "since 2026-11-30 (a What/Who/Which answer does not open with a preposition, tasks.PREPOSITIONS; `typed`, "
+    "kept where the development questions score it at least as well as SQuAD 2.0's rule alone); the test scores "
+    "were measured once more with it, those under the lecture's rule kept in `by_lecture_rule` and under SQuAD "
+    "2.0's alone in `by_squad2_rule`"
 )
 OWN_DEV = "`dev` below"
 OTHERS_DEV = "smollm2-135m-qa's, in its metrics.json: this reader trained on every written training question"
 
 
 def rescore(reader: Any, path: Path, data: dict[str, list[Example]], dev: dict[str, list[Example]] | None) -> None:
-    """Measure a shipped reader's test questions again under tasks.pick_answer's rule (after `compare_rules` on
-    `dev` where the reader has development questions it never trained on), keeping the earlier figures."""
+    """Measure a shipped reader's test questions again under the rule it answers by (SERVED), and under each
+    other rule beside (after `compare_rules` on `dev` where the reader has development questions it never
+    trained on)."""
     metrics = json.loads(path.read_text())
-    if "rule" not in metrics:
-        kept = ("cloze_test", "written_train", "written_test", "lecture")
-        metrics["by_lecture_rule"] = {k: metrics[k] for k in kept if k in metrics}
-    if dev is None:
-        metrics["rule"] = {"note": RULE_NOTE.format(where=OTHERS_DEV)}
-    else:
-        metrics["rule"] = {"note": RULE_NOTE.format(where=OWN_DEV), "dev": compare_rules(reader, dev)}
-    metrics |= measure(reader, data)
+    metrics["rule"] = {"note": RULE_NOTE.format(where=OWN_DEV if dev else OTHERS_DEV)}
+    if dev is not None:
+        metrics["rule"]["dev"] = compare_rules(reader, dev)
+    metrics |= measure(reader, data, lecture_rule=True)
     path.write_text(json.dumps(metrics, indent=2) + "\n")
     print(json.dumps({k: metrics[k] for k in ("rule", "written_test", "cloze_test", "lecture")}, indent=1), flush=True)
 
@@ -770,11 +788,7 @@ def adapters_main(args: argparse.Namespace) -> None:
             + (f" --cause-mix {args.cause_mix}" if causes else "")
         )
         metrics["trained"] += f"; went on from {args.start.name} (its cloze and written stages, below)"
-        metrics["started_from"] = {
-            k: v
-            for k, v in earlier.items()
-            if k not in ("cloze_test", "written_train", "written_test", "lecture", "by_lecture_rule", "eval_seconds")
-        }
+        metrics["started_from"] = {k: v for k, v in earlier.items() if k not in MEASURED}
         metrics["dev_of_start"] = metrics.pop("dev_after_cloze")
         metrics["kept"] = "written" if kept == "written" else "start"
     trainer.export(args.out, metrics)
