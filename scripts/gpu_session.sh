@@ -95,10 +95,9 @@ from pathlib import Path
 
 import torch
 
-from model_zoo.lessons import tasks
-from model_zoo.training.train_qa import Example, answers_by_rule, shipped_reader
+from model_zoo.training.train_qa import answers_by_rule, lecture_examples, shipped_reader
 
-lecture = [Example(q.question, q.passage, q.answer, q.span[0]) for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]]
+lecture = lecture_examples()
 for folder in sys.argv[1:]:
     if not (Path(folder) / "metrics.json").exists():
         continue

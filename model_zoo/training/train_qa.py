@@ -131,16 +131,26 @@ def development(data: dict[str, list[Example]]) -> dict[str, list[Example]]:
     }
 
 
-# What `measure` writes into a metrics.json: the test scores under each rule, and the time they took.
+# (name, framed, typed): the lecture's rule; SQuAD 2.0's; SQuAD 2.0's with the question's answer type (tasks.pick_answer)
+RULES = (("lecture", False, False), ("squad2", True, False), ("typed", True, True))
+SERVED = "typed"  # the rule tasks.read_answer answers by, which the test scores are measured with
+# What `measure` writes into a metrics.json: the test scores under the served rule, under each other rule
+# (by_NAME_rule), and the time they took.
 MEASURED = (
     "cloze_test",
     "written_train",
     "written_test",
     "lecture",
-    "by_lecture_rule",
-    "by_squad2_rule",
+    *(f"by_{name}_rule" for name, _, _ in RULES if name != SERVED),
     "eval_seconds",
 )
+
+
+def lecture_examples() -> list[Example]:
+    """The lecture's precipitation questions (qa.tsv's LECTURE_PASSAGE, in the test split) as examples."""
+    return [
+        Example(q.question, q.passage, q.answer, q.span[0]) for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]
+    ]
 
 
 def measure(reader: Any, data: dict[str, list[Example]], lecture_rule: bool = False) -> dict[str, Any]:
@@ -151,9 +161,7 @@ def measure(reader: Any, data: dict[str, list[Example]], lecture_rule: bool = Fa
     began = time.perf_counter()
     mine = written()
     sets = {"cloze_test": data["test"], "written_train": mine["train"], "written_test": mine["test"]}
-    lecture = [
-        Example(q.question, q.passage, q.answer, q.span[0]) for q in tasks.written_passages()[tasks.LECTURE_PASSAGE]
-    ]
+    lecture = lecture_examples()
     rules = RULES if lecture_rule else [rule for rule in RULES if rule[0] == SERVED]
     by_rule: dict[str, dict[str, Any]] = {rule[0]: {} for rule in rules}
     for name, examples in [*sets.items(), ("lecture", lecture)]:
@@ -163,10 +171,8 @@ def measure(reader: Any, data: dict[str, list[Example]], lecture_rule: bool = Fa
                 if name == "lecture"
                 else evaluate_answers(examples, got)
             )
-    out = by_rule[SERVED]
-    if lecture_rule:
-        out["by_lecture_rule"] = by_rule["lecture"]
-        out["by_squad2_rule"] = by_rule["squad2"]
+    out = by_rule.pop(SERVED)
+    out |= {f"by_{rule}_rule": scores for rule, scores in by_rule.items()}  # the other rules, with lecture_rule
     out["eval_seconds"] = round(time.perf_counter() - began, 1)
     return out
 
@@ -489,11 +495,6 @@ class AdapterTrainer:
         (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
 
 
-# (name, framed, typed): the lecture's rule; SQuAD 2.0's; SQuAD 2.0's with the question's answer type (tasks.pick_answer)
-RULES = (("lecture", False, False), ("squad2", True, False), ("typed", True, True))
-SERVED = "typed"  # the rule tasks.read_answer answers by, which the test scores are measured with
-
-
 def answers_by_rule(
     reader: Any, examples: Sequence[Example], rules: Sequence[tuple[str, bool, bool]] = RULES
 ) -> dict[str, list[str]]:
@@ -538,7 +539,7 @@ def rescore(reader: Any, path: Path, data: dict[str, list[Example]], dev: dict[s
     other rule beside (after `compare_rules` on `dev` where the reader has development questions it never
     trained on)."""
     metrics = json.loads(path.read_text())
-    metrics["rule"] = {"note": RULE_NOTE.format(where=OWN_DEV if dev else OTHERS_DEV)}
+    metrics["rule"] = {"note": RULE_NOTE.format(where=OTHERS_DEV if dev is None else OWN_DEV)}
     if dev is not None:
         metrics["rule"]["dev"] = compare_rules(reader, dev)
     metrics |= measure(reader, data, lecture_rule=True)
