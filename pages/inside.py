@@ -120,12 +120,17 @@ def token_path(model: model_zoo.Encoder, text: str) -> None:
     labels = [f"{i}: {tok}" for i, tok in enumerate(tokens)]
     start = index_from_url("block_token", tokens, at)
     read_now = [model.name, text]
-    if st.session_state.setdefault("block_read", read_now) != read_now:  # a new sentence (or model): its path
-        # starts at its answer. A token number of the old one meant another word, and the answer's path is read
-        # from the pass the lenses made (no pass of its own: a class typing sentences pays one pass each).
+    new_text = st.session_state.setdefault("block_read", read_now) != read_now
+    if new_text:  # a new sentence (or model): its path starts at its answer. A token number of the old one meant
+        # another word, and the answer's path is read from the pass the lenses made (no pass of its own: a class
+        # typing sentences pays one pass each).
         st.session_state.block_read, st.session_state.block_token = read_now, at
-    token = right.selectbox(
-        t("inside.token"), range(len(labels)), index=start, format_func=lambda i: labels[i], key="block_token"
+    token = right.selectbox(  # index 0 (no default of its own) where the state was just set: Streamlit warns of both
+        t("inside.token"),
+        range(len(labels)),
+        index=0 if new_text else start,
+        format_func=lambda i: labels[i],
+        key="block_token",
     )
     token = min(token or 0, len(labels) - 1)
     keep_in_url("block_layer", layer)
