@@ -83,6 +83,12 @@ def chart_title(title: str) -> tuple[str, int]:
     return "<br>".join(_texts(lines)), TITLE_LINE * (len(lines) - 1)
 
 
+def percent_label(p: float) -> str:
+    """A probability as a bar's label: 12.3%, and below 0.1% two significant digits (0.021%), not a 0.0% that
+    hides how small a factor is (the GPT lesson's weakest next-token factor)."""
+    return f"{p:.1%}" if p >= 0.001 or p <= 0 else f"{p * 100:.2g}%"
+
+
 def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: bool = True) -> go.Figure:
     """Horizontal bars of (label, score), the highest on top: probabilities or cosine similarities.
 
@@ -90,7 +96,7 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
     twice as long): the Masked LM page draws these on every sentence a class types."""
     labels = _texts([repr(label) if label.strip() != label else label for label, _ in pairs])
     scores = [s for _, s in pairs]
-    text = [f"{s:.1%}" if percent else f"{s:.3f}" for s in scores]
+    text = [percent_label(s) if percent else f"{s:.3f}" for s in scores]
     bars = {"type": "bar", "x": scores[::-1], "y": labels[::-1], "orientation": "h", "text": text[::-1]}
     heading, extra = chart_title(title)
     layout = {

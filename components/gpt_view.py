@@ -100,7 +100,8 @@ def render_masks(model_name: str, encoder_name: str, causal: Encoding, full: Enc
         ),
         key="full_mask",
     )
-    st.caption(t("gpt.mask_caption", zero=f"{attention_to_later_tokens(causal.attentions):.1e}"))
+    above = attention_to_later_tokens(causal.attentions)
+    st.caption(t("gpt.mask_caption", zero="0" if above == 0 else f"{above:.1e}"))  # exactly 0 reads as 0
     st.caption(t("gpt.marks"))
 
 
@@ -200,7 +201,8 @@ def render_blank(
 
 def render_factors(model_name: str, factors: Factors) -> None:
     """One bar per next-token factor, and their product as the sentence's probability."""
-    bars = [(f"{i + 1}. {token}", p) for i, (token, p) in enumerate(zip(factors.tokens, factors.probabilities))]
+    # "12 · ." rather than "12..": the token stays apart from its number
+    bars = [(f"{i + 1} · {token}", p) for i, (token, p) in enumerate(zip(factors.tokens, factors.probabilities))]
     st.plotly_chart(build_score_bars(bars, t_plain("gpt.product_chart", name=model_name)), key="factors")
     mantissa, exponent = f"{factors.probability:.1e}".split("e")  # 7.9e-34 typeset as 7.9 × 10⁻³⁴
     st.latex(  # two lines, so that the number stays on a phone's screen

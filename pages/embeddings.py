@@ -61,7 +61,11 @@ def vectors(model: model_zoo.StaticModel) -> None:
             st.plotly_chart(
                 build_vector_strip(strip, vectors, t_plain("emb.strip_title", name=model.name)), key="strip"
             )
-        st.caption(t("emb.strip_note"))
+        if (extremes := lesson_vectors.static_cosines(model.name, tuple(strip)).extremes()) is not None:
+            (a, b, ab), (c, d, cd) = extremes  # the note names the learner's own words, from their cosines
+            st.caption(t("emb.strip_note", a=a, b=b, ab=f"{ab:.2f}", c=c, d=d, cd=f"{cd:.2f}"))
+        else:
+            st.caption(t("emb.strip_note_few"))
     else:
         st.info(t("emb.no_words"), icon=":material/info:")
     st.write(t("emb.vectors_intro", dim=model.dim))

@@ -114,6 +114,9 @@ def similarity(shown: list[str]) -> None:
         st.caption(t("onehot.glove_few"))
 
 
+UNCLASSED_SHOWN = 8  # the words without a WordNet class that the line under the chart names
+
+
 def classes(shown: list[str]) -> None:
     """3. Word classes: the middle step, and why it is too coarse."""
     st.header(t("onehot.class_title"))
@@ -137,6 +140,10 @@ def classes(shown: list[str]) -> None:
     groups = [f"**{md_escape(c)}**: {md_escape(', '.join(ws))}" for c, ws in shared.items() if len(ws) > 1]
     if groups:
         st.markdown(t("onehot.class_groups") + "\n\n" + "\n".join(f"- {g}" for g in groups))
+    if unclassed := [w for w, wc in zip(shown, word_class) if wc == none]:  # why, in one line, with their words
+        more = len(unclassed) - UNCLASSED_SHOWN
+        listed = ", ".join(unclassed[:UNCLASSED_SHOWN]) + (f" (+{more})" if more > 0 else "")
+        st.caption(t("onehot.unclassed", words=listed, none=none))
     st.caption(t("onehot.class_note"))
 
 

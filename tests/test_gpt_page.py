@@ -110,8 +110,10 @@ def test_the_product_of_factors_is_the_sentence_probability() -> None:
     at = open_page("pages/gpt.py", product_text="The tide went out.")
     assert not at.exception
     bars = chart(at, "factors")["data"][0]
-    assert [label.split(". ", 1)[1].strip() for label in reversed(bars["y"])] == ["The", "tide", "went", "out", "."]
+    assert [label.split(" · ", 1)[1].strip() for label in reversed(bars["y"])] == ["The", "tide", "went", "out", "."]
     assert all(0 < p <= 1 for p in bars["x"])
+    # every factor's label reads its size, the smallest too: "0.021%", never a "0.0%" that hides the weakest
+    assert "0.0%" not in bars["text"] and all(float(x.rstrip("%")) > 0 for x in bars["text"])
     formula = next(el.value for el in at.latex if r"\prod" in el.value)  # their product, as 7.9 × 10⁻³⁴ (not 7.9e-34)
     mantissa, exponent = re.search(r"\\approx ([\d.]+) \\times 10\^\{(-?\d+)\}", formula).groups()
     assert float(mantissa) * 10.0 ** int(exponent) == pytest.approx(float(np.prod(bars["x"])), rel=0.1)

@@ -68,6 +68,11 @@ def test_one_hot_own_words(tiny_zoo: Path) -> None:
     at.text_area(key="text").input("river bank money").run()
     ok(at)
     assert len(at.get("plotly_chart")) >= 2  # the one-hot matrix and the similarity matrix of these words
+    assert not any("No class for" in shown(c.value) for c in at.caption)  # WordNet has all three
+    at.text_area(key="text").input("the river was 银行").run()
+    ok(at)
+    said = [shown(c.value) for c in at.caption if "No class for" in shown(c.value)]
+    assert len(said) == 1 and said[0].startswith("No class for the, was, 银, 行: WordNet lists English"), said
 
 
 def test_embeddings_neighbours_and_analogy(tiny_zoo: Path) -> None:
@@ -76,6 +81,30 @@ def test_embeddings_neighbours_and_analogy(tiny_zoo: Path) -> None:
     ok(at)
     at.text_input(key="a").input("man").run()
     ok(at)
+
+
+def test_embeddings_strip_note_names_the_learners_own_closest_and_farthest_pair(tiny_zoo: Path) -> None:
+    """The line under the vector strip is computed from the words typed, not written for the default ones."""
+    import numpy as np
+
+    import model_zoo
+
+    words = ["river", "bank", "money", "water"]
+    at = open_page("pages/embeddings.py")
+    at.text_input(key="words").input(" ".join(words)).run()
+    ok(at)
+    vectors = model_zoo.load("glove-6b-50d").vectors(words)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    pairs = sorted((float(unit[i] @ unit[j]), words[i], words[j]) for i in range(4) for j in range(i + 1, 4))
+    (low, c, d), (high, a, b) = pairs[0], pairs[-1]
+    said = [shown(c_.value) for c_ in at.caption if "No single number" in shown(c_.value)]
+    assert said == [
+        f"Of these words, “{a}” and “{b}” share the most colours (cosine {high:.2f}), “{c}” and “{d}” the "
+        f"fewest ({low:.2f}). No single number means “royal” or “female”: meaning is spread over all of them."
+    ]
+    assert "king" not in said[0]
+    at.text_input(key="words").input("river bank").run()  # two words: one pair, nothing to rank
+    assert any("With three or more words" in shown(c_.value) for c_ in at.caption)
 
 
 def test_elmo_own_text(tiny_zoo: Path) -> None:
