@@ -291,8 +291,18 @@ def settles_finding(model_name: str, logit: Lens, tuned: Lens | None) -> str:
     said = [t("inside.settles", answer=word(logit.answer), layer=settles_at(logit), layers=layers, model=model_name)]
     if tuned is not None:
         said.append(t("inside.settles_tuned", layer=settles_at(tuned)))
-    said.append(t("inside.read_at", n=logit.at, token=readable(logit.tokens[logit.at])))
+    said.append(t(read_at_key(logit), n=logit.at, token=readable(logit.tokens[logit.at]), model=model_name))
     return " ".join(said)
+
+
+def read_at_key(lens: Lens) -> str:
+    """Which sentence says where the answer is read: at the [MASK] (a BERT), at the token before it (a decoder
+    made a masked LM: each position predicts the next token), or at the last token read (a causal LM)."""
+    if "MASK" in lens.tokens[lens.at].upper():
+        return "inside.read_at"
+    if lens.at + 1 < len(lens.tokens) and "MASK" in lens.tokens[lens.at + 1].upper():
+        return "inside.read_at_before"
+    return "inside.read_at_last"
 
 
 def top_five_finding(logit: Lens, tuned: Lens | None) -> str:

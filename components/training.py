@@ -241,28 +241,33 @@ def render_reader_training(card: ModelCard, bf16: bool = False) -> None:
             )
             + then
         )
+    figures = {"exact": f"{m.written_test.exact:.0%}", "f1": f"{m.written_test.f1:.0%}"}
+    # on the projector, two lines: who trained it and how well it reads; the whole record folded under them
     st.info(
-        t(
-            "using.qa_trained_adapters" if card.builds_on else "using.qa_trained",
-            then=then,
-            model=card.name,
-            base=card.builds_on,
-            runs=m.runs,
-            script=m.script,
-            examples=f"{m.examples:,}",
-            seen=f"{round(m.epochs * m.examples):,}",
-            minutes=round(m.minutes, 1),
-            device=m.device,
-            written=m.written_questions,
-            test=m.written_test.answerable,
-            exact=f"{m.written_test.exact:.0%}",
-            f1=f"{m.written_test.f1:.0%}",
-            said_none=f"{m.written_test.answerable_said_none:.0%}",
-            cexact=f"{m.cloze_test.exact:.0%}",
-            cf1=f"{m.cloze_test.f1:.0%}",
-            none=f"{m.cloze_test.unanswerable_said_none:.0%}",
-        ),
+        t("using.qa_summary", model=card.name, test=m.written_test.answerable, **figures),
         icon=":material/model_training:",
     )
+    with st.expander(t("using.qa_how")):
+        st.markdown(
+            t(
+                "using.qa_trained_adapters" if card.builds_on else "using.qa_trained",
+                then=then,
+                model=card.name,
+                base=card.builds_on,
+                runs=m.runs,
+                script=m.script,
+                examples=f"{m.examples:,}",
+                seen=f"{round(m.epochs * m.examples):,}",
+                minutes=round(m.minutes, 1),
+                device=m.device,
+                written=m.written_questions,
+                test=m.written_test.answerable,
+                said_none=f"{m.written_test.answerable_said_none:.0%}",
+                cexact=f"{m.cloze_test.exact:.0%}",
+                cf1=f"{m.cloze_test.f1:.0%}",
+                none=f"{m.cloze_test.unanswerable_said_none:.0%}",
+                **figures,
+            )
+        )
     if bf16:
         render_bf16(card)

@@ -266,6 +266,9 @@ def test_inside_every_view_on_an_encoder_and_a_decoder(tiny_zoo: Path) -> None:
         assert {"grid_Logit lens", "answer_curve", "block_sizes"} <= charts(at), model
         assert "knocked_top" not in charts(at)  # lazy tabs: only the open one runs
         assert f"{model}'s answer is" in all_text(at)
+        # where the answer is read, and why there: the token before the [MASK], or the last one read
+        why = "the one before the [MASK]: smollm2-135m-mlm is a decoder" if model.endswith("mlm") else "the last before"
+        assert why in all_text(at), model
         at.session_state["inside_view"] = "Knock it out"
         ok(at.run())
         assert "knocked_top" in charts(at) and "Without the MLP of layer 1" in all_text(at)
