@@ -155,7 +155,10 @@ def build_bertviz_html(
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
-        "<style>body { margin: 0; padding: 8px; background: white; color: black; }</style>\n"
+        "<style>body { margin: 0; padding: 8px; background: white; color: black; }\n"
+        # the view's box scrolls sideways: the app's iframe does not, and on a phone the model view's heads
+        # 9-12 lay past its right edge, out of reach
+        'div[id^="bertviz-"] { overflow-x: auto; max-width: 100%; }</style>\n'
         f"{_vendor_scripts()}\n<script>\n{NAME_MODULES}\n</script>\n</head>\n<body>\n"
         f"{markup}{script}</body>\n</html>\n"
     )

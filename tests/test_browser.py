@@ -393,6 +393,40 @@ def test_attention_views_draw_offline_and_script_text_stays_text(server: str, ta
     tab.shot("attention-model-view")
 
 
+def test_on_a_phone_a_finger_reaches_every_head_of_the_model_view(server: str, browser) -> None:
+    """The model view is 12 heads wide, more than a phone: its box scrolls sideways under a finger, so heads
+    9-12 can be reached (they lay past the iframe's right edge, out of reach)."""
+    tab = Page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        tab.open(f"{server}/attention")
+        tab.page.get_by_role("tab", name="Model view").click()
+        deadline = time.monotonic() + 30
+        thumbnails = "#vis svg line, #vis svg path, #vis svg rect"
+        while not any(_count(f, thumbnails) > 100 for f in tab.page.frames):
+            assert time.monotonic() < deadline, "the model view did not draw"
+            tab.page.wait_for_timeout(200)
+        tab.page.wait_for_timeout(1500)  # a rerun may replace the iframe just drawn: take the one that stays
+        frame = next(f for f in tab.page.frames if _count(f, thumbnails) > 100)
+        view = frame.frame_element()
+        view.scroll_into_view_if_needed()
+        box_of = "(() => { const b = document.querySelector('div[id^=bertviz-]'); return [b.scrollLeft, b.scrollWidth, b.clientWidth]; })()"
+        left, wide, shown = frame.evaluate(box_of)
+        assert left == 0 and wide > shown  # wider than the phone
+        area = view.bounding_box()
+        touch = tab.context.new_cdp_session(tab.page)
+        x, y = int(area["x"] + area["width"] - 30), int(area["y"] + area["height"] / 2)
+        touch.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        for step in range(1, 16):
+            touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x - 18 * step, "y": y}]})
+            tab.page.wait_for_timeout(16)
+        touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        tab.page.wait_for_timeout(800)
+        assert frame.evaluate(box_of)[0] > 0  # the swipe moved the view, not nothing
+        assert tab.exceptions() == 0 and tab.blocked == []
+    finally:
+        tab.close()
+
+
 def test_attention_summary_heatmap_saves_as_png(server: str, tab: Page) -> None:
     tab.open(f"{server}/attention")
     tab.page.get_by_role("tab", name="Head summary").click()
