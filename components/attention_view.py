@@ -19,6 +19,8 @@ from typing import Literal
 
 import numpy as np
 
+from components.i18n import t_plain
+
 VENDOR = Path(__file__).resolve().parent.parent / "assets" / "vendor"
 # d3 and jQuery load first, as plain globals: loaded after require.js they would call an
 # anonymous define() and require.js would refuse them. Then they are named for bertviz.
@@ -118,8 +120,10 @@ def build_bertviz_html(
     attentions: np.ndarray,
     sentence_b_start: int | None = None,
     title: str = "",
+    labels: dict[str, str] | None = None,
 ) -> str:
-    """A complete HTML page with bertviz's `view` of `attentions`.
+    """A complete HTML page with bertviz's `view` of `attentions`; `labels` ({"layer", "heads", "layers"}: the
+    learner's language, bertviz_labels) replace bertviz's English "Layer:", "Heads" and "Layers".
 
     attentions: (layers, heads, tokens, tokens), each row a distribution over the tokens.
     The page's element ids come from its content, so the same view gives the same bytes
@@ -152,6 +156,10 @@ def build_bertviz_html(
     # The parameters once, where the code reads them; the comment keeps naming the marker.
     code = parts[0] + _script_safe(params.replace(old_id, new_id)) + "PYTHON_PARAMS".join(parts[1:])
     script = _REQUIRE_CONFIG.sub("", code) + page[end:]
+    if labels:  # as text: the markup's label escaped, the script's as a script-safe JSON string
+        markup = markup.replace("Layer: <select", html.escape(labels["layer"]) + " <select")
+        for english, key in (("Heads", "heads"), ("Layers", "layers")):
+            script = script.replace(f'.text("{english}")', f".text({_script_safe(json.dumps(labels[key], ensure_ascii=False))})")
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
@@ -162,3 +170,8 @@ def build_bertviz_html(
         f"{_vendor_scripts()}\n<script>\n{NAME_MODULES}\n</script>\n</head>\n<body>\n"
         f"{markup}{script}</body>\n</html>\n"
     )
+
+
+def bertviz_labels() -> dict[str, str]:
+    """bertviz's own words in the learner's language, for build_bertviz_html(labels=...)."""
+    return {key: t_plain(f"attn.bertviz_{key}") for key in ("layer", "heads", "layers")}

@@ -4,6 +4,7 @@ as a product of next-word probabilities, sizes, and GPT-1's input formats next t
 
 from __future__ import annotations
 
+import functools
 from contextlib import closing
 
 import streamlit as st
@@ -11,7 +12,7 @@ import streamlit as st
 import model_zoo
 import serving
 from components import gpt_view as view
-from components.attention_view import build_bertviz_html
+from components.attention_view import bertviz_labels, build_bertviz_html
 from components.frame import ensure_app_frame
 from components.guide import Step, begin_path
 from components.i18n import t, t_plain
@@ -136,7 +137,12 @@ def only_left(model: model_zoo.CausalLM) -> None:
         view.render_sink(model.name, sink, causal.tokens[0])
         with st.expander(t("gpt.view_title")):
             page = serving.attention_page(
-                model.name, mask_text, None, "head", t_plain("gpt.view_title"), _build=build_bertviz_html
+                model.name,
+                mask_text,
+                None,
+                "head",
+                t_plain("gpt.view_title"),
+                _build=functools.partial(build_bertviz_html, labels=bertviz_labels()),
             )
             st.iframe(page, height="content")
 

@@ -289,3 +289,17 @@ def test_score_bars_show_negative_scores() -> None:
     fig = build_score_bars([("a", 2.0), ("b", -1.5)], percent=False)
     low, high = fig.layout.xaxis.range
     assert low <= -1.5 and high >= 2.0
+
+
+def test_bertviz_speaks_the_learners_language_as_text() -> None:
+    """The Chinese UI's view says 层 / 注意力头 where bertviz writes Layer / Heads; a label is text, never markup."""
+    rng = np.random.default_rng(0)
+    att = rng.random((2, 3, 4, 4))
+    att /= att.sum(-1, keepdims=True)
+    labels = {"layer": "层：", "heads": "注意力头", "layers": "层</script>"}
+    model = build_bertviz_html("model", ["a", "b", "c", "d"], att, labels=labels)
+    assert '.text("Heads")' not in model and '.text("Layers")' not in model
+    assert '.text("注意力头")' in model and '</script>")' not in model and '.text("层\\u003c/script\\u003e")' in model
+    head = build_bertviz_html("head", ["a", "b", "c", "d"], att, labels=labels)
+    assert "层： <select" in head and "Layer: <select" not in head
+    assert "Layer: <select" in build_bertviz_html("head", ["a", "b", "c", "d"], att)  # English: bertviz's own
