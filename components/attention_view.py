@@ -159,7 +159,9 @@ def build_bertviz_html(
     if labels:  # as text: the markup's label escaped, the script's as a script-safe JSON string
         markup = markup.replace("Layer: <select", html.escape(labels["layer"]) + " <select")
         for english, key in (("Heads", "heads"), ("Layers", "layers")):
-            script = script.replace(f'.text("{english}")', f".text({_script_safe(json.dumps(labels[key], ensure_ascii=False))})")
+            script = script.replace(
+                f'.text("{english}")', f".text({_script_safe(json.dumps(labels[key], ensure_ascii=False))})"
+            )
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
