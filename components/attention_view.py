@@ -13,7 +13,8 @@ import hashlib
 import html
 import json
 import re
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
 from pathlib import Path
 from typing import Literal
 
@@ -174,6 +175,8 @@ def build_bertviz_html(
     )
 
 
-def bertviz_labels() -> dict[str, str]:
-    """bertviz's own words in the learner's language, for build_bertviz_html(labels=...)."""
-    return {key: t_plain(f"attn.bertviz_{key}") for key in ("layer", "heads", "layers")}
+def bertviz_builder() -> Callable[..., str]:
+    """build_bertviz_html with bertviz's own words ("Layer:", "Heads", "Layers") in the learner's language: what
+    the pages hand serving.attention_page (whose cache key holds the language through the page's title)."""
+    labels = {key: t_plain(f"attn.bertviz_{key}") for key in ("layer", "heads", "layers")}
+    return partial(build_bertviz_html, labels=labels)

@@ -296,13 +296,12 @@ def settles_finding(model_name: str, logit: Lens, tuned: Lens | None) -> str:
 
 
 def read_at_key(lens: Lens) -> str:
-    """Which sentence says where the answer is read: at the [MASK] (a BERT), at the token before it (a decoder
-    made a masked LM: each position predicts the next token), or at the last token read (a causal LM)."""
-    if "MASK" in lens.tokens[lens.at].upper():
+    """Which sentence says where the answer is read, from where it is read and the position it fills: at the
+    [MASK] itself (a BERT), at the token before it (a decoder made a masked LM: each position predicts the next
+    token), or at the last token read (a causal LM, whose answer fills the position after its tokens)."""
+    if lens.answered == lens.at:
         return "inside.read_at"
-    if lens.at + 1 < len(lens.tokens) and "MASK" in lens.tokens[lens.at + 1].upper():
-        return "inside.read_at_before"
-    return "inside.read_at_last"
+    return "inside.read_at_before" if lens.answered < len(lens.tokens) else "inside.read_at_last"
 
 
 def top_five_finding(logit: Lens, tuned: Lens | None) -> str:

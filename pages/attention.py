@@ -1,15 +1,13 @@
 """Lesson: where each token looks. bertviz's head and model views, one head's q·k worked out
 from the weights, and every head's habits (Clark et al. 2019) as heatmaps."""
 
-import functools
-
 import streamlit as st
 
 import model_zoo
 import serving
 from components import attention_page_view as moments
 from components.attention_page_view import render_query_key, render_summary
-from components.attention_view import bertviz_labels, build_bertviz_html
+from components.attention_view import bertviz_builder
 from components.frame import ensure_app_frame
 from components.guide import GuidedPath, Step, begin_path
 from components.i18n import t, t_plain
@@ -95,7 +93,7 @@ def render_bertviz(model: model_zoo.Encoder, text: str, pair: str | None, view: 
         pair,
         "head" if view == "head" else "model",
         title,
-        _build=functools.partial(build_bertviz_html, labels=bertviz_labels()),
+        _build=bertviz_builder(),
     )
     # the head view is the lesson's main output (scripts/first_screen.py); how to read it, under it
     st.container(key="main_output" if view == "head" else None).iframe(page, height="content")

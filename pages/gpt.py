@@ -4,7 +4,6 @@ as a product of next-word probabilities, sizes, and GPT-1's input formats next t
 
 from __future__ import annotations
 
-import functools
 from contextlib import closing
 
 import streamlit as st
@@ -12,7 +11,7 @@ import streamlit as st
 import model_zoo
 import serving
 from components import gpt_view as view
-from components.attention_view import bertviz_labels, build_bertviz_html
+from components.attention_view import bertviz_builder
 from components.frame import ensure_app_frame
 from components.guide import Step, begin_path
 from components.i18n import t, t_plain
@@ -142,7 +141,7 @@ def only_left(model: model_zoo.CausalLM) -> None:
                 None,
                 "head",
                 t_plain("gpt.view_title"),
-                _build=functools.partial(build_bertviz_html, labels=bertviz_labels()),
+                _build=bertviz_builder(),
             )
             st.iframe(page, height="content")
 

@@ -256,7 +256,7 @@ def test_head_effects_reports_progress_to_the_end(gpt2: model_zoo.Encoder, monke
 
 def lens_of(ranks: list[int]) -> inside.Lens:
     rows = [inside.LayerGuess(i, [("w", 0.5)], r, 0.5) for i, r in enumerate(ranks)]
-    return inside.Lens(["a"], 0, "w", rows)
+    return inside.Lens(["a"], 0, "w", rows, 1)
 
 
 def test_the_answer_settles_where_it_stays_first_to_the_end() -> None:
@@ -328,3 +328,13 @@ def test_a_class_s_sentences_share_one_pass_and_each_reads_as_alone(
                         assert b.answer_probability == pytest.approx(a.answer_probability, abs=1e-5)
     finally:
         inside.LENS_ROWS = old_rows
+
+
+def test_where_the_answer_is_read_is_told_from_positions_not_from_the_tokens_text() -> None:
+    """The page's sentence on where the answer is read follows the positions (Lens.at, Lens.answered): a word
+    such as "masks" before the blank is not the [MASK]."""
+    from components.inside_view import read_at_key
+
+    assert read_at_key(inside.Lens(["the", "masks", "[MASK]", "."], 1, "w", [], 2)) == "inside.read_at_before"
+    assert read_at_key(inside.Lens(["[CLS]", "masks", "[MASK]"], 2, "w", [], 2)) == "inside.read_at"
+    assert read_at_key(inside.Lens(["the", "masks"], 1, "w", [], 2)) == "inside.read_at_last"  # a causal LM

@@ -201,7 +201,7 @@ def test_a_lens_grid_keeps_its_words_legible_on_a_phone() -> None:
     from model_zoo.lessons.inside import LayerGuess, Lens
 
     rows = [LayerGuess(i, [(" France", 0.6), (" Luxembourg", 0.2), (" a", 0.1)], 1, 0.6) for i in range(3)]
-    fig = build_lens_grid(Lens(["Paris", " of"], 1, " France", rows), "Logit lens")
+    fig = build_lens_grid(Lens(["Paris", " of"], 1, " France", rows, 2), "Logit lens")
     heat = fig.data[0]
     assert [list(row) for row in heat.text][0] == ["France", "Luxembo…", "a"]
     assert max(len(word) for row in heat.text for word in row) <= GRID_WORD

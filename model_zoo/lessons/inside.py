@@ -216,6 +216,7 @@ class Lens:
     at: int
     answer: str  # the model's own answer (the last layer's first word)
     rows: list[LayerGuess]  # L + 1 rows: the embeddings, then every block
+    answered: int  # the position the answer fills (Reading.answered: the [MASK], or len(tokens) for a causal LM)
 
 
 @torch.inference_mode()
@@ -342,7 +343,7 @@ def _lens_from(model: Encoder, reading: Reading, probs: torch.Tensor, k: int) ->
         )
         for layer in range(len(probs))
     ]
-    return Lens(reading.tokens, reading.at, model.decode_each([answer])[0], rows)
+    return Lens(reading.tokens, reading.at, model.decode_each([answer])[0], rows, reading.answered)
 
 
 # -- knocking parts out -----------------------------------------------------------------------------
