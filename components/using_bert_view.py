@@ -130,11 +130,27 @@ def render_verdict(guesses: list[Guess], pooling: str) -> None:
     st.write(t("using.verdict", label=guesses[0][0], p=f"{guesses[0][1]:.0%}"))
 
 
-def render_tags(tagger: tasks.Head, tagged: list[tuple[str, str, float]], tag_model: str) -> None:
-    """The sentence with each named entity in bold beside its tag, and how good the tagger is."""
-    st.markdown(" ".join(md_escape(w) if tag == "O" else f"**{md_escape(w)}** `{tag}`" for w, tag, _ in tagged))
-    accuracy, majority = f"{tagger.accuracy:.2f}", f"{tagger.majority:.2f}"
-    st.caption(t("using.token_caption", accuracy=accuracy, majority=majority, model=tag_model, layer=tagger.layer))
+def render_tags(tagger: tasks.Tagger, tagged: list[tasks.TaggedWord], tag_model: str) -> None:
+    """The sentence with each named entity in bold beside its tag, where the B-/I- rule changed a word's own
+    top tag, and how good the tagger is."""
+    st.markdown(" ".join(md_escape(w.word) if w.tag == "O" else f"**{md_escape(w.word)}** `{w.tag}`" for w in tagged))
+    changes = [f"{w.word} {w.alone} → {w.tag}" for w in tagged if w.alone != w.tag]
+    if changes:
+        st.caption(t("using.token_decoded", changes="; ".join(changes)))
+    else:
+        st.caption(t("using.token_kept"))
+    st.caption(
+        t(
+            "using.token_caption",
+            accuracy=f"{tagger.accuracy:.2f}",
+            majority=f"{tagger.majority:.2f}",
+            f1=f"{tagger.f1:.2f}",
+            f1_alone=f"{tagger.f1_word_by_word:.2f}",
+            sentences=tagger.test_sentences,
+            model=tag_model,
+            layer=tagger.layer,
+        )
+    )
 
 
 def render_pair_record(pairs: tasks.TrainedHead, pooling: str) -> None:

@@ -997,12 +997,12 @@ def tagger_model(model_name: str) -> str:
     return model_name if probing.fits(config.num_hidden_layers + 1, config.hidden_size, targets) else TAGGER_FALLBACK
 
 
-def ner_tagger(model_name: str, on_progress: Callable[[float], object] | None = None) -> model_zoo.lessons.tasks.Head:
+def ner_tagger(model_name: str, on_progress: Callable[[float], object] | None = None) -> model_zoo.lessons.tasks.Tagger:
     """A linear BIO tagger on `model_name`'s layer that tags the development words best, trained on the
     probing lesson's silver tags."""
     from model_zoo.lessons import probing, tasks
 
-    def compute() -> tasks.Head:
+    def compute() -> tasks.Tagger:
         features = probing_features(model_name, on_progress)
         sentences, targets = _probing_data()
         data = probing.task_set(sentences, targets, probing.TAGGING, max_train=probing.max_train_rows(features))
@@ -1013,8 +1013,9 @@ def ner_tagger(model_name: str, on_progress: Callable[[float], object] | None = 
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def tag_sentence(model_name: str, text: str) -> list[tuple[str, str, float]]:
-    """Each word of `text` with the trained tagger's tag and probability."""
+def tag_sentence(model_name: str, text: str) -> list[model_zoo.lessons.tasks.TaggedWord]:
+    """Each word of `text` with the trained tagger's tag (kept to the B-/I- rule), its probability, and the
+    word's top tag alone."""
     from model_zoo.lessons import tasks
 
     return tasks.tag_words(contextual(model_name), ner_tagger(model_name), text)

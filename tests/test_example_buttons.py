@@ -304,7 +304,7 @@ def test_using_bert_examples_sentences_pair_tagger_and_questions() -> None:
     at.radio(key="task").set_value("spam").run()
     assert not at.exception and verdict("sentence_bars")[0] == "spam"
     # the tagging example: "B-PERSON starts a name, I-PERSON continues it"; the rest of it goes wrong (measured:
-    # United I-GPE, Nations I-ORG, 2009 B-DATE) and the caption calls the tagger weak
+    # "the United Nations" as a GPE, 2009 B-DATE) and the caption calls the tagger weak
     click(at, "train_tagger", timeout=600)
     tagged = next(m.value for m in at.markdown if "`B-" in m.value)
     tags = dict(re.findall(r"\*\*(.+?)\*\* `([BI]-[A-Z]+)`", tagged))

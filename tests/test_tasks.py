@@ -105,11 +105,60 @@ def test_a_tagger_on_probing_features_tags_every_word_of_a_new_sentence(bert) ->
     tagging = probing.task_set(data, targets, probing.TAGGING)
     head = tasks.train_tagger(features, tagging)
     assert head.classes == ("O",) and head.accuracy == 1.0  # the tiny set tags everything O
+    assert head.test_entities == 0 and head.f1 == head.f1_word_by_word == 0.0 and head.test_sentences > 0
     tagged = tasks.tag_words(bert, head, "the dogs ran, home!")
-    assert [w for w, _, _ in tagged] == ["the", "dogs", "ran", ",", "home", "!"]
-    assert all(tag == "O" and 0 < p <= 1 for _, tag, p in tagged)
+    assert [w.word for w in tagged] == ["the", "dogs", "ran", ",", "home", "!"]
+    assert all(w.tag == w.alone == "O" and 0 < w.p <= 1 for w in tagged)
     with pytest.raises(model_zoo.EmptyInput):
         tasks.tag_words(bert, head, "   ")
+
+
+BIO = ("B-GPE", "B-ORG", "I-GPE", "I-ORG", "O")
+
+
+def _keeps_the_rule(tags: list[str]) -> bool:
+    return all(not b.startswith("I-") or a in (f"B-{b[2:]}", b) for a, b in zip(["O", *tags], tags))
+
+
+def test_bio_decoding_turns_a_broken_reading_into_the_best_sequence_that_keeps_the_rule() -> None:
+    # "the United Nations": word by word the head says O, I-GPE, I-ORG, which no entity reads as
+    p = np.array(
+        [
+            [0.05, 0.05, 0.02, 0.02, 0.86],
+            [0.20, 0.25, 0.30, 0.05, 0.20],
+            [0.05, 0.05, 0.20, 0.50, 0.20],
+        ]
+    )
+    alone = [BIO[k] for k in p.argmax(1)]
+    assert alone == ["O", "I-GPE", "I-ORG"] and not _keeps_the_rule(alone)
+    decoded = [BIO[k] for k in tasks.bio_decode(p, BIO)]
+    assert decoded == ["O", "B-ORG", "I-ORG"]  # 0.25 * 0.50 beats B-GPE I-GPE's 0.20 * 0.20
+
+
+def test_bio_decoding_is_the_most_probable_valid_sequence_of_every_small_case() -> None:
+    import itertools
+
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        n = int(rng.integers(1, 5))
+        p = rng.dirichlet(np.ones(len(BIO)) * 0.5, size=n)
+        valid = [s for s in itertools.product(range(len(BIO)), repeat=n) if _keeps_the_rule([BIO[k] for k in s])]
+        best = max(valid, key=lambda s: np.log(p[np.arange(n), list(s)]).sum())
+        assert tuple(tasks.bio_decode(p, BIO)) == best
+
+
+def test_entities_and_their_f1_read_as_conll_reads_them() -> None:
+    # an I- tag that continues nothing starts an entity, as conlleval counts a rule-breaking tagger
+    assert tasks.entity_spans(["B-PER", "I-PER", "O", "I-LOC", "I-ORG", "B-ORG", "I-ORG"]) == {
+        (0, 2, "PER"),
+        (3, 4, "LOC"),
+        (4, 5, "ORG"),
+        (5, 7, "ORG"),
+    }
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["O", "B-ORG"]]
+    said = [["B-PER", "O", "O", "B-LOC"], ["O", "B-ORG"]]  # Angela alone is a wrong span: 2 of 3 right
+    assert tasks.entity_f1(gold, said) == pytest.approx(2 / 3)
+    assert tasks.entity_f1(gold, gold) == 1.0 and tasks.entity_f1([["O"]], [["O"]]) == 0.0
 
 
 def test_cross_lingual_head_is_trained_on_english_and_scored_on_chinese(tiny_bert) -> None:
