@@ -147,6 +147,7 @@ def render_tags(tagger: tasks.Tagger, tagged: list[tasks.TaggedWord], tag_model:
             f1=f"{tagger.f1:.2f}",
             f1_alone=f"{tagger.f1_word_by_word:.2f}",
             sentences=tagger.test_sentences,
+            entities=tagger.test_entities,
             model=tag_model,
             layer=tagger.layer,
         )

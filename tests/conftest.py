@@ -244,6 +244,11 @@ def rendered(markdown: str) -> tuple[str, str]:
     return html, unescape(re.sub(r"<[^>]+>", "", html)).replace("\u2060", "").strip()  # word joiners are invisible
 
 
+def keeps_bio_rule(tags: list[str]) -> bool:
+    """Whether every I- tag of a BIO sequence continues an entity of its type (a B- or I- of it just before)."""
+    return all(not b.startswith("I-") or a in (f"B-{b[2:]}", b) for a, b in zip(["O", *tags], tags))
+
+
 def all_text(at) -> str:  # noqa: ANN001
     """Every title, paragraph, caption, subheader, info and warning of a page run, as one string."""
     parts = [e.value for kind in ("title", "markdown", "caption", "subheader", "info", "warning") for e in at.get(kind)]

@@ -9,6 +9,7 @@ import torch
 import model_zoo
 from model_zoo.lessons import tasks
 from model_zoo.lessons.tasks import Labelled, Passage, QAHead, Question, Split
+from tests.conftest import keeps_bio_rule
 
 
 def test_a_head_learns_separable_features_and_beats_the_majority() -> None:
@@ -116,11 +117,7 @@ def test_a_tagger_on_probing_features_tags_every_word_of_a_new_sentence(bert) ->
 BIO = ("B-GPE", "B-ORG", "I-GPE", "I-ORG", "O")
 
 
-def _keeps_the_rule(tags: list[str]) -> bool:
-    return all(not b.startswith("I-") or a in (f"B-{b[2:]}", b) for a, b in zip(["O", *tags], tags))
-
-
-def test_bio_decoding_turns_a_broken_reading_into_the_best_sequence_that_keeps_the_rule() -> None:
+def test_bio_decoding_turns_a_broken_reading_into_the_best_sequence_thatkeeps_bio_rule() -> None:
     # "the United Nations": word by word the head says O, I-GPE, I-ORG, which no entity reads as
     p = np.array(
         [
@@ -130,7 +127,7 @@ def test_bio_decoding_turns_a_broken_reading_into_the_best_sequence_that_keeps_t
         ]
     )
     alone = [BIO[k] for k in p.argmax(1)]
-    assert alone == ["O", "I-GPE", "I-ORG"] and not _keeps_the_rule(alone)
+    assert alone == ["O", "I-GPE", "I-ORG"] and not keeps_bio_rule(alone)
     decoded = [BIO[k] for k in tasks.bio_decode(p, BIO)]
     assert decoded == ["O", "B-ORG", "I-ORG"]  # 0.25 * 0.50 beats B-GPE I-GPE's 0.20 * 0.20
 
@@ -142,7 +139,7 @@ def test_bio_decoding_is_the_most_probable_valid_sequence_of_every_small_case() 
     for _ in range(40):
         n = int(rng.integers(1, 5))
         p = rng.dirichlet(np.ones(len(BIO)) * 0.5, size=n)
-        valid = [s for s in itertools.product(range(len(BIO)), repeat=n) if _keeps_the_rule([BIO[k] for k in s])]
+        valid = [s for s in itertools.product(range(len(BIO)), repeat=n) if keeps_bio_rule([BIO[k] for k in s])]
         best = max(valid, key=lambda s: np.log(p[np.arange(n), list(s)]).sum())
         assert tuple(tasks.bio_decode(p, BIO)) == best
 
