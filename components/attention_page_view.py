@@ -73,8 +73,8 @@ def render_summary(model_name: str, causal: bool, summary: HeadSummary) -> None:
             colorscale="Viridis" if entropy else "Blues",
             hover=t("attn.metric_hover") + ("%{z:.2f}" if entropy else "%{z:.1%}"),
             height=120 + 24 * len(rows),
+            axis_titles=(t("attn.head"), t("attn.layer")),
         )
-        fig.update_layout(xaxis_title=t("attn.head"), yaxis_title=t("attn.layer"))
         grid[i % 2].plotly_chart(fig, key=f"summary_{metric}", config=PNG)
     if causal:
         st.caption(t("attn.summary_causal"))

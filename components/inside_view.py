@@ -67,37 +67,55 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
     return go.Figure({"data": [heat], "layout": layout})
 
 
+def _lines_by_layer(
+    lines: Sequence[tuple[str, str, Sequence[float], dict]], title: str, height: int, yaxis: dict
+) -> go.Figure:
+    """One line a series over the layers (embeddings, 1, 2, ...): (label, colour, values, more of the trace, which
+    may name its own x). One plain spec (components.charts says why): drawn on every sentence a class types."""
+    traces = [
+        {
+            "type": "scatter",
+            "x": [layer_label(i) for i in range(len(ys))],
+            "y": list(ys),
+            "mode": "lines+markers",
+            "name": _text(label),
+            "line": {"color": colour},
+            **more,
+        }
+        for label, colour, ys, more in lines
+    ]
+    heading, extra = chart_title(title)
+    layout = {
+        "title": {"text": heading},
+        "height": height + extra,
+        "margin": {"l": 10, "r": 10, "t": 40 + extra, "b": 10},
+        "yaxis": yaxis,
+        "xaxis": {"type": "category", "title": {"text": _text(t_plain("inside.layer"))}},
+        "legend": FOOT_LEGEND,
+    }
+    return go.Figure({"data": traces, "layout": layout})
+
+
 def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
     """P(the final answer) at every layer, one line per lens (label -> Lens), on a log axis."""
-    fig = go.Figure()
-    for colour, (label, lens) in zip(COLOURS, lenses.items()):
-        fig.add_trace(
-            go.Scatter(
-                x=[layer_label(r.layer) for r in lens.rows],
-                y=[max(r.answer_probability, 1e-9) for r in lens.rows],
-                mode="lines+markers",
-                name=_text(label),
-                line={"color": colour},
-                customdata=[r.answer_rank for r in lens.rows],
-                hovertemplate="%{x}: %{y:.2%} (#%{customdata})<extra></extra>",
-            )
+    hover = {"hovertemplate": "%{x}: %{y:.2%} (#%{customdata})<extra></extra>"}
+    lines = [
+        (
+            label,
+            colour,
+            [max(r.answer_probability, 1e-9) for r in lens.rows],
+            {"x": [layer_label(r.layer) for r in lens.rows], "customdata": [r.answer_rank for r in lens.rows], **hover},
         )
-    heading, extra = chart_title(t_plain("inside.curve_title", answer=word(answer)))
-    fig.update_layout(
-        title=heading,
-        height=300 + extra,
-        margin=dict(l=10, r=10, t=40 + extra, b=10),
-        yaxis=dict(
-            type="log",
-            range=[-9.2, 0.1],
-            tickvals=[1e-8, 1e-6, 1e-4, 1e-2, 1],
-            ticktext=["10⁻⁸", "10⁻⁶", "10⁻⁴", "1%", "100%"],
-            title=_text(t_plain("inside.probability")),
-        ),
-        xaxis=dict(type="category", title=_text(t_plain("inside.layer"))),
-        legend=FOOT_LEGEND,
-    )
-    return fig
+        for colour, (label, lens) in zip(COLOURS, lenses.items())
+    ]
+    yaxis = {
+        "type": "log",
+        "range": [-9.2, 0.1],
+        "tickvals": [1e-8, 1e-6, 1e-4, 1e-2, 1],
+        "ticktext": ["10⁻⁸", "10⁻⁶", "10⁻⁴", "1%", "100%"],
+        "title": {"text": _text(t_plain("inside.probability"))},
+    }
+    return _lines_by_layer(lines, t_plain("inside.curve_title", answer=word(answer)), 300, yaxis)
 
 
 def lens_csv(lenses: dict[str, Lens]) -> str:
@@ -118,21 +136,12 @@ def lens_csv(lenses: dict[str, Lens]) -> str:
 
 def build_kl_curve(logit_bits: Sequence[float], tuned_bits: Sequence[float]) -> go.Figure:
     """The shipped tuned lens's measured quality: KL (bits) to the final distribution, every layer."""
-    x = [layer_label(i) for i in range(len(logit_bits))]
-    fig = go.Figure()
-    lines = ((t_plain("inside.logit_lens"), logit_bits), (t_plain("inside.tuned_lens"), tuned_bits))
-    for colour, (label, ys) in zip(COLOURS, lines):
-        fig.add_trace(go.Scatter(x=x, y=list(ys), mode="lines+markers", name=_text(label), line={"color": colour}))
-    heading, extra = chart_title(t_plain("inside.kl_title"))
-    fig.update_layout(
-        title=heading,
-        height=280 + extra,
-        margin=dict(l=10, r=10, t=40 + extra, b=10),
-        yaxis=dict(title=_text(t_plain("inside.kl_axis")), type="log"),  # the last layer's 0 has no point on it
-        xaxis=dict(type="category", title=_text(t_plain("inside.layer"))),
-        legend=FOOT_LEGEND,
-    )
-    return fig
+    lines: list[tuple[str, str, Sequence[float], dict]] = [
+        (t_plain("inside.logit_lens"), COLOURS[0], logit_bits, {}),
+        (t_plain("inside.tuned_lens"), COLOURS[1], tuned_bits, {}),
+    ]
+    yaxis = {"title": {"text": _text(t_plain("inside.kl_axis"))}, "type": "log"}  # the last layer's 0 has no point
+    return _lines_by_layer(lines, t_plain("inside.kl_title"), 280, yaxis)
 
 
 def build_block_sizes(path: BlockPath) -> go.Figure:
@@ -215,7 +224,7 @@ def build_head_grid(values: np.ndarray, title: str, diverging: bool) -> go.Figur
     rows = [str(i + 1) for i in range(values.shape[0])]
     cols = [str(i + 1) for i in range(values.shape[1])]
     bound = float(np.abs(values).max()) or 1.0
-    fig = build_matrix(
+    return build_matrix(
         values,
         rows,
         cols,
@@ -225,9 +234,8 @@ def build_head_grid(values: np.ndarray, title: str, diverging: bool) -> go.Figur
         colorscale="RdBu" if diverging else "Blues",
         hover=t_plain("inside.head_hover") + ("%{z:+.3f}" if diverging else "%{z:.1%}"),
         height=120 + 20 * len(rows),
+        axis_titles=(_text(t_plain("inside.head")), _text(t_plain("inside.layer"))),
     )
-    fig.update_layout(xaxis_title=_text(t_plain("inside.head")), yaxis_title=_text(t_plain("inside.layer")))
-    return fig
 
 
 def heads_csv(effects: np.ndarray, weights: np.ndarray) -> str:

@@ -500,17 +500,18 @@ def sense_map(
     word: str,
     layer: int,
     method: str,
-    extra: tuple[float, ...] | None,
+    extra: bytes | None,
     seed: int,
     neighbours: int,
     min_dist: float,
 ) -> np.ndarray:
-    """2-D positions of the word's uses at `layer` (and of one extra vector, last): (n [+1], 2)."""
+    """2-D positions of the word's uses at `layer` (and of one extra vector, last, as senses.own_point gives it):
+    (n [+1], 2)."""
     from model_zoo.lessons.projection import umap_2d
 
     vectors = sense_vectors(model_name, word).vectors[:, layer]
     if extra is not None:
-        vectors = np.vstack([vectors, np.asarray(extra, dtype=vectors.dtype)[None]])
+        vectors = np.vstack([vectors, np.frombuffer(extra, dtype=np.float64).astype(vectors.dtype)[None]])
     if method == "umap":
         return umap_2d(vectors, seed, n_neighbors=neighbours, min_dist=min_dist)
     # The axes are fitted once per server on the uses alone; a learner's sentence is placed on them.

@@ -259,7 +259,7 @@ def test_the_learners_use_is_placed_and_voted_on() -> None:
     uses = np.stack([np.stack([river, money])] * 3 + [np.stack([money, river])] * 3)  # (6, S=2, D=2)
     senses = ("river",) * 3 + ("money",) * 3
     own = np.stack([river, river])  # (S, D)
-    assert own_point(own, 1) == (1.0, 0.0)
+    assert np.frombuffer(own_point(own, 1)).tolist() == [1.0, 0.0]
     xy = np.arange(14, dtype=float).reshape(7, 2)  # six uses, then the learner's
     points, placed = place_own(xy, uses, senses, own, 0)
     assert points.shape == (6, 2) and (placed.x, placed.y) == (12.0, 13.0)
