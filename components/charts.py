@@ -83,7 +83,7 @@ def title_lines(title: str) -> list[str]:
     return _wrap(title, width)
 
 
-@functools.lru_cache(maxsize=1024)  # a title is wrapped by trying narrower widths (2 ms for a long one); pages
+@functools.lru_cache(maxsize=1024)  # a title is wrapped by trying narrower widths (1 ms for a long one); pages
 def chart_title(title: str) -> tuple[str, int]:  # draw the same titles on every rerun of every session
     """A chart's title as plotly draws it (wrapped, each line as written) and the px its further lines take."""
     lines = title_lines(title)
