@@ -70,8 +70,8 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
 def _lines_by_layer(
     lines: Sequence[tuple[str, str, Sequence[float], dict]], title: str, height: int, yaxis: dict
 ) -> go.Figure:
-    """One line a series over the layers (embeddings, 1, 2, ...): (label, colour, values, more of the trace, which
-    may name its own x). One plain spec (components.charts says why): drawn on every sentence a class types."""
+    """One line a series over the layers (embeddings, 1, 2, ...): (label, colour, a value per layer, more of the
+    trace). One plain spec (components.charts says why): drawn on every sentence a class types."""
     traces = [
         {
             "type": "scatter",
@@ -104,7 +104,7 @@ def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
             label,
             colour,
             [max(r.answer_probability, 1e-9) for r in lens.rows],
-            {"x": [layer_label(r.layer) for r in lens.rows], "customdata": [r.answer_rank for r in lens.rows], **hover},
+            {"customdata": [r.answer_rank for r in lens.rows], **hover},  # a Lens's rows: every layer, in order
         )
         for colour, (label, lens) in zip(COLOURS, lenses.items())
     ]
