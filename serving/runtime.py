@@ -36,10 +36,26 @@ class MicroBatcher(Generic[K, V]):
     others to join (a bounded wait: alone, a learner pays only that), runs `run` on up to
     `max_batch` items and hands each caller its own result. Callers arriving meanwhile queue for
     the next batch; no extra thread is started (the leaders are the callers' own threads).
+
+    While other page scripts run in the worker (a class at it), the leader then waits on while others
+    keep joining: `gather_s` at a time, until a wait brings nobody or `gather_max_s` has passed. A class's
+    sentences reach a batcher spread over a few hundred ms (each script runs its page up to the call
+    first, one at a time under the GIL), and on a page that asks in steps (GPT's blank: the left
+    guesses, the masked LM's, then the whole sentences) more spread at every step; a leader that ran
+    alone made the rest wait for a pass of one before theirs (docs/deploy.md has the figures). A
+    learner alone in the worker still waits only `wait_s`.
     """
 
-    def __init__(self, run: Callable[[list[K]], list[V]], max_batch: int = 32, wait_s: float = 0.003) -> None:
+    def __init__(
+        self,
+        run: Callable[[list[K]], list[V]],
+        max_batch: int = 32,
+        wait_s: float = 0.003,
+        gather_s: float = 0.04,
+        gather_max_s: float = 0.3,
+    ) -> None:
         self._run, self.max_batch, self.wait_s = run, max_batch, wait_s
+        self.gather_s, self.gather_max_s = gather_s, gather_max_s
         self._cond = threading.Condition()
         self._queue: list[_Slot[K, V]] = []
         self._running = False
@@ -54,7 +70,7 @@ class MicroBatcher(Generic[K, V]):
             if slot.done:
                 return slot.result()
             self._running = True  # this caller leads the next batch
-        time.sleep(self.wait_s)
+        self._gather()
         with self._cond:
             batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
         try:
@@ -67,6 +83,18 @@ class MicroBatcher(Generic[K, V]):
                 self._running = False
                 self._cond.notify_all()
         return slot.result()
+
+    def _gather(self) -> None:
+        """The leader's wait for others to join its batch (the class docstring says how long)."""
+        time.sleep(self.wait_s)
+        if not others_running():
+            return
+        deadline, seen = time.monotonic() + self.gather_max_s, len(self._queue)
+        while seen < self.max_batch and time.monotonic() < deadline:
+            time.sleep(self.gather_s)
+            if len(self._queue) == seen:  # read without the lock: a count, only ever a hint
+                return
+            seen = len(self._queue)
 
     def _answer(self, batch: list[_Slot[K, V]]) -> None:
         """Run the batch; if a learner's input fails it (a ModelZooError), each item alone, so
@@ -88,6 +116,16 @@ class MicroBatcher(Generic[K, V]):
                 s.value = self._run([s.item])[0]
             except BaseException as err:
                 s.error = err
+
+
+SCRIPT_THREAD = "ScriptRunner.scriptThread"  # Streamlit's name for the thread of one page run (or fragment rerun)
+
+
+def others_running() -> bool:
+    """Whether another page script is running in this process now. Streamlit runs each page run in a
+    thread of its own, ended with the run (tests/test_batching.py checks the name on a real run)."""
+    me = threading.current_thread()
+    return any(t.name == SCRIPT_THREAD and t is not me for t in threading.enumerate())
 
 
 @dataclass

@@ -39,6 +39,69 @@ def test_callers_that_arrive_while_a_batch_runs_share_the_next_one() -> None:
     assert batcher.batches == [1, 8, 8, 3]  # 19 waiting callers in 3 passes, not 19
 
 
+def _class_arriving(batcher: serving.MicroBatcher[int, int], gaps: list[float], page_runs: int) -> None:
+    """Callers in page-script threads, one after another `gaps` apart, while `page_runs` other page scripts
+    run in the worker (threads that Streamlit would name so)."""
+    running = threading.Event()
+    pages = [
+        threading.Thread(target=running.wait, args=(30,), name=serving.runtime.SCRIPT_THREAD) for _ in range(page_runs)
+    ]
+    for t in pages:
+        t.start()
+    callers = []
+    for i, gap in enumerate([0.0, *gaps]):
+        threading.Event().wait(gap)
+        callers.append(threading.Thread(target=batcher, args=(i,), name=serving.runtime.SCRIPT_THREAD))
+        callers[-1].start()
+    for t in callers:
+        t.join(30)
+    running.set()
+
+
+def test_a_leader_waits_while_a_class_keeps_arriving() -> None:
+    """Thirty learners' scripts reach the batcher spread out: with other page scripts running, the first
+    one's pass waits while the others keep coming, instead of running alone and making them wait for it."""
+    batcher: serving.MicroBatcher[int, int] = serving.MicroBatcher(
+        lambda items: [i * 10 for i in items], gather_s=0.5, gather_max_s=20
+    )
+    _class_arriving(batcher, [0.1] * 5, page_runs=3)
+    assert batcher.batches == [6]
+
+
+def test_a_learner_alone_in_the_worker_is_not_kept_waiting() -> None:
+    """No other page script running: the leader runs after its few ms, and a later request (here a
+    non-page thread's, as the warm-up's) gets a pass of its own."""
+    batcher: serving.MicroBatcher[int, int] = serving.MicroBatcher(
+        lambda items: [i * 10 for i in items], gather_s=5, gather_max_s=20
+    )
+    first = threading.Thread(target=batcher, args=(0,), name=serving.runtime.SCRIPT_THREAD)
+    first.start()
+    threading.Event().wait(0.3)  # within a gather_s, had the first one waited
+    assert batcher(1) == 10
+    first.join(30)
+    assert batcher.batches == [1, 1]
+
+
+def test_a_leader_stops_waiting_when_nobody_more_comes() -> None:
+    """A class's requests come within a gap of each other; the pass starts at the first gap that brings
+    nobody, not at the longest wait."""
+    batcher: serving.MicroBatcher[int, int] = serving.MicroBatcher(
+        lambda items: [i * 10 for i in items], gather_s=0.5, gather_max_s=20
+    )
+    _class_arriving(batcher, [0.05, 0.05, 2.0], page_runs=2)
+    assert batcher.batches == [3, 1]
+
+
+def test_streamlit_runs_a_page_in_the_thread_the_batcher_counts(tmp_path) -> None:
+    """serving.runtime.others_running knows a page run by its thread's name: Streamlit's own."""
+    from streamlit.testing.v1 import AppTest
+
+    page = tmp_path / "page.py"
+    page.write_text("import threading\nimport streamlit as st\nst.write(threading.current_thread().name)\n")
+    at = AppTest.from_file(str(page)).run(timeout=30)
+    assert [m.value for m in at.markdown] == [serving.runtime.SCRIPT_THREAD]
+
+
 def test_one_learners_bad_input_fails_only_their_own_request() -> None:
     entered, release = threading.Event(), threading.Event()
 
