@@ -38,6 +38,29 @@ def test_nginx_config_keeps_a_browser_on_one_worker_and_proxies_websockets(tmp_p
         assert checked.returncode == 0, checked.stderr
 
 
+def test_the_load_bench_waits_for_a_busy_server_to_settle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench_load measures a class once the server's own work (its warm-up loading models) is over: while a
+    server process keeps a core busy it waits, and an idle one it measures at once."""
+    import threading
+
+    import psutil
+
+    monkeypatch.setattr(bench_load, "server_processes", lambda url: [psutil.Process()])  # this process, as the server
+    monkeypatch.setattr(bench_load, "SETTLE_WINDOW_S", 0.2)
+    assert bench_load.settle("http://server", most_s=10.0) < 5.0  # idle: settled, not waited out
+
+    def burn(until: float) -> None:
+        while time.perf_counter() < until:
+            pass
+
+    busy = threading.Thread(target=burn, args=(time.perf_counter() + 1.5,))
+    busy.start()
+    try:
+        assert bench_load.settle("http://server", most_s=10.0) >= 1.2  # not before the busy core is idle
+    finally:
+        busy.join()
+
+
 def _free_port_block(n: int) -> int:
     """A port p with p .. p+n free (the proxy and its workers)."""
     for _ in range(50):
