@@ -55,6 +55,30 @@ def test_the_lens_last_row_is_the_model_s_own_prediction(
 
 
 @pytest.mark.parametrize(("family", "text"), FAMILIES)
+def test_the_lenses_read_the_output_head_with_onednn_s_product_where_the_cpu_has_it(
+    family: str, text: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A class's lenses are most of the lesson's work: their head products go through the fused twin's
+    oneDNN layers (the same weights), not the eager model's MKL ones, and read the same."""
+    from model_zoo import onednn
+
+    model = request.getfixturevalue(family)
+    vocabulary = int(inside.anatomy(model).unembedding.shape[0])
+    widths: list[int] = []
+    product = onednn._product
+
+    def counted(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        widths.append(int(weight.shape[0]))
+        return product(x, weight, bias)
+
+    monkeypatch.setattr(onednn, "_product", counted)
+    lens = inside.logit_lens(model, text)
+    assert (vocabulary in widths) == onednn.available()
+    top = own_logits(model, text).softmax(-1).topk(5)
+    np.testing.assert_allclose([p for _, p in lens.rows[-1].top], top.values.tolist(), atol=1e-5)
+
+
+@pytest.mark.parametrize(("family", "text"), FAMILIES)
 def test_knocking_out_nothing_changes_nothing_and_a_layer_s_heads_change_the_answer_s_probability(
     family: str, text: str, request: pytest.FixtureRequest
 ) -> None:
