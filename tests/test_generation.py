@@ -334,6 +334,41 @@ def test_sentences_that_begin_alike_score_as_each_alone(zoo_model: str, request:
 
 
 @pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])
+def test_the_shared_passes_never_read_a_sentence_s_last_token(zoo_model: str, request: pytest.FixtureRequest) -> None:
+    """A sentence's last token predicts nothing its score needs: the passes over a blank's candidates read
+    each one's shared start once and its own tokens but the last (a fifth fewer positions for a blank of
+    five or six own tokens), with the totals each sentence gets alone."""
+    from model_zoo.lessons.generation import _scored_ids, _shared_length, _start_id, shared_start_logprobs
+
+    model = request.getfixturevalue(zoo_model)
+    base = model.fast_model.base_model
+    forward, read = base.forward, []
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        read.append(int(kwargs["input_ids"].shape[1]))
+        return forward(*args, **kwargs)
+
+    groups = [
+        [f"she sat by the {w} of the river" for w in ("bank", "edge", "side", "mouth")],
+        ["a", "b", "c"],  # one token each, nothing after it: the start token's pass alone
+    ]
+    ids = [[_scored_ids(model, t, _start_id(model)) for t in g] for g in groups]
+    want = [[pytest.approx(token_logprobs(model, t).total, abs=1e-3) for t in g] for g in groups]
+    base.forward = counted
+    try:
+        for group, rows, alone in zip(groups, ids, want, strict=True):
+            read.clear()
+            assert shared_start_logprobs(model, [group]) == [alone]
+            start = _shared_length(rows)
+            longest = max(len(r) for r in rows) - start  # own tokens of the longest sentence
+            assert read[0] == start
+            assert read[1:] == ([longest - 1] if longest > 1 else [])
+    finally:
+        base.forward = forward
+    assert read == [1]  # the start token's pass, no second one for a token that ends its sentence
+
+
+@pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])
 def test_next_words_asked_together_are_each_texts_own(zoo_model: str, request: pytest.FixtureRequest) -> None:
     """A class's blanks ask for their next words in one right-padded pass (next_words_many), the head read
     at each text's last token: each gets the candidates and probabilities the whole model gives it alone,

@@ -379,7 +379,7 @@ def token_logprobs(model: CausalLM, text: str) -> Factors:
     ids = model.tokenize(text, truncation=True, padding=False, max_length=model.max_length - 1)["input_ids"]
     start = _start_id(model)
     full = torch.cat([torch.tensor([[start]]), ids], 1).to(model.device)
-    hidden = _hidden(model, None, input_ids=full).last_hidden_state[:, :-1]
+    hidden = _hidden(model, None, input_ids=full[:, :-1]).last_hidden_state  # the last token predicts nothing here
     logprobs = _picked_logprobs(model, hidden, full[:, 1:], torch.ones_like(full[:, 1:], dtype=torch.bool))[0]
     return Factors(model.decode_each(ids[0].tolist()), logprobs.cpu().numpy(), model.tokenizer.decode([start]))
 
@@ -471,20 +471,25 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
     owner = [g for g, group in enumerate(groups) for _ in group]
     own = [row[shared[g] :] for g, group in enumerate(groups) for row in group]
     ids, mask = right_padded(own)
-    length = ids.shape[1]
     index = torch.tensor(owner, device=device)
-    cache = DynamicCache(ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers])
-    positions = torch.tensor([shared[g] for g in owner])[:, None] + torch.arange(length)[None]
-    rest = _hidden(
-        model,
-        cache,
-        input_ids=ids.to(device),
-        attention_mask=torch.cat([start_mask[owner], mask], 1).to(device),
-        position_ids=positions.to(device),
-    ).last_hidden_state
     first = last[index].gather(1, ids[:, :1].to(device)).squeeze(1)  # each row's first own token
-    later = _picked_logprobs(model, rest[:, :-1], ids[:, 1:], (mask[:, 1:] * mask[:, :-1]).bool())
-    totals = before[index] + first + later.sum(1)
+    totals = before[index] + first
+    if ids.shape[1] > 1:  # the tokens after each row's first, each read from the ones before it
+        # A row's last token predicts nothing the score needs: the pass reads every row without it (a
+        # blank's candidate and its right context are five or six tokens: a fifth less of this pass)
+        reads, read_mask = right_padded([row[:-1] for row in own])
+        cache = DynamicCache(
+            ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers]
+        )
+        positions = torch.tensor([shared[g] for g in owner])[:, None] + torch.arange(reads.shape[1])[None]
+        rest = _hidden(
+            model,
+            cache,
+            input_ids=reads.to(device),
+            attention_mask=torch.cat([start_mask[owner], read_mask], 1).to(device),
+            position_ids=positions.to(device),
+        ).last_hidden_state
+        totals = totals + _picked_logprobs(model, rest, ids[:, 1:], mask[:, 1:].bool()).sum(1)
     for g, total in zip(owner, totals.cpu().tolist(), strict=True):
         into[g].append(total)
 
