@@ -154,6 +154,11 @@ class Encoder:
         with self._tokenizer_lock:
             return [self.tokenizer.decode([i]) for i in ids]
 
+    def decode_rows(self, rows: list[list[int]]) -> list[str]:
+        """Each row of ids as one text (" side", "walk": " sidewalk")."""
+        with self._tokenizer_lock:
+            return [self.tokenizer.decode(row) for row in rows]
+
     def token_strings(self, ids: list[int]) -> list[str]:
         """Ids as the vocabulary spells them (em, ##bed, Ġthe)."""
         with self._tokenizer_lock:
@@ -499,6 +504,12 @@ class CausalLM(Encoder):
         """The output head (the unembedding) on last-layer states (..., D): float logits (..., V)."""
         return self.fast_model.get_output_embeddings()(states).float()
 
+    def last_ids(self, text: str, room: int = 0) -> torch.Tensor:
+        """The token ids of `text` the model reads before its next word: the end of it, where it is longer than
+        the model reads (less `room` tokens, for words to follow)."""
+        ids = self.tokenize(text[-MAX_CHARS:], truncation=False, padding=False)["input_ids"][0]
+        return ids[-(self.max_length - room) :]
+
     @torch.inference_mode()
     def next_words_many(self, texts: Sequence[str], top_k: int = 10) -> list[list[Guess]]:
         """next_words for several texts in right-padded passes of BATCH_SIZE (a causal model's tokens never
@@ -508,10 +519,7 @@ class CausalLM(Encoder):
             self.check_text(text)
         found: list[list[Guess]] = []
         for start in range(0, len(texts), BATCH_SIZE):
-            rows = [  # the end of each text is what counts
-                self.tokenize(text[-MAX_CHARS:], truncation=False, padding=False)["input_ids"][0, -self.max_length :]
-                for text in texts[start : start + BATCH_SIZE]
-            ]
+            rows = [self.last_ids(text) for text in texts[start : start + BATCH_SIZE]]
             ids, mask = right_padded(rows)
             states = self.fast_base(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
             last = states.last_hidden_state[torch.arange(len(rows)), torch.tensor([len(r) - 1 for r in rows])]

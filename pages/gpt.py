@@ -167,7 +167,8 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
     try:
         if BLANK not in blank_text:
             raise model_zoo.NoMaskToken(BLANK)
-        # Drawn as they come: the left context's candidates (one pass), the masked LM's guesses (one pass),
+        # Drawn as they come: the left context's candidates (one pass, and a step or two more for the tokens
+        # that start a longer word), the masked LM's guesses (one pass),
         # then the dozen whole sentences, which wait for the class's shared passes (seconds when thirty
         # blanks arrive together).
         slots = view.render_blank_left(MASKED, serving.blank_candidates(model.name, blank_text, ()))

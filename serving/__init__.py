@@ -817,7 +817,7 @@ def blank_candidates(
     from model_zoo.lessons.generation import blank_candidates as candidates
 
     model = loaded(model_name, model_zoo.CausalLM)
-    return candidates(model, text, BLANK_GUESSES, extra, functools.partial(next_words, model_name))
+    return candidates(model, text, BLANK_GUESSES, extra, functools.partial(blank_words, model_name))
 
 
 BLANK_GUESSES = 8  # the left context's candidates for a blank
@@ -835,8 +835,30 @@ def left_vs_whole(model_name: str, text: str, extra: tuple[str, ...]) -> list[mo
         BLANK_GUESSES,
         extra,
         _sentence_batcher(model_name),
-        functools.partial(next_words, model_name),
+        functools.partial(blank_words, model_name),
     )
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def blank_words(model_name: str, text: str, top_k: int) -> list[tuple[str, float]]:
+    """The words a blank after `text` may hold, from the left alone: the causal LM's top_k next tokens, each
+    read on to the end of its word (generation.next_whole_words), in passes the class shares."""
+    loaded(model_name, model_zoo.CausalLM).check_text(text)  # a learner's own mistake never joins a batch
+    return _blank_words_batcher(model_name)((text, top_k))
+
+
+@st.cache_resource(show_spinner=False)
+def _blank_words_batcher(model_name: str) -> MicroBatcher[tuple[str, int], list[tuple[str, float]]]:
+    """The blanks' words a class asks for together, in shared passes (as _next_words_batcher)."""
+
+    def run(items: list[tuple[str, int]]) -> list[list[tuple[str, float]]]:
+        from model_zoo.lessons.generation import next_whole_words
+
+        most = max(k for _, k in items)
+        found = next_whole_words(loaded(model_name, model_zoo.CausalLM), [text for text, _ in items], most)
+        return [guesses[:k] for guesses, (_, k) in zip(found, items, strict=True)]
+
+    return MicroBatcher(run)
 
 
 @st.cache_resource(show_spinner=False)

@@ -333,6 +333,55 @@ def test_sentences_that_begin_alike_score_as_each_alone(zoo_model: str, request:
         shared_start_logprobs(model, [["ok"], ["ok", " "]])
 
 
+def _greedy_word(model: model_zoo.CausalLM, left: torch.Tensor, first: int, p: float) -> tuple[str, float]:
+    """A token read on to the end of its word the slow way: the whole text through the model at every step."""
+    from model_zoo.lessons.generation import WORD_PIECES
+
+    pieces = [first]
+    for _ in range(WORD_PIECES - 1 if any(c.isalnum() for c in model.decode_each([first])[0]) else 0):
+        ids = torch.cat([left, torch.tensor(pieces)])[None]
+        with torch.inference_mode():
+            probs = model.fast_model(input_ids=ids).logits[0, -1].float().softmax(-1)
+        best = int(probs.argmax())
+        if not model.decode_each([best])[0][:1].isalnum():
+            break
+        pieces.append(best)
+        p *= float(probs[best])
+    return model.decode_rows([pieces])[0], p
+
+
+@pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])
+def test_a_blank_s_candidates_are_whole_words(zoo_model: str, request: pytest.FixtureRequest) -> None:
+    """A blank holds words: each of the left context's likeliest next tokens (with a letter or digit in it) is read
+    on while the model's own next token goes on the word (" sid" then "ewalk"), as many tokens as WORD_PIECES, its
+    probability the product
+    of its tokens'; the words the class's shared passes give are the ones each text gets alone, read the slow way
+    (the whole text through the model at every step), likeliest first."""
+    from model_zoo.lessons.generation import WORD_PIECES, next_whole_words
+
+    model = request.getfixturevalue(zoo_model)
+    texts = ["she sat on the bank of the river and looked at the", "the man went to the", "a"]
+    together = next_whole_words(model, texts, 6)
+    pieces = 0
+    for text, words in zip(texts, together, strict=True):
+        left = model.last_ids(text)
+        slow = [_greedy_word(model, left, token, p) for token, p in _top_ids(model, left, 6)]
+        slow.sort(key=lambda w: -w[1])
+        assert [w for w, _ in words] == [w for w, _ in slow]
+        assert [p for _, p in words] == pytest.approx([p for _, p in slow], rel=1e-4)
+        alone = next_whole_words(model, [text], 6)[0]
+        assert [w for w, _ in alone] == [w for w, _ in words]
+        assert [p for _, p in alone] == pytest.approx([p for _, p in words], rel=1e-4)
+        pieces = max(pieces, *(len(model.last_ids(text + w)) - len(left) for w, _ in words))
+    assert 1 < pieces <= WORD_PIECES  # some token went on its word, none beyond the limit
+
+
+def _top_ids(model: model_zoo.CausalLM, left: torch.Tensor, k: int) -> list[tuple[int, float]]:
+    with torch.inference_mode():
+        top = model.fast_model(input_ids=left[None]).logits[0, -1].float().softmax(-1).topk(k)
+    return list(zip(top.indices.tolist(), top.values.tolist(), strict=True))
+
+
 @pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])
 def test_the_shared_passes_never_read_a_sentence_s_last_token(zoo_model: str, request: pytest.FixtureRequest) -> None:
     """A sentence's last token predicts nothing its score needs: the passes over a blank's candidates read

@@ -454,16 +454,7 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
 
     device = model.device
     shared = [_shared_length(g) for g in groups]
-    width = max(shared)
-    starts = torch.stack([_left_pad(g[0][:n][None], width, dim=1)[0] for g, n in zip(groups, shared)])
-    start_mask = torch.stack([_left_pad(torch.ones(1, n, dtype=torch.long), width, dim=1)[0] for n in shared])
-    out = _hidden(
-        model,
-        None,
-        input_ids=starts.to(device),
-        attention_mask=start_mask.to(device),
-        position_ids=(start_mask.cumsum(1) - 1).clamp(min=0).to(device),
-    )
+    starts, start_mask, out = _left_padded_pass(model, [g[0][:n] for g, n in zip(groups, shared)])
     hidden = out.last_hidden_state
     seen = (start_mask[:, :-1] * start_mask[:, 1:]).bool()  # a real token predicted from a real one
     before = _picked_logprobs(model, hidden[:, :-1], starts[:, 1:], seen).sum(1)  # (G,) log P(each shared start)
@@ -492,6 +483,23 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
         totals = totals + _picked_logprobs(model, rest, ids[:, 1:], mask[:, 1:].bool()).sum(1)
     for g, total in zip(owner, totals.cpu().tolist(), strict=True):
         into[g].append(total)
+
+
+def _left_padded_pass(model: CausalLM, rows: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, Any]:
+    """Token id rows in one left-padded pass (each row's last token in the last column, its positions from 0):
+    the ids, their attention mask and the pass's output (last hidden states and KV cache)."""
+    width = max(len(r) for r in rows)
+    ids = torch.stack([_left_pad(r[None], width, dim=1)[0] for r in rows])
+    mask = torch.stack([_left_pad(torch.ones(1, len(r), dtype=torch.long), width, dim=1)[0] for r in rows])
+    device = model.device
+    out = _hidden(
+        model,
+        None,
+        input_ids=ids.to(device),
+        attention_mask=mask.to(device),
+        position_ids=(mask.cumsum(1) - 1).clamp(min=0).to(device),
+    )
+    return ids, mask, out
 
 
 # positions read through the output head at a time (each a vocabulary of floats: 0.2 MB). 128 rather than 256:
@@ -538,6 +546,67 @@ class Rescored(Candidate):
     whole_rank: int
 
 
+WORD_PIECES = 4  # tokens a blank's candidate word takes at most: its first and up to three more
+
+
+@torch.inference_mode()
+def next_whole_words(model: CausalLM, texts: Sequence[str], k: int) -> list[list[Guess]]:
+    """For each of `texts`, the model's k likeliest next tokens, each read on to the end of its word: a blank
+    holds a word, and a token such as " sid" is the start of one (SmolLM2 after "We sat by the": " sid", then
+    "ewalk"). Each token is followed by the model's own likeliest next token while that one goes on the word
+    (no space before it: a letter or a digit), WORD_PIECES tokens at most; the word's probability is the
+    product of its tokens' (the path the model likes best, not every way to spell it). Texts run together in
+    left-padded passes of SHARED_ROWS, each token's word one row on the text's KV cache."""
+    from transformers import DynamicCache
+
+    for text in texts:
+        model.check_text(text)
+    device = model.device
+    found: list[list[Guess]] = []
+    for begin in range(0, len(texts), SHARED_ROWS):
+        rows = [model.last_ids(text, room=WORD_PIECES) for text in texts[begin : begin + SHARED_ROWS]]
+        _, mask, out = _left_padded_pass(model, rows)
+        top = model.head_logits(out.last_hidden_state[:, -1]).softmax(-1).topk(k)
+        owner = torch.arange(len(rows)).repeat_interleave(k)  # every (text, token) a row
+        pieces = [[int(i)] for i in top.indices.reshape(-1).tolist()]
+        chances = top.values.reshape(-1).tolist()
+        # the rows whose word may go on: a token with a letter or digit in it (a quote mark or a comma starts none)
+        live = [r for r, text in enumerate(model.decode_each([p[0] for p in pieces])) if any(c.isalnum() for c in text)]
+        owner = owner[live]
+        index = owner.to(device)
+        cache = DynamicCache(
+            ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers]
+        )
+        seen, position = mask[owner], torch.tensor([len(rows[o]) for o in owner.tolist()])
+        for _ in range(WORD_PIECES - 1 if live else 0):
+            seen = torch.cat([seen, torch.ones(len(live), 1, dtype=torch.long)], 1)
+            step = _hidden(
+                model,
+                cache,
+                input_ids=torch.tensor([[pieces[r][-1]] for r in live], device=device),
+                attention_mask=seen.to(device),
+                position_ids=position[:, None].to(device),
+            )
+            best = model.head_logits(step.last_hidden_state[:, -1]).softmax(-1).max(-1)
+            following = best.indices.tolist()
+            # a token that goes on a word starts with a letter or digit (an end-of-text token with "<" or nothing)
+            goes_on = [i for i, text in enumerate(model.decode_each(following)) if text[:1].isalnum()]
+            for i in goes_on:
+                pieces[live[i]].append(following[i])
+                chances[live[i]] *= float(best.values[i])
+            if not goes_on:
+                break
+            keep = torch.tensor(goes_on)
+            live, seen, position = [live[i] for i in goes_on], seen[keep], position[keep] + 1
+            kept = keep.to(device)
+            cache = DynamicCache(
+                ddp_cache_data=[(layer.keys[kept], layer.values[kept]) for layer in _cache_of(step).layers]
+            )
+        words = list(zip(model.decode_rows(pieces), chances, strict=True))
+        found += [sorted(words[r : r + k], key=lambda w: -w[1]) for r in range(0, len(words), k)]
+    return found
+
+
 def blank_candidates(
     model: CausalLM,
     text: str,
@@ -545,20 +614,23 @@ def blank_candidates(
     extra: tuple[str, ...] = (),
     guess: Callable[[str, int], list[Guess]] | None = None,
 ) -> list[Candidate]:
-    """The blank (___) in `text` filled from its left context alone (the causal LM's top k next words, one
-    pass), then any `extra` candidates (a masked LM's) not among them. `guess` gives the top k next words
-    (default: the model's next_words); the server's shares its passes across sessions."""
+    """The blank (___) in `text` filled from its left context alone (the causal LM's top k next tokens, each
+    read on to the end of its word: next_whole_words), then any `extra` candidates (a masked LM's) not among
+    them. `guess` gives those words (default: next_whole_words); the server's shares its passes across
+    sessions."""
     if BLANK not in text:
         raise NoMaskToken(BLANK)
     left = text.split(BLANK, 1)[0]
     if not left.strip():
         raise EmptyInput("text before the blank")
-    guesses = (guess or model.next_words)(left.rstrip(), k)
-    words = [(g.strip(), p) for g, p in guesses if g.strip() and any(c.isalnum() for c in g)]
-    words = list(dict(words).items())  # " bank" and "bank": one candidate
-    seen = {w.lower() for w, _ in words}
+    guesses = (guess or (lambda text, n: next_whole_words(model, [text], n)[0]))(left.rstrip(), k)
+    words: dict[str, float] = {}
+    for g, p in guesses:  # " bank" and "bank": one candidate, the likelier
+        if g.strip() and any(c.isalnum() for c in g):
+            words.setdefault(g.strip(), p)
+    seen = {w.lower() for w in words}
     more = [w.strip() for w in extra if w.strip() and w.strip().lower() not in seen]
-    return [Candidate(w, p, i + 1) for i, (w, p) in enumerate(words)] + [
+    return [Candidate(w, p, i + 1) for i, (w, p) in enumerate(words.items())] + [
         Candidate(w, 0.0, 0) for w in dict.fromkeys(more)
     ]
 
