@@ -143,7 +143,7 @@ def _measure_causal(precision: str) -> dict[str, Any]:
     texts = [item.text.replace("[MASK]", generation.BLANK) for item in cloze.fresh_dev()[:SENTENCES]]
 
     def whole_tables() -> None:  # the GPT page's work for a class's thirty blanks: left guesses, whole sentences
-        guesses = model.next_words_many([text.split(generation.BLANK)[0].rstrip() for text in texts], 8)
+        guesses = generation.next_whole_words(model, [text.split(generation.BLANK)[0].rstrip() for text in texts], 8)
         generation.shared_start_logprobs(
             model, [generation.filled(text, [g.strip() for g, _ in found]) for text, found in zip(texts, guesses)]
         )
