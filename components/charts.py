@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from .tokens import spaced
+
 
 def _text(text: str) -> str:
     """Plain text as plotly draws it literally (&, < and > as entities, which plotly decodes)."""
@@ -96,13 +98,29 @@ def percent_label(p: float) -> str:
     return f"{p:.1%}" if p >= 0.001 or p <= 0 else f"{p * 100:.2g}%"
 
 
+SHORTEST = 1e-4  # the shortest bar drawn, as a share of the longest (build_score_bars)
+
+
 def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: bool = True) -> go.Figure:
     """Horizontal bars of (label, score), the highest on top: probabilities or cosine similarities (one plain
     spec: the Masked LM page draws these on every sentence a class types)."""
-    labels = _texts([repr(label) if label.strip() != label else label for label, _ in pairs])
+    # a token " out" as "␣out", as the token chips show it (a label such as "2 · tide" keeps its spaces)
+    labels = _texts([spaced(label) if label.strip() != label else label for label, _ in pairs])
     scores = [s for _, s in pairs]
     text = [percent_label(s) if percent else f"{s:.3f}" for s in scores]
-    bars = {"type": "bar", "x": scores[::-1], "y": labels[::-1], "orientation": "h", "text": text[::-1]}
+    # plotly draws no label on a bar under about 1e-5 of its axis (measured in Chromium): GPT's factor for "tide"
+    # after "The" (4.6e-9) showed no bar and no number. Such a bar is drawn SHORTEST times the longest (a tenth of
+    # a pixel, as invisible as before) and its label and hover say its own value.
+    shortest = max(scores + [0.01]) * SHORTEST
+    drawn = [shortest if 0 < s < shortest else s for s in scores]
+    bars = {
+        "type": "bar",
+        "x": drawn[::-1],
+        "y": labels[::-1],
+        "orientation": "h",
+        "text": text[::-1],
+        "hovertemplate": "%{y}: %{text}<extra></extra>",
+    }
     heading, extra = chart_title(title)
     layout = {
         "title": {"text": heading},

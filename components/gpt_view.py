@@ -12,7 +12,7 @@ from components.charts import build_matrix, build_score_bars
 from components.i18n import t, t_plain
 from components.quiz import Question, Solved, listed, render_predict, render_quiz
 from components.records import render_record
-from components.tokens import readable
+from components.tokens import readable, spaced
 from model_zoo.contextual import Encoding
 from model_zoo.lessons.architecture import Size
 from model_zoo.lessons.attention import attention_to_later_tokens, layer_mean
@@ -49,9 +49,9 @@ def step_row(step: Step, n: int) -> dict[str, Any]:
     """Step `n` (from 1) as a row of the table of steps: the token, its probability, the candidates."""
     return {
         t_plain("gpt.col_step"): n,
-        t_plain("gpt.col_token"): repr(step.token),
+        t_plain("gpt.col_token"): spaced(step.token),
         t_plain("gpt.col_p"): round(step.probability, 3),
-        t_plain("gpt.col_candidates"): "  ".join(f"{c!r} {p:.2f}" for c, p in step.candidates),
+        t_plain("gpt.col_candidates"): "  ".join(f"{spaced(c)} {p:.2f}" for c, p in step.candidates),
     }
 
 
@@ -261,8 +261,8 @@ UNCHANGED = 1e-4  # a change no larger than this is rounding
 
 
 def token_word(token: str) -> str:
-    """A next token as an option is written: without its space (a token that is only a space, quoted)."""
-    return token.strip() or repr(token)
+    """A next token as an option is written: without its space (a token that is only spaces, as ␣ or ↵)."""
+    return token.strip() or spaced(token)
 
 
 def render_guess_next(model_name: str, guesses: list[tuple[str, float]]) -> None:

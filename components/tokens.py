@@ -15,6 +15,14 @@ _PALETTE = ("#dbeafe", "#dcfce7", "#fef9c3", "#fce7f3", "#ede9fe", "#ffedd5")
 _VISIBLE = str.maketrans({"Ġ": "␣", "Ċ": "↵"})
 
 
+_SPACED = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥"})
+
+
+def spaced(text: str) -> str:
+    """Decoded text as a learner should read a token of it: ␣ for a space, ↵ for a new line (" out" is "␣out")."""
+    return text.translate(_SPACED)
+
+
 def readable(token: str) -> str:
     """A token as a learner should read it: a visible ␣ where the model sees a space."""
     return token.translate(_VISIBLE)

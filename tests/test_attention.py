@@ -291,6 +291,20 @@ def test_score_bars_show_negative_scores() -> None:
     assert low <= -1.5 and high >= 2.0
 
 
+def test_a_tiny_probability_keeps_its_bar_and_its_number() -> None:
+    """GPT's factor for "tide" after "The" is about 4.6e-9: plotly drew no label on a bar that short, so the bar
+    is drawn a ten-thousandth of the longest (invisible) and its label and hover say its own value."""
+    from components.charts import build_score_bars
+
+    fig = build_score_bars([("1 · The", 2.6e-4), ("2 · tide", 4.6e-9), ("3 · out", 0.25), ("4 · none", 0.0)])
+    bars = fig.data[0]
+    drawn = dict(zip(bars.y, bars.x, strict=True))
+    labels = dict(zip(bars.y, bars.text, strict=True))
+    assert drawn["2 · tide"] == pytest.approx(0.25e-4) and labels["2 · tide"] == "4.6e-07%"
+    assert drawn["1 · The"] == 2.6e-4 and drawn["3 · out"] == 0.25 and drawn["4 · none"] == 0.0
+    assert "%{text}" in bars.hovertemplate  # the hover reads the label, not the drawn length
+
+
 def test_bertviz_speaks_the_learners_language_as_text() -> None:
     """The Chinese UI's view says 层 / 注意力头 where bertviz writes Layer / Heads; a label is text, never markup."""
     rng = np.random.default_rng(0)

@@ -54,7 +54,7 @@ def test_writing_streams_the_models_own_greedy_tokens() -> None:
     expected = list(generate_steps(model_zoo.load("smollm2-135m"), prompt, Strategy(max_new_tokens=6)))
     assert at.code[0].value == expected[-1].text
     steps = at.dataframe[0].value
-    assert list(steps["Token chosen"]) == [repr(s.token) for s in expected]
+    assert list(steps["Token chosen"]) == [s.token.replace(" ", "␣").replace("\n", "↵") for s in expected]
 
 
 def test_sampling_with_the_same_seed_writes_the_same_text() -> None:
