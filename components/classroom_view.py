@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import streamlit as st
 
-from model_zoo import ModelZooError
+from model_zoo import EmptyInput, ModelZooError
 
 from .charts import build_score_bars
 from .i18n import md_escape, t, t_plain
@@ -366,6 +366,9 @@ def render_join() -> None:
         st.subheader(t("class.join_title"))
         code = st.text_input(t("class.code"), max_chars=12, placeholder="ABC234")
         if st.form_submit_button(t("class.join"), type="primary"):
+            if not code.strip():  # not "There is no class with the code ''"
+                render_error(EmptyInput("class code"))
+                return
             try:
                 st.session_state[STUDENT] = store().join(code).code
             except ModelZooError as err:

@@ -59,6 +59,18 @@ def test_the_page_offers_to_join_or_start_and_asks_nothing_personal() -> None:
     assert [b.label for b in at.button if b.label == "Start a class"] and len(at.text_input) == 1  # the code only
 
 
+def test_joining_with_no_code_asks_for_the_code_and_a_wrong_code_says_so() -> None:
+    at = open_class()
+    join = next(b for b in at.button if b.label == "Join")
+    join.click().run()
+    said = "\n".join(str(e.value) for e in at.info)
+    assert not at.exception and "The class code is empty: type something first." in said
+    at.text_input[0].set_value("ZZZ999")
+    next(b for b in at.button if b.label == "Join").click().run()
+    said = "\n".join(str(e.value) for e in at.info)
+    assert "There is no class with the code “ZZZ999”" in said and "empty" not in said
+
+
 def test_a_started_class_shows_its_code_and_keeps_it_on_reload() -> None:
     at, code, secret = start_class()
     assert len(code) == 6 and len(secret) >= 22  # 128 bits and more, URL-safe
