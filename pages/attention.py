@@ -52,7 +52,7 @@ def pick_text(box: st.delta_generator.DeltaGenerator) -> tuple[str, str | None] 
     st.session_state.setdefault("text", EXAMPLES[0][0])
     st.session_state.setdefault("text_b", "")
     said_if_cut(text=5000, text_b=2000)
-    text = box.text_area(t("attn.text"), key="text", bind="query-params", max_chars=5000, height=80)
+    text = box.text_input(t("attn.text"), key="text", bind="query-params", max_chars=5000)  # Enter applies it
     cols = st.columns(len(EXAMPLES))
     for i, (col, (a, b)) in enumerate(zip(cols, EXAMPLES)):
         label = f"{a} | {b}" if b else a

@@ -47,7 +47,9 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
     """The learner's sentence, the guesses at once below it (the lesson's main output), then the examples and
     the other controls: on a projector and on a phone the first answer is on the first screen (issue 34)."""
     said_if_cut(text=5000)
-    text = st.text_area(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
+    # one line: Enter applies it (a box of several lines takes Enter as a new line, and a class pressing Enter
+    # saw nothing happen)
+    text = st.text_input(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
     out = st.container(key="main_output")  # the lesson's main output (scripts/first_screen.py)
     view.render_examples(EXAMPLES, sources=False)  # their sources: under "More about this lesson"
     words = lesson.maskable_words(text)

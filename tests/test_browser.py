@@ -282,6 +282,22 @@ def test_clicking_an_analogy_shows_the_answer(server: str, tab: Page) -> None:
     tab.shot("embeddings-analogy")
 
 
+def test_enter_applies_a_typed_sentence_on_the_masked_lm_and_attention_pages(server: str, tab: Page) -> None:
+    """A class told "type your sentence and press Enter" sees its answer: the sentence boxes are one line, so
+    Enter applies them (in a box of several lines Enter only began a new line)."""
+    for path, label, sentence in (
+        ("masked_lm", "Sentence with [MASK]", "The river [MASK] was full of fish."),
+        ("attention", "Sentence", "The otter swam past the bank."),
+    ):
+        tab.open(f"{server}/{path}")
+        box = tab.page.get_by_label(label, exact=True)
+        box.fill(sentence)
+        box.press("Enter")
+        tab.page.wait_for_function(f"() => new URL(location.href).searchParams.get('text') === {sentence!r}")
+        tab.settle()
+        assert tab.exceptions() == 0 and tab.blocked == []
+
+
 def test_typed_words_redraw_their_strip_and_leave_the_map(server: str, tab: Page) -> None:
     """Word embeddings' first box reruns its own section (a fragment): the strip shows the words typed,
     and the map's tab, not rerun, still draws its points."""

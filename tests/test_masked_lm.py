@@ -156,7 +156,7 @@ def page(**query: str):
 
 def mask_bars(at, text: str) -> list[tuple[str, float]]:  # noqa: ANN001
     """The first [MASK]'s guesses as the page draws them, for `text` typed into the box."""
-    at.text_area(key="text").set_value(text).run()
+    at.text_input(key="text").set_value(text).run()
     assert not at.exception
     spec = json.loads(mask_charts(at)[0].proto.spec)
     bar = spec["data"][0]
@@ -296,7 +296,7 @@ def test_masked_lm_page_examples_and_mask_button() -> None:
     assert not at.exception and len(mask_charts(at)) == 2
     at.selectbox(key="mask_pick").set_value("deposit")
     [b for b in at.button if b.label == "Mask it"][0].click().run()
-    assert "[MASK]" in at.text_area(key="text").value and "deposit" not in at.text_area(key="text").value
+    assert "[MASK]" in at.text_input(key="text").value and "deposit" not in at.text_input(key="text").value
     assert len(mask_charts(at)) == 3
 
 
@@ -307,7 +307,7 @@ def test_masked_lm_page_examples_and_mask_button() -> None:
 )
 def test_masked_lm_page_bad_input(text: str, message: str) -> None:
     at = page()
-    at.text_area(key="text").set_value(text).run()
+    at.text_input(key="text").set_value(text).run()
     assert not at.exception
     assert any(message in shown(i.value) for i in at.info)
 

@@ -38,7 +38,7 @@ def test_attention_each_view(tiny_zoo: Path) -> None:
         at.session_state["view"] = tab
         ok(at.run())
     assert {"summary_first", "summary_entropy"} <= charts(at)  # the head summary's heatmaps
-    at.text_area(key="text").input("The cat sat on the mat.").run()
+    at.text_input(key="text").input("The cat sat on the mat.").run()
     ok(at)
 
 
@@ -145,7 +145,7 @@ def test_elmo_says_in_one_line_where_its_lm_misses_the_lessons_word(tiny_zoo: Pa
 
 def test_masked_lm_own_sentence(tiny_zoo: Path) -> None:
     at = open_page("pages/masked_lm.py")
-    at.text_area(key="text").input("the man went to the [MASK] .").run()
+    at.text_input(key="text").input("the man went to the [MASK] .").run()
     ok(at)
 
 

@@ -112,7 +112,7 @@ def test_attention_link(tiny_zoo: Path) -> None:
     at = open_page("pages/attention.py", **query, layer="2", head="3", query="bank", summary_source="examples")
     ok(at)
     assert at.selectbox(key="model").value == "minilm-l6-mlm"
-    assert at.text_area(key="text").value == query["text"] and at.text_input(key="text_b").value == query["text_b"]
+    assert at.text_input(key="text").value == query["text"] and at.text_input(key="text_b").value == query["text_b"]
     open_tab(at, "Query · key")
     ok(at)
     assert at.slider(key="layer").value == 2 and at.slider(key="head").value == 3
@@ -164,7 +164,7 @@ def test_masked_lm_link(tiny_zoo: Path) -> None:
     assert at.selectbox(key="mask_pick").value == "man"
     at.button[[b.label for b in at.button].index(translate("mlm.mask_it", "en"))].click().run()
     ok(at)
-    assert at.text_area(key="text").value == "the [MASK] went to the [MASK] ."  # the link's word is the one hidden
+    assert at.text_input(key="text").value == "the [MASK] went to the [MASK] ."  # the link's word is the one hidden
 
 
 def test_masked_lm_link_sets_the_pair(tiny_zoo: Path) -> None:
