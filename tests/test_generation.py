@@ -374,6 +374,22 @@ def test_a_blank_s_candidates_are_whole_words(zoo_model: str, request: pytest.Fi
         assert [p for _, p in alone] == pytest.approx([p for _, p in words], rel=1e-4)
         pieces = max(pieces, *(len(model.last_ids(text + w)) - len(left) for w, _ in words))
     assert 1 < pieces <= WORD_PIECES  # some token went on its word, none beyond the limit
+    from model_zoo.lessons import generation
+
+    passes: list[tuple[int, int]] = []  # each pass's texts, and its words' cache positions (texts × k × the longest)
+    whole, budget = generation._whole_words, generation.WORD_CACHE
+
+    def counted(model, rows, k):  # noqa: ANN001, ANN202
+        passes.append((len(rows), len(rows) * k * max(len(r) for r in rows)))
+        return whole(model, rows, k)
+
+    try:  # a class's long texts go a few at a time: the same words
+        generation._whole_words, generation.WORD_CACHE = counted, 6 * 12
+        again = next_whole_words(model, texts, 6)
+    finally:
+        generation._whole_words, generation.WORD_CACHE = whole, budget
+    assert [[w for w, _ in ws] for ws in again] == [[w for w, _ in ws] for ws in together]
+    assert len(passes) > 1 and all(n <= 6 * 12 or texts_in == 1 for texts_in, n in passes)  # one text may exceed it
 
 
 def _top_ids(model: model_zoo.CausalLM, left: torch.Tensor, k: int) -> list[tuple[int, float]]:

@@ -547,6 +547,9 @@ class Rescored(Candidate):
 
 
 WORD_PIECES = 4  # tokens a blank's candidate word takes at most: its first and up to three more
+# positions of KV cache the words' steps hold at once (texts × k × the longest text): each word reads its text's
+# cache, copied for it (SmolLM2: 46 KB a position, so about 94 MB); a class's long blanks go a few at a time
+WORD_CACHE = 2048
 
 
 @torch.inference_mode()
@@ -556,55 +559,65 @@ def next_whole_words(model: CausalLM, texts: Sequence[str], k: int) -> list[list
     "ewalk"). Each token is followed by the model's own likeliest next token while that one goes on the word
     (no space before it: a letter or a digit), WORD_PIECES tokens at most; the word's probability is the
     product of its tokens' (the path the model likes best, not every way to spell it). Texts run together in
-    left-padded passes of SHARED_ROWS, each token's word one row on the text's KV cache."""
-    from transformers import DynamicCache
-
+    left-padded passes (SHARED_ROWS texts, WORD_CACHE positions of their words' caches at most), each token's
+    word one row on its text's KV cache."""
     for text in texts:
         model.check_text(text)
-    device = model.device
+    ids = [model.last_ids(text, room=WORD_PIECES) for text in texts]
     found: list[list[Guess]] = []
-    for begin in range(0, len(texts), SHARED_ROWS):
-        rows = [model.last_ids(text, room=WORD_PIECES) for text in texts[begin : begin + SHARED_ROWS]]
-        _, mask, out = _left_padded_pass(model, rows)
-        top = model.head_logits(out.last_hidden_state[:, -1]).softmax(-1).topk(k)
-        owner = torch.arange(len(rows)).repeat_interleave(k)  # every (text, token) a row
-        pieces = [[int(i)] for i in top.indices.reshape(-1).tolist()]
-        chances = top.values.reshape(-1).tolist()
-        # the rows whose word may go on: a token with a letter or digit in it (a quote mark or a comma starts none)
-        live = [r for r, text in enumerate(model.decode_each([p[0] for p in pieces])) if any(c.isalnum() for c in text)]
-        owner = owner[live]
-        index = owner.to(device)
-        cache = DynamicCache(
-            ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers]
+    chunk: list[torch.Tensor] = []
+    for row in ids:
+        if chunk and (
+            len(chunk) == SHARED_ROWS or (len(chunk) + 1) * k * max(len(r) for r in [*chunk, row]) > WORD_CACHE
+        ):
+            found += _whole_words(model, chunk, k)
+            chunk = []
+        chunk.append(row)
+    return found + (_whole_words(model, chunk, k) if chunk else [])
+
+
+def _whole_words(model: CausalLM, rows: list[torch.Tensor], k: int) -> list[list[Guess]]:
+    """next_whole_words for texts (as token ids) that run in one pass."""
+    from transformers import DynamicCache
+
+    device = model.device
+    _, mask, out = _left_padded_pass(model, rows)
+    top = model.head_logits(out.last_hidden_state[:, -1]).softmax(-1).topk(k)
+    owner = torch.arange(len(rows)).repeat_interleave(k)  # every (text, token) a row
+    pieces = [[int(i)] for i in top.indices.reshape(-1).tolist()]
+    chances = top.values.reshape(-1).tolist()
+    # the rows whose word may go on: a token with a letter or digit in it (a quote mark or a comma starts none)
+    live = [r for r, text in enumerate(model.decode_each([p[0] for p in pieces])) if any(c.isalnum() for c in text)]
+    owner = owner[live]
+    index = owner.to(device)
+    cache = DynamicCache(ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers])
+    seen, position = mask[owner], torch.tensor([len(rows[o]) for o in owner.tolist()])
+    for _ in range(WORD_PIECES - 1 if live else 0):
+        seen = torch.cat([seen, torch.ones(len(live), 1, dtype=torch.long)], 1)
+        step = _hidden(
+            model,
+            cache,
+            input_ids=torch.tensor([[pieces[r][-1]] for r in live], device=device),
+            attention_mask=seen.to(device),
+            position_ids=position[:, None].to(device),
         )
-        seen, position = mask[owner], torch.tensor([len(rows[o]) for o in owner.tolist()])
-        for _ in range(WORD_PIECES - 1 if live else 0):
-            seen = torch.cat([seen, torch.ones(len(live), 1, dtype=torch.long)], 1)
-            step = _hidden(
-                model,
-                cache,
-                input_ids=torch.tensor([[pieces[r][-1]] for r in live], device=device),
-                attention_mask=seen.to(device),
-                position_ids=position[:, None].to(device),
-            )
-            best = model.head_logits(step.last_hidden_state[:, -1]).softmax(-1).max(-1)
-            following = best.indices.tolist()
-            # a token that goes on a word starts with a letter or digit (an end-of-text token with "<" or nothing)
-            goes_on = [i for i, text in enumerate(model.decode_each(following)) if text[:1].isalnum()]
-            for i in goes_on:
-                pieces[live[i]].append(following[i])
-                chances[live[i]] *= float(best.values[i])
-            if not goes_on:
-                break
-            keep = torch.tensor(goes_on)
-            live, seen, position = [live[i] for i in goes_on], seen[keep], position[keep] + 1
-            kept = keep.to(device)
-            cache = DynamicCache(
-                ddp_cache_data=[(layer.keys[kept], layer.values[kept]) for layer in _cache_of(step).layers]
-            )
-        words = list(zip(model.decode_rows(pieces), chances, strict=True))
-        found += [sorted(words[r : r + k], key=lambda w: -w[1]) for r in range(0, len(words), k)]
-    return found
+        best = model.head_logits(step.last_hidden_state[:, -1]).softmax(-1).max(-1)
+        following = best.indices.tolist()
+        # a token that goes on a word starts with a letter or digit (an end-of-text token with "<" or nothing)
+        goes_on = [i for i, text in enumerate(model.decode_each(following)) if text[:1].isalnum()]
+        for i in goes_on:
+            pieces[live[i]].append(following[i])
+            chances[live[i]] *= float(best.values[i])
+        if not goes_on:
+            break
+        keep = torch.tensor(goes_on)
+        live, seen, position = [live[i] for i in goes_on], seen[keep], position[keep] + 1
+        kept = keep.to(device)
+        cache = DynamicCache(
+            ddp_cache_data=[(layer.keys[kept], layer.values[kept]) for layer in _cache_of(step).layers]
+        )
+    words = list(zip(model.decode_rows(pieces), chances, strict=True))
+    return [sorted(words[r : r + k], key=lambda w: -w[1]) for r in range(0, len(words), k)]
 
 
 def blank_candidates(
