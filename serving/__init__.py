@@ -295,12 +295,23 @@ def next_words(model_name: str, text: str, top_k: int) -> list[tuple[str, float]
 
 @st.cache_resource(show_spinner=False)
 def _next_words_batcher(model_name: str) -> MicroBatcher[tuple[str, int], list[tuple[str, float]]]:
-    """The next words a class asks for together (GPT's blanks, the Playground) in shared passes
-    (CausalLM.next_words_many; the model looked up at each batch, as in _fill_mask_batcher)."""
+    """The next tokens a class asks for together (the Playground, GPT's guess, a cloze check) in shared passes
+    (CausalLM.next_words_many)."""
+    return _top_guesses(model_name, lambda model, texts, k: model.next_words_many(texts, k))
 
-    def run(items: list[tuple[str, int]]) -> list[list[tuple[str, float]]]:
+
+Guesses = list[tuple[str, float]]
+
+
+def _top_guesses(
+    model_name: str, read: Callable[[model_zoo.CausalLM, list[str], int], list[Guesses]]
+) -> MicroBatcher[tuple[str, int], Guesses]:
+    """A batcher of (text, top_k) asks: `read` gives every text of a batch its guesses at once, as many as the
+    batch's largest top_k (the model looked up at each batch, as in _fill_mask_batcher), each ask its top_k."""
+
+    def run(items: list[tuple[str, int]]) -> list[Guesses]:
         most = max(k for _, k in items)
-        found = loaded(model_name, model_zoo.CausalLM).next_words_many([text for text, _ in items], most)
+        found = read(loaded(model_name, model_zoo.CausalLM), [text for text, _ in items], most)
         return [guesses[:k] for guesses, (_, k) in zip(found, items, strict=True)]
 
     return MicroBatcher(run)
@@ -849,16 +860,10 @@ def blank_words(model_name: str, text: str, top_k: int) -> list[tuple[str, float
 
 @st.cache_resource(show_spinner=False)
 def _blank_words_batcher(model_name: str) -> MicroBatcher[tuple[str, int], list[tuple[str, float]]]:
-    """The blanks' words a class asks for together, in shared passes (as _next_words_batcher)."""
+    """The blanks' words a class asks for together (GPT's blanks), in shared passes (next_whole_words)."""
+    from model_zoo.lessons.generation import next_whole_words
 
-    def run(items: list[tuple[str, int]]) -> list[list[tuple[str, float]]]:
-        from model_zoo.lessons.generation import next_whole_words
-
-        most = max(k for _, k in items)
-        found = next_whole_words(loaded(model_name, model_zoo.CausalLM), [text for text, _ in items], most)
-        return [guesses[:k] for guesses, (_, k) in zip(found, items, strict=True)]
-
-    return MicroBatcher(run)
+    return _top_guesses(model_name, next_whole_words)
 
 
 @st.cache_resource(show_spinner=False)

@@ -251,8 +251,7 @@ class Batch:
                 going.append(row)
         if going:
             index = torch.tensor(going)
-            layers = [(layer.keys[index.to(device)], layer.values[index.to(device)]) for layer in _cache_of(out).layers]
-            self._join([ready[r][1][0] for r in going], layers, mask[index])
+            self._join([ready[r][1][0] for r in going], _rows_of(out, index.to(device)), mask[index])
 
     def _join(self, rows: list[Writing], layers: list[tuple[torch.Tensor, torch.Tensor]], mask: torch.Tensor) -> None:
         """Put rows with their KV cache (B', H, T', D) and mask (B', T') beside the batch's, both left-padded
@@ -450,8 +449,6 @@ def _shared_length(group: list[torch.Tensor]) -> int:
 
 def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[list[float]]) -> None:
     """shared_start_logprobs for groups whose rows fit one pass: each group's totals appended to `into`."""
-    from transformers import DynamicCache
-
     device = model.device
     shared = [_shared_length(g) for g in groups]
     starts, start_mask, out = _left_padded_pass(model, [g[0][:n] for g, n in zip(groups, shared)])
@@ -469,9 +466,7 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
         # A row's last token predicts nothing the score needs: the pass reads every row without it (a
         # blank's candidate and its right context are five or six tokens: a fifth less of this pass)
         reads, read_mask = right_padded([row[:-1] for row in own])
-        cache = DynamicCache(
-            ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers]
-        )
+        cache = _cache_rows(out, index)
         positions = torch.tensor([shared[g] for g in owner])[:, None] + torch.arange(reads.shape[1])[None]
         rest = _hidden(
             model,
@@ -483,6 +478,18 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
         totals = totals + _picked_logprobs(model, rest, ids[:, 1:], mask[:, 1:].bool()).sum(1)
     for g, total in zip(owner, totals.cpu().tolist(), strict=True):
         into[g].append(total)
+
+
+def _rows_of(out: Any, index: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The rows `index` of a pass's KV cache: each layer's keys and values (a row may be taken more than once)."""
+    return [(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers]
+
+
+def _cache_rows(out: Any, index: torch.Tensor) -> Any:
+    """A KV cache (transformers' DynamicCache) of the rows `index` of a pass's cache."""
+    from transformers import DynamicCache
+
+    return DynamicCache(ddp_cache_data=_rows_of(out, index))
 
 
 def _left_padded_pass(model: CausalLM, rows: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, Any]:
@@ -578,8 +585,6 @@ def next_whole_words(model: CausalLM, texts: Sequence[str], k: int) -> list[list
 
 def _whole_words(model: CausalLM, rows: list[torch.Tensor], k: int) -> list[list[Guess]]:
     """next_whole_words for texts (as token ids) that run in one pass."""
-    from transformers import DynamicCache
-
     device = model.device
     _, mask, out = _left_padded_pass(model, rows)
     top = model.head_logits(out.last_hidden_state[:, -1]).softmax(-1).topk(k)
@@ -590,9 +595,9 @@ def _whole_words(model: CausalLM, rows: list[torch.Tensor], k: int) -> list[list
     live = [r for r, text in enumerate(model.decode_each([p[0] for p in pieces])) if any(c.isalnum() for c in text)]
     owner = owner[live]
     index = owner.to(device)
-    cache = DynamicCache(ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers])
+    cache = _cache_rows(out, index)
     seen, position = mask[owner], torch.tensor([len(rows[o]) for o in owner.tolist()])
-    for _ in range(WORD_PIECES - 1 if live else 0):
+    for piece in range(1, WORD_PIECES if live else 1):
         seen = torch.cat([seen, torch.ones(len(live), 1, dtype=torch.long)], 1)
         step = _hidden(
             model,
@@ -608,14 +613,11 @@ def _whole_words(model: CausalLM, rows: list[torch.Tensor], k: int) -> list[list
         for i in goes_on:
             pieces[live[i]].append(following[i])
             chances[live[i]] *= float(best.values[i])
-        if not goes_on:
+        if not goes_on or piece == WORD_PIECES - 1:  # no word goes on, or none may: no cache to keep
             break
         keep = torch.tensor(goes_on)
         live, seen, position = [live[i] for i in goes_on], seen[keep], position[keep] + 1
-        kept = keep.to(device)
-        cache = DynamicCache(
-            ddp_cache_data=[(layer.keys[kept], layer.values[kept]) for layer in _cache_of(step).layers]
-        )
+        cache = _cache_rows(step, keep.to(device))
     words = list(zip(model.decode_rows(pieces), chances, strict=True))
     return [sorted(words[r : r + k], key=lambda w: -w[1]) for r in range(0, len(words), k)]
 
