@@ -117,6 +117,9 @@ def render_votes(sense_set: SenseSet, votes: dict[str, list[str]]) -> None:
     votes_table(sense_set, votes)
 
 
+NO_LAYER = "—"  # a model with fewer layers than the deepest on the page (elmo-mini's 3 beside MiniLM's 7)
+
+
 def votes_table(sense_set: SenseSet, votes: dict[str, list[str]]) -> None:
     """The votes (model -> a sense key per layer) as a table, a row per model and a column per layer."""
     labels = sense_set.labels
@@ -125,7 +128,7 @@ def votes_table(sense_set: SenseSet, votes: dict[str, list[str]]) -> None:
     st.dataframe(
         {
             t("senses.col_model"): list(table),
-            **{str(k): [v[k] if k < len(v) else "" for v in table.values()] for k in range(width)},
+            **{str(k): [v[k] if k < len(v) else NO_LAYER for v in table.values()] for k in range(width)},
         },
         hide_index=True,
     )

@@ -164,6 +164,9 @@ def test_page_own_sentence_gets_a_vote_per_layer() -> None:
     rows = {row.iloc[0]: row for _, row in votes.iterrows()}
     assert set(rows) == {"elmo-mini", "minilm-l6"}  # each contextual model votes, GloVe cannot
     assert rows["minilm-l6"].iloc[-1] == "1"  # 1 = sloping land
+    # elmo-mini's three layers (0-2) vote; the columns of MiniLM's deeper layers say it has none there
+    assert all(v.isdigit() for v in rows["elmo-mini"].iloc[1:4])
+    assert list(rows["elmo-mini"].iloc[4:]) == ["—"] * 4
     own = chart(at, "minilm-l6 · layer 3 of 6")["own"]
     assert own["sentence"].startswith("We pulled the canoe") and own["note"].startswith("nearest 5 uses vote: 1.")
     assert chart(at, "glove-6b-50d · one vector per word")["own"] is None  # a static model places no sentence
