@@ -302,7 +302,10 @@ function layerLines(root, data) {
   const pad = { left: 46, right: 10, top: 8, bottom: 34 };
   const layers = Math.max(...data.series.map((s) => s.values.length), 1) - 1;
   const [lo, hi] = data.y_range || extent(data.series.flatMap((s) => s.values), 0.06);
-  const sx = (x) => pad.left + (layers ? x / layers : 0.5) * (chart.width - pad.left - pad.right);
+  // where each x stands: evenly spaced, or at data.x_at (a training set's sizes on a log scale)
+  const at = data.x_at || Array.from({ length: layers + 1 }, (_, x) => x);
+  const span = at[layers] - at[0];
+  const sx = (x) => pad.left + (span ? (at[x] - at[0]) / span : 0.5) * (chart.width - pad.left - pad.right);
   const sy = (y) => pad.top + (1 - (y - lo) / (hi - lo)) * (height - pad.top - pad.bottom);
   const fmt = (v) => (data.percent ? `${(100 * v).toFixed(0)}%` : Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(3));
   const tick = (v) => (data.percent ? `${Math.round(100 * v)}%` : String(v));
@@ -316,7 +319,8 @@ function layerLines(root, data) {
       axes.append(el("svg:line", { x1: pad.left, x2: right, y1: sy(v), y2: sy(v), class: "grid" }));
       axes.append(el("svg:text", { x: pad.left - 6, y: sy(v) + 4, "text-anchor": "end" }, tick(v)));
     }
-    for (const v of ticks(0, layers, Math.min(layers, 12)).filter(Number.isInteger)) {
+    const xTicks = data.x_at ? at.map((_, x) => x) : ticks(0, layers, Math.min(layers, 12)).filter(Number.isInteger);
+    for (const v of xTicks) {
       axes.append(el("svg:text", { x: sx(v), y: height - pad.bottom + 16, "text-anchor": "middle" }, xName(v)));
     }
     axes.append(el("svg:text", { x: (pad.left + right) / 2, y: height - 4, "text-anchor": "middle" }, data.x_title));
@@ -341,8 +345,8 @@ function layerLines(root, data) {
   const guide = el("svg:line", { class: "guide" });
   svg.addEventListener("pointermove", (e) => {
     const box = svg.getBoundingClientRect();
-    const share = (e.clientX - box.left - pad.left) / (chart.width - pad.left - pad.right);
-    const x = Math.min(Math.max(Math.round(share * layers), 0), layers);
+    const pointer = e.clientX - box.left;
+    const x = at.reduce((best, _, i) => (Math.abs(sx(i) - pointer) < Math.abs(sx(best) - pointer) ? i : best), 0);
     const rows = data.series
       .filter((s) => !chart.hidden.has(s.name) && x < s.values.length)
       .sort((a, b) => b.values[x] - a.values[x])

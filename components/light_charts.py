@@ -124,10 +124,12 @@ def build_layer_lines(
     y_range: tuple[float, float] | None = None,
     x_labels: Sequence[str] | None = None,
     percent: bool = False,
+    x_at: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """One line per named series over layers (x = layer index); names in `dashed` drawn dashed.
-    `y_range` fixes the y axis (else it spans the values). `x_labels` names each x (evenly spaced: sizes
-    that double read as a log axis); `percent` writes the values (shares) as percentages.
+    `y_range` fixes the y axis (else it spans the values). `x_labels` names each x; `x_at` places each x
+    (increasing: a training set's sizes as their logarithms, so 128 and 240 stand closer than 64 and 128),
+    else they are evenly spaced; `percent` writes the values (shares) as percentages.
     `colors` fixes some series' colours (a model keeps its colour from chart to chart).
     A dashed series named "<series> · ..." takes that series' colour (a model's baseline
     beside the model); any other takes the first colour not yet used."""
@@ -156,6 +158,7 @@ def build_layer_lines(
         "y_title": y_title,
         "y_range": list(y_range) if y_range else None,
         "x_labels": list(x_labels) if x_labels is not None else None,
+        "x_at": [float(x) for x in x_at] if x_at is not None else None,
         "percent": percent,
     }
 

@@ -4,6 +4,7 @@ has guessed), and how many of the held-out sentences' words each learner has met
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import streamlit as st
@@ -44,6 +45,7 @@ def render_race(model_name: str, curve: TransferCurve, recipe: Recipe, known: Ca
         colors={chance: "#7f7f7f"},
         y_range=(0.0, 1.0),
         x_labels=[f"{n:g}" for n in sizes],
+        x_at=[math.log2(n) for n in sizes],  # sizes that double, then the whole set: spaced as they are
         percent=True,
     )
     # Drawn by the page's own script, not plotly: plotly's chunk alone cost this first picture over a second
@@ -167,6 +169,7 @@ def render_guess_words(
             labels=chart_labels(),
             y_range=(0.0, 1.0),
             x_labels=[f"{s:g}" for s in sizes],
+            x_at=[math.log2(s) for s in sizes],
             percent=True,
         )
         render_light_chart(chart, key="transfer_words")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import all_text, light_lines, open_page
+from tests.conftest import all_text, light_charts, light_lines, open_page
 
 CURVE = {"sizes": [16, 240], "accuracy": {"pretrained": [0.75, 0.9], "random": [0.5, 0.55], "onehot": [0.55, 0.7]}}
 
@@ -71,6 +71,8 @@ def test_the_shipped_curve_is_drawn_on_opening_and_answers_the_questions(shipped
     assert "shipped with the app" in said and "123 s" in said and "75%" not in said  # 16 labels: guessed first
     at.radio(key="predict_transfer_first").set_value("random").run()
     assert "75%" in all_text(at) and [len(v) for v in light_lines(at, "transfer_chart").values()] == [2] * 4
+    drawn = light_charts(at)["transfer_chart"]  # each size placed at its logarithm, named by itself
+    assert drawn["x_labels"] == ["16", "240"] and drawn["x_at"] == [4.0, pytest.approx(7.907, abs=1e-3)]
     # minilm-l6 read sentence pairs (NLI among them) before ContextLab got it: one line says so, and names the
     # model installed here that was pre-trained on plain text only
     assert "minilm-l6 was not pre-trained on plain text alone (all-MiniLM-L6-v2 was tuned on" in said
