@@ -674,7 +674,9 @@ def build_span_curves(
         data.append(legend_only)
     heading, extra = chart_title(title)
     layout = {  # the title at the top, the legend between it and the plot
-        "title": {"text": heading, "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 8}},
+        # plotly anchors a title of several lines at the top by its middle line's: half of the further lines
+        # stood above the chart, cut off (checked in Chromium: "Start and end probability of" lost its top)
+        "title": {"text": heading, "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 8 + extra // 2}},
         "height": 390 + extra,
         "barmode": "group",
         "bargap": 0.15,
@@ -750,11 +752,13 @@ def build_task_diagram(
         box((n - 1) / 2 - 1.5, (n - 1) / 2 + 1.5, 3.5, 4.1, "#fde68a", labels["linear"])
         notes.append({"x": (n - 1) / 2, "y": 4.45, "text": _text(labels["class"]), "showarrow": False})
     elif kind == "token":  # one layer, drawn once across the words, applied to each word's vector on its own
-        words = [i for i, token in enumerate(tokens) if token not in specials]
+        # the words left out of a long sentence ("…") are tagged too: the layer spans them, their tags elided
+        words = [i for i, token in enumerate(tokens) if token not in specials or token == "…"]
         for i in words:
+            tag = "…" if tokens[i] == "…" else labels["tag"]
             line(i, 3.0, i, 3.5)
             line(i, 4.1, i, 4.25)
-            notes.append({"x": i, "y": 4.45, "text": _text(labels["tag"]), "showarrow": False, "font": {"size": 11}})
+            notes.append({"x": i, "y": 4.45, "text": _text(tag), "showarrow": False, "font": {"size": 11}})
         if words:
             box(words[0] - 0.4, words[-1] + 0.4, 3.5, 4.1, "#fde68a", labels["linear"])
     else:  # qa: the passage's tokens are segment B

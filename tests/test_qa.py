@@ -251,6 +251,11 @@ def test_the_diagram_feeds_each_task_from_its_vectors() -> None:
     assert drawn("sentence").count("linear") == 1 and "C" in drawn("sentence")
     assert drawn("token").count("linear") == 1  # the same layer for every word, drawn once
     assert drawn("token").count("tag") == 3  # where, the, boat: not [CLS], [SEP] or the "…"
+    # the words a long sentence's "…" stands for are tagged too: the layer spans it, its tags elided above it
+    token = build_task_diagram("token", tokens, segments, positions, labels)
+    assert [a.text for a in token.layout.annotations if a.y == 4.45] == ["tag", "tag", "tag", "…"]
+    layer = next(s for s in token.layout.shapes if s.type == "rect" and s.y0 == 3.5)
+    assert (layer.x0, layer.x1) == (0.6, 5.4)  # from "where" across the "…"
     qa = drawn("qa")
     assert "start" in qa and "end" in qa and "linear" not in qa
     assert {"d1", "d2", "d7"} <= set(qa) and "T1" in qa  # the passage's vectors are counted from 1
