@@ -171,7 +171,12 @@ def render_rollout(tokens: Sequence[str], rollout: Rollout, model_name: str) -> 
         ),
         key="rollout",
     )
-    st.caption(t("mlm.rollout_found", own=f"{rollout.own:.0%}", even=f"{rollout.even:.0%}", layers=rollout.layers))
+    column, share = rollout.brightest
+    st.caption(
+        t("mlm.rollout_found", own=f"{rollout.own:.0%}", even=f"{rollout.even:.0%}", layers=rollout.layers)
+        + " "
+        + t("mlm.rollout_stripes", token=readable(tokens[column]), i=column, share=f"{share:.0%}")
+    )
 
 
 def _loss(x: float | None) -> str:

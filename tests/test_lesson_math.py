@@ -153,6 +153,10 @@ def test_a_rollout_summary_reads_the_diagonal() -> None:
     assert mixed.even == 0.25 and mixed.layers == 3 and mixed.own < 0.5
     kept = rollout_summary(np.broadcast_to(np.eye(t), (2, 2, t, t)))  # each position attends to itself
     assert kept.own == pytest.approx(1.0) and kept.rolled == np.eye(t).tolist()
+    first = np.zeros((2, 2, t, t))
+    first[..., 0] = 1.0  # every head attends to the first token: one bright column, what the page's line names
+    column, share = rollout_summary(first).brightest
+    assert column == 0 and share > 0.5
 
 
 # -- Probing ------------------------------------------------------------------------------------------

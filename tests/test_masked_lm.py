@@ -332,7 +332,10 @@ def test_why_mask_trains_both_tiny_models_and_shows_the_rollout() -> None:
     rollout = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("-rollout"))
     z = json.loads(rollout.proto.spec)["data"][0]["z"]
     assert len(z) == len(z[0]) and all(abs(sum(row) - 1) < 1e-6 for row in z)  # a rollout of the recipe's sentence
-    assert "draws" in " ".join(c.value for c in at.caption)
+    said = shown(" ".join(c.value for c in at.caption))
+    column = max(range(len(z)), key=lambda j: sum(row[j] for row in z))  # the brightest column, named on the page
+    share = sum(row[column] for row in z) / len(z)
+    assert "draws" in said and f"(input {column}): {share:.0%} of a row's rollout on average" in said
     at.button(key="why_train").click().run(timeout=300)
     assert not at.exception
     charts = {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}

@@ -203,6 +203,13 @@ class Rollout:
     even: float  # 1 / T: every input position counted alike
     layers: int  # how many layers were multiplied up
 
+    @property
+    def brightest(self) -> tuple[int, float]:
+        """The input position the rows draw on most, on average, and that mean share: the matrix's brightest
+        column (rollout's rows come out much alike, so it reads as stripes rather than a diagonal)."""
+        means = np.asarray(self.rolled).mean(0)
+        return int(means.argmax()), float(means.max())
+
 
 def rollout_summary(attentions: Sequence[np.ndarray] | np.ndarray) -> Rollout:
     """`attention_rollout` of `attentions` (layers, heads, T, T) as plain lists, with its own-input share."""
