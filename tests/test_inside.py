@@ -140,6 +140,7 @@ def test_a_skipped_layer_or_mlp_and_mean_ablation_give_a_new_prediction(
         assert got.after != (got.before if knock.mode == "mean" else pytest.approx(got.before, abs=1e-7))
         assert got.loss_after == pytest.approx(-np.log(got.after), rel=1e-4)
         assert len(got.top) == 5 and sum(p for _, p in got.top) <= 1 + 1e-5
+        assert inside.knock_out(model, text, knock, intact=inside.intact_answer(model, text)) == got  # as served
 
 
 def test_skipping_the_only_changes_there_are_is_the_embeddings_reading(gpt2: model_zoo.CausalLM) -> None:

@@ -293,6 +293,32 @@ def test_inside_every_view_on_an_encoder_and_a_decoder(tiny_zoo: Path) -> None:
         assert "Without head 2 of layer 1" in all_text(at)
 
 
+def test_inside_knocking_one_part_after_another_reads_the_intact_model_once(tiny_zoo: Path, monkeypatch) -> None:  # noqa: ANN001
+    """A learner trying part after part on one sentence pays the knocked pass alone: the intact answer it is
+    measured against is read once for the sentence (and is the same as a knock-out reading it itself)."""
+    from model_zoo.lessons import inside
+
+    at = open_page("pages/inside.py", text="A river [MASK] is made of sand.")
+    ok(at)
+    intact: list[str] = []
+    own = inside.intact_answer
+    monkeypatch.setattr(inside, "intact_answer", lambda model, text: intact.append(text) or own(model, text))
+    at.session_state["inside_view"] = "Knock it out"
+    ok(at.run())
+    for layer in (1, 2):
+        for part in ("mlp", "heads", "layer"):
+            at.selectbox(key="part").set_value(part).run()
+            at.number_input(key="knock_layer").set_value(layer).run()
+            ok(at)
+    assert intact == ["A river [MASK] is made of sand."]
+    import serving
+
+    shown_knock = inside.knock_out(
+        serving.loaded("smollm2-135m-mlm", inside.Encoder), intact[0], inside.Knock("layer", 1)
+    )
+    assert f"{shown_knock.before:.1%}" in all_text(at)  # the page's intact probability: the model's own
+
+
 def test_inside_a_new_sentence_opens_at_its_answer(tiny_zoo: Path, monkeypatch) -> None:  # noqa: ANN001
     """A token picked on one sentence is not carried to the next (its number would name another word): the new
     sentence's path opens at its answer, as a link to it would, read from the pass its lenses made."""

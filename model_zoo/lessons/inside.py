@@ -17,6 +17,7 @@ after it: the shared model is never changed. Shapes: T tokens, D width, V vocabu
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -420,20 +421,30 @@ def _knock_hooks(parts: Anatomy, knock: Knock) -> list[Hook]:
 
 
 @torch.inference_mode()
-def knock_out(model: Encoder, text: str, knock: Knock, k: int = 5) -> Knocked:
-    """The answer with and without one part: its probability and loss, and the new top words."""
+def intact_answer(model: Encoder, text: str) -> tuple[int, float]:
+    """The intact model's answer at the text's blank (a token id) and its probability: what every knock-out of
+    the text is measured against, from a pass of the text alone, as the knocked pass is run."""
     parts, reading = anatomy(model), read(model, text)
     intact = _logits(model, parts, _last_stream(model, reading, parts)).softmax(-1)
     answer = int(intact.argmax())
+    return answer, float(intact[answer])
+
+
+@torch.inference_mode()
+def knock_out(model: Encoder, text: str, knock: Knock, k: int = 5, intact: tuple[int, float] | None = None) -> Knocked:
+    """The answer with and without one part: its probability and loss, and the new top words. `intact`: the
+    text's intact_answer where it is known (a learner knocking one part after another pays one pass each)."""
+    answer, before = intact if intact is not None else intact_answer(model, text)
+    parts, reading = anatomy(model), read(model, text)
     with _hooks(_knock_hooks(parts, knock)):
         knocked = _logits(model, parts, _last_stream(model, reading, parts)).softmax(-1)
     top = knocked.topk(k)
     return Knocked(
         model.decode_each([answer])[0],
         list(zip(model.decode_each(top.indices.tolist()), top.values.tolist())),
-        float(intact[answer]),
+        before,
         float(knocked[answer]),
-        -float(torch.log(intact[answer])),
+        -math.log(before),
         -float(torch.log(knocked[answer].clamp_min(1e-30))),
     )
 
