@@ -180,6 +180,12 @@ def render_count(count: Callable[[], int]) -> None:
     counter()
 
 
+def quoted(answer: str) -> str:
+    """An answer in a sentence: in quotation marks, unless it has its own ("nearer to “car”" stays as it is,
+    not "“nearer to “car””"). A sentence's full stop stays inside the marks."""
+    return answer if any(mark in answer for mark in '“”"') else f"“{answer}”"
+
+
 def comparison(bars: Sequence[tuple[str, int]], answer: str, label: Callable[[str], str]) -> str:
     """The one line under the reveal: how many answered as the model did, and the class's commonest answer."""
     n = sum(c for _, c in bars)
@@ -188,14 +194,34 @@ def comparison(bars: Sequence[tuple[str, int]], answer: str, label: Callable[[st
     same = sum(c for text, c in bars if text.casefold() == answer.casefold())
     top, top_n = bars[0]
     return t_plain(
-        "class.compare", same=same, n=n, share=f"{same / n:.0%}", answer=label(answer), top=label(top), top_n=top_n
+        "class.compare",
+        same=same,
+        n=n,
+        share=f"{same / n:.0%}",
+        answer=quoted(label(answer)),
+        top=quoted(label(top)),
+        top_n=top_n,
     )
 
 
+def with_every_option(bars: Sequence[tuple[str, int]], options: Sequence[str]) -> list[tuple[str, int]]:
+    """The class's answers (text, count), largest first, with every option of the question nobody chose at 0
+    after them: the model's answer has its bar on the projector even where no student gave it."""
+    given = {text.casefold() for text, _ in bars}
+    return [*bars, *((o, 0) for o in options if o.casefold() not in given)]
+
+
 def render_reveal(
-    bars: Sequence[tuple[str, int]], model: str, answer: str, label: Callable[[str], str], extra: str = ""
+    bars: Sequence[tuple[str, int]],
+    model: str,
+    answer: str,
+    label: Callable[[str], str],
+    extra: str = "",
+    options: Sequence[str] = (),
 ) -> None:
-    """The class's answers as bars, largest first, beside the live model's answer and one line comparing them."""
+    """The class's answers as bars, largest first (and the question's other `options` at 0), beside the live
+    model's answer and one line comparing them."""
+    bars = with_every_option(bars, options)
     n = sum(c for _, c in bars) or 1
     chart, model_side = st.columns([3, 2])
     with chart:
@@ -321,7 +347,7 @@ def render_question(code: str, question: QuestionLike, uses_word: Callable[[str,
     st.session_state.setdefault(sent_key, None)
     if question.revealed:  # the answers are on the projector: what this tab sent, and the model's answer
         if (mine := st.session_state[sent_key]) is not None:
-            st.write(t("class.you_sent", answer=labels.get(mine, mine)))
+            st.write(t("class.you_sent", answer=quoted(labels.get(mine, mine))))
         if "answer" in details:
             answer = str(details["answer"])
             said = t("class.revealed", model=details.get("model", ""), answer=labels.get(answer, answer))
@@ -357,7 +383,7 @@ def render_question(code: str, question: QuestionLike, uses_word: Callable[[str,
             except ModelZooError as err:
                 render_error(err)
     if (mine := st.session_state[sent_key]) is not None:
-        st.success(t("class.sent", answer=labels.get(mine, mine)), icon=":material/check_circle:")
+        st.success(t("class.sent", answer=quoted(labels.get(mine, mine))), icon=":material/check_circle:")
 
 
 def render_join() -> None:

@@ -9,9 +9,9 @@ import numpy as np
 import streamlit as st
 
 from components.charts import build_score_bars, build_similarity_heatmap
-from components.i18n import t_plain
+from components.i18n import t, t_plain
 from components.quiz import Question, Solved, listed, render_predict
-from model_zoo import WordNotInVocabulary
+from model_zoo import ModelZooError, WordNotInVocabulary
 
 ONE_HOT = "one-hot"  # who answers the first moment: the vectors themselves, no model
 PUPPY = ("puppy", "dog", "car")  # a new word, a word it means nearly, a word it does not
@@ -54,6 +54,17 @@ def render_guess_nearest(
     word, offered = words[0], tuple(words[1 : NEAREST_OPTIONS + 1])
     if not offered:
         return
+    # Only words the model has vectors for are offered, and only a choice of two or more is a question (which
+    # words it knows tells nothing of their order): "我" is not in GloVe's English vocabulary, and "<b>hi</b>"
+    # leaves "hi" alone beside "b"
+    try:
+        name, known, _ = read((word, *offered))
+    except ModelZooError:  # no model to ask: the comparison below says why
+        return
+    if not known or known[0] != word or len(known) < 3:
+        st.caption(t("onehot.nearest_none", model=name, word=word))
+        return
+    offered = tuple(known[1:])
 
     def ranked() -> tuple[str, list[tuple[str, float]]]:
         name, known, cosines = read((word, *offered))

@@ -102,7 +102,9 @@ def current(code: str, secret: str, question: QuestionInfo) -> None:
     elif "answer" in details:
         labels = details.get("labels", {})
         extra = details.get("top") or details.get("why", "")
-        view.render_reveal(bars, details.get("model", ""), str(details["answer"]), lambda o: labels.get(o, o), extra)
+        view.render_reveal(
+            bars, details.get("model", ""), str(details["answer"]), lambda o: labels.get(o, o), extra, question.options
+        )
         if details.get("kind") == "blank" and details.get("model") in MODELS:  # Chinese on an English-only model
             render_script_note(details.get("model", ""), question.prompt, FILL_MASK)
     moderate(code, secret, question)

@@ -79,7 +79,7 @@ def one_hot_matrix(vocabulary: list[str], shown: list[str]) -> None:
 
 
 def glove_cosines(words: tuple[str, ...]) -> tuple[str, list[str], Any]:
-    """GloVe's name, the `words` it knows and their cosines: read only once the learner has guessed."""
+    """GloVe's name, the `words` it knows and their cosines (shown only once the learner has guessed)."""
     glove, _ = serving.static_model(STATIC)
     read = lesson_vectors.static_cosines(glove.name, words)
     return glove.name, read.known, read.cosines
@@ -154,7 +154,9 @@ def check_yourself() -> None:
 
     def solve_size() -> Solved:
         n = lesson_vectors.one_hot(["w0"], [f"w{i}" for i in range(30_000)]).shape[1]
-        return Solved(f"{n:,}", {"n": f"{n:,}", "kb": f"{lesson_vectors.bytes_per_vector(n) / 1024:.0f}"})
+        return Solved(
+            f"{n:,}", {"n": f"{n:,}", "kb": f"{lesson_vectors.bytes_per_vector(n) / 1e3:,.0f}"}
+        )  # as the scale line: 1 KB = 1,000 bytes
 
     render_quiz(
         (

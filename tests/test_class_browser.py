@@ -133,7 +133,7 @@ def run_class(browser, url: str, name: str) -> Class:  # noqa: ANN001, F811
         for student in students:
             student.page.get_by_role("button", name="Send").click()
         for student, answer in zip(students, ANSWERS, strict=True):
-            student.page.get_by_text(f"Sent: {answer}.").wait_for(timeout=SEEN_MS)
+            student.page.get_by_text(f"Sent: “{answer}”").wait_for(timeout=SEEN_MS)
         expect(teacher.page.get_by_text("8 answered", exact=True)).to_be_visible(timeout=SEEN_MS)  # no click
 
         teacher.page.get_by_role("button", name="Reveal").click()
@@ -155,7 +155,7 @@ def run_class(browser, url: str, name: str) -> Class:  # noqa: ANN001, F811
 
         for student, answer in zip(students, ANSWERS, strict=True):
             student.page.get_by_text(f"says {said}.").wait_for(timeout=SEEN_MS)  # "Revealed: <model> says <answer>."
-            assert f"You sent: {answer}." in student.page.inner_text("body")
+            assert f"You sent: “{answer}”" in student.page.inner_text("body")
             assert teacher_controls(student) == []
         students[0].shot(f"{name}-student")
         for tab in (teacher, *students):

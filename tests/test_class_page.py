@@ -5,6 +5,7 @@ same in real browsers, eight students and two workers: tests/test_class_browser.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,7 +108,32 @@ def test_students_answer_the_projector_counts_and_reveals_beside_the_model() -> 
     assert at.get("metric")[0].value == "France"
 
 
-def test_a_lessons_question_is_asked_from_the_lesson_with_the_live_models_answer() -> None:
+def test_the_reveal_draws_the_models_answer_even_where_nobody_gave_it() -> None:
+    """Nobody picked the model's answer: it still has its bar (at 0%) on the projector, and an option worded
+    with its own quotation marks is not quoted again; a student's sentence keeps one full stop."""
+    import json
+
+    at, code, secret = start_class()
+    labels = {"car": "nearer to “car”", "dog": "nearer to “dog”", "equal": "equally far from both"}
+    store().ask(
+        code, secret, "onehot_puppy", "Where does “puppy” land?", list(labels),
+        {"kind": "lesson", "answer": "equal", "model": "one-hot", "labels": labels},
+    )  # fmt: skip
+    student = open_class(code=code)
+    student.radio[0].set_value("car")
+    next(b for b in student.button if b.label == "Send").click().run()
+    assert "Sent: nearer to “car” — you can change" in all_text_and_success(student)
+    at.run()
+    next(b for b in at.button if b.label == "Reveal").click().run()
+    spec = json.loads(next(c for c in at.get("plotly_chart") if c.proto.id.endswith("-class_bars")).proto.spec)
+    drawn = [html.unescape(label) for label in spec["data"][0]["y"]]
+    assert set(drawn) == set(labels.values())  # every option, the model's answer among them
+    said = all_text(at)
+    assert "0 of 1 (0%) answered “equally far from both”, as the model did" in said
+    assert "the class's most common answer was nearer to “car” (1)" in said and "““" not in said
+
+
+def test_a_lessons_question_is_asked_from_the_lesson_with_the_live_models_answer(tiny_zoo: Path) -> None:
     """The teacher's tab, on the One-hot lesson: "Ask the class" under its check-yourself question sends
     the question, its options and the answer the page computes now; the tab turns into the projector."""
     at, code, secret = start_class()
@@ -198,7 +224,7 @@ def test_the_classs_sentences_land_on_the_word_senses_map_coloured_by_their_vote
     assert "layer 0" in light_charts(at)["class_map"]["title"]
 
 
-def test_a_followed_students_tab_that_reconnects_rejoins_its_class() -> None:
+def test_a_followed_students_tab_that_reconnects_rejoins_its_class(tiny_zoo: Path) -> None:
     """A worker restarts: the student's tab comes back as a new session on the lesson it was brought to
     (its URL holds the class's code), and the question is still atop the page."""
     at, code, secret = start_class()
@@ -221,7 +247,7 @@ def test_a_student_who_reloads_is_the_same_student_and_sees_what_they_sent() -> 
     student.text_input[0].set_value("France")
     next(b for b in student.button if b.label == "Send").click().run()
     again = open_class(code=code, me=me if isinstance(me, str) else me[0])  # the reload
-    assert "Sent: France" in "\n".join(str(e.value) for e in again.success)
+    assert "Sent: “France”" in "\n".join(str(e.value) for e in again.success)
     again.text_input[0].set_value("Paris")
     next(b for b in again.button if b.label == "Send").click().run()
     assert store().count(code, question.id) == 1 and [b.text for b in store().answers(code, secret, question.id)] == [

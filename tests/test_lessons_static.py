@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,7 +86,7 @@ def test_word2vec_training_reports_each_epoch() -> None:
 
 
 # -- One-hot page ----------------------------------------------------------------------------
-def test_onehot_default_shows_orthogonal_words_and_classes() -> None:
+def test_onehot_default_shows_orthogonal_words_and_classes(tiny_zoo: Path) -> None:  # its guess reads GloVe
     at = page("pages/onehot.py")
     assert not at.exception
     assert at.metric[0].value == "11"
@@ -114,7 +115,7 @@ def test_onehot_odd_input(text: str, expected: str | None) -> None:
         assert at.metric[0].value.isdigit()
 
 
-def test_onehot_ten_thousand_words_are_counted_and_capped() -> None:
+def test_onehot_ten_thousand_words_are_counted_and_capped(tiny_zoo: Path) -> None:
     at = page("pages/onehot.py", text=" ".join(f"w{i}" for i in range(10_000)))
     assert not at.exception
     assert at.metric[0].value == "10,000"

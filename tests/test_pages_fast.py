@@ -402,3 +402,16 @@ def test_a_class_server_in_bf16_says_so_on_the_gpt_lesson(tiny_zoo: Path, monkey
     assert f"its perplexity is {check.perplexity_bf16:.1f} (fp32: {check.perplexity_fp32:.1f})" in said
     monkeypatch.setattr(components.training, "causal_in_bf16", lambda name: None)
     assert "were not measured against fp32" in page("1")
+
+
+@pytest.mark.parametrize("text", ["我把钱存进了银行。", "<b>hi</b>"])
+def test_onehot_asks_which_word_is_nearest_only_among_words_glove_knows(text: str, tiny_zoo: Path) -> None:
+    """A question the model cannot answer is not asked: "我" has no GloVe vector, and "<b>hi</b>" leaves one
+    word to choose ("hi" beside "b"). One line says why there is no guess."""
+    at = open_page("pages/onehot.py", text=text)
+    ok(at)
+    assert not [r for r in at.radio if r.key == "predict_onehot_nearest"]
+    assert "No guess here: glove-6b-50d has vectors for too few of your words" in all_text(at)
+    at = open_page("pages/onehot.py", text="dog 我 cat car")  # a word it lacks is not offered; the rest are
+    ok(at)
+    assert list(at.radio(key="predict_onehot_nearest").options) == ["car", "cat"]
