@@ -92,6 +92,12 @@ def test_onehot_default_shows_orthogonal_words_and_classes(tiny_zoo: Path) -> No
     assert at.metric[0].value == "11"
     assert "cos(dog, cat) = 0.00 and cos(dog, car) = 0.00" in markdown(at)
     assert "noun.animal: dog, cat, bird, queen" in markdown(at)
+    at.toggle(key="quiz_reveal").set_value(True).run()  # the check's answer and the scale line: one size
+    said = markdown(at) + " ".join(shown(c.value) for c in at.caption)
+    assert (
+        "30,000 numbers (120 KB as float32)" in said
+        and "30,000: one dimension per word of the vocabulary, 120 KB" in said
+    )
 
 
 @pytest.mark.slow
