@@ -44,6 +44,9 @@ def read_pair(model: model_zoo.Encoder) -> tuple[str, str | None, model_zoo.Enco
         help=t("inputs.sentence_b_help"),
     )
 
+    if not text_a.strip():  # the pair's first sentence: said by its name (B may still hold text)
+        render_error(model_zoo.EmptyInput("sentence A"))
+        st.stop()
     try:
         encoding = (
             serving.hidden_states(model.name, text_a)

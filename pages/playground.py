@@ -60,6 +60,9 @@ def contextual(model: model_zoo.Encoder | model_zoo.ElmoModel, text: str) -> Non
         render_both_ways(st.container(), text, forward, backward)
         st.caption(t("playground.elmo_note", n=f"{vocab:,}"))
         render_markers((forward, backward), vocab)
+    if not can(model, FILL_MASK) and not can(model, NEXT_WORDS):  # an encoder without an output head: says so
+        masked, causal = serving.default_for("masked_lm"), serving.default_for("causal_lm")
+        st.caption(t("playground.no_head", model=model.name, masked=masked, causal=causal))
     layers = encoding.num_layers
     layer = number_from_url("layer", 0, layers, layers)  # a link's layer, else the top one
     layer = st.slider(t("playground.layer"), 0, layers, layer, key="layer", help=t("playground.layer_help"))

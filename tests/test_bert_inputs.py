@@ -93,6 +93,7 @@ def test_bert_inputs_default_pair() -> None:
         ("银行在河边", "", lambda at: at.header[0].value == "7 tokens"),  # one token per character
         ("I ❤️ 🦜 embeddings", "", lambda at: any("[UNK]" in shown(c.value) for c in at.caption)),
         ("", "", lambda at: "empty" in shown(at.info[0].value)),
+        ("", "He plays fetch.", lambda at: shown(at.info[0].value).startswith("The first sentence (A) is empty")),
         (
             "<script>alert(1)</script>",
             "",

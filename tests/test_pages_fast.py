@@ -49,6 +49,7 @@ def test_attention_each_view(tiny_zoo: Path) -> None:
         ("minilm-l6-mlm", "the man went to the [MASK] .", "mask0"),
         ("smollm2-135m", "the man went to the", "plotly"),
         ("elmo-mini", "the man went to the", "forward"),
+        ("minilm-l6", "the man went to the bank.", "no head"),
     ],
 )
 def test_playground_each_kind_of_model(tiny_zoo: Path, model: str, text: str, drawn: str) -> None:
@@ -59,6 +60,9 @@ def test_playground_each_kind_of_model(tiny_zoo: Path, model: str, text: str, dr
         assert "⚠" in str(at.table[0].value)
     elif drawn == "plotly":
         assert at.get("plotly_chart")
+    elif drawn == "no head":  # the intro promises predictions: one line says why this model makes none
+        assert "minilm-l6 predicts no words: it has no output head" in all_text(at)
+        assert "smollm2-135m-mlm fills a [MASK] from both sides; smollm2-135m guesses the next token" in all_text(at)
     else:
         assert drawn in charts(at)
 
