@@ -34,7 +34,7 @@ def test_default_page_runs_the_real_bilm_both_ways() -> None:
     for mark in ("<S>", "</S>", "<UNK>"):
         assert (f"`{mark}`" in line) == (mark in drawn), (mark, line)  # each a code span, read as is
     strip = chart(at, "strip")
-    assert strip["data"][0]["y"] == ["token (char CNN)", "LSTM-1", "LSTM-2", "ELMo vector (weighted sum)"]
+    assert strip["data"][0]["y"] == ["token (char CNN)", "LSTM-1", "LSTM-2", "weighted sum"]
 
 
 def test_a_new_text_gives_new_next_words() -> None:
