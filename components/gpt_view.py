@@ -173,7 +173,10 @@ def render_blank_left(masked_name: str, candidates: list[Candidate]) -> BlankSlo
 def show_blank_table(slots: BlankSlots, rows: list[Candidate], masked_name: str) -> None:
     """The blank's table in its slot: the left context's candidates first, then each with its whole-sentence
     score (a cell with no figure yet or none at all reads —)."""
-    slots.table.dataframe(blank_table(rows, masked_name), hide_index=True, width="stretch", placeholder="—")
+    with slots.table.container():
+        st.dataframe(blank_table(rows, masked_name), hide_index=True, width="stretch", placeholder="—")
+        if any(not r.left_rank for r in rows):  # its "Proposed by" column is off a narrow screen: said here too
+            st.caption(t("gpt.from_masked_note", name=masked_name))
 
 
 def render_blank_masked(slots: BlankSlots, masked_name: str, masked_lm: list[tuple[str, float]]) -> None:

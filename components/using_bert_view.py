@@ -90,6 +90,23 @@ def read_passage(
 
 
 # -- the results ----------------------------------------------------------------------------------------
+def pooling_found(heads: dict[str, tasks.TrainedHead]) -> str:
+    """Which pooling the rows above put ahead, in words (first token or mean: the model's numbers decide)."""
+    if len(heads) < 2:
+        return ""
+    ranked = sorted(heads.items(), key=lambda kv: -kv[1].head.accuracy)
+    (best, top), (other, low) = ranked[0], ranked[-1]
+    if f"{top.head.accuracy:.3f}" == f"{low.head.accuracy:.3f}":
+        return t("using.pooling_tie", acc=f"{top.head.accuracy:.3f}")
+    return t(
+        "using.pooling_found",
+        best=t_plain(f"using.pooling_{best}"),
+        best_acc=f"{top.head.accuracy:.3f}",
+        other=t_plain(f"using.pooling_{other}"),
+        other_acc=f"{low.head.accuracy:.3f}",
+    )
+
+
 def render_heads(heads: dict[str, tasks.TrainedHead], model_name: str, pooling: str) -> None:
     """A row per pooling: the layer read, held-out accuracy against the last layer's and the majority class,
     the examples and the cost; the picked pooling's training time below; then, folded, what a downstream task is
@@ -110,7 +127,11 @@ def render_heads(heads: dict[str, tasks.TrainedHead], model_name: str, pooling: 
         hide_index=True,
         width="stretch",
     )
-    st.caption(t("using.sentence_caption", model=model_name, seconds=f"{heads[pooling].head.seconds:.2f}"))
+    st.caption(
+        t("using.sentence_caption", model=model_name, seconds=f"{heads[pooling].head.seconds:.2f}")
+        + " "
+        + pooling_found(heads)
+    )
     with st.expander(t("using.background_title")):
         st.markdown(t("story.downstream"))
         st.markdown(t("using.fact_check"))

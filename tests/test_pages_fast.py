@@ -169,6 +169,8 @@ def test_gpt_blank_draws_the_left_candidates_from_their_own_pass(tiny_zoo: Path,
     ok(at)
     scored = at.dataframe[0].value
     assert scored["Rank, whole sentence"].notna().all()
+    from_masked = scored["Rank, left only"].isna().any()  # a masked LM's word: one line says why its cells are —
+    assert from_masked == ("proposed that word from both sides; it was not among the causal LM" in all_text(at))
 
     def damaged(*args: object) -> None:
         raise model_zoo.BadCheckpoint("weights.safetensors", "a tensor is cut short")

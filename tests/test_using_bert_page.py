@@ -33,6 +33,17 @@ def test_sentence_heads_beat_the_majority_and_classify_the_learners_sentence() -
     assert (table["Held-out accuracy"] >= 0.85).all() and (table["Majority class"] == 0.5).all()  # 0.87, 0.87
     assert all(0 < int(read.split(" / ")[0]) <= int(read.split(" / ")[1]) for read in table["Layer read"])
     assert "five development folds" in all_text(at)
+    first, mean = (f"{a:.3f}" for a in table["Held-out accuracy"])  # the caption names the rows' own order
+    said = (
+        "both read " + first
+        if first == mean
+        else (
+            f"first token ([CLS] in BERT) {first}, mean of the tokens {mean}"
+            if first > mean
+            else f"mean of the tokens {mean}, first token ([CLS] in BERT) {first}"
+        )
+    )
+    assert said in all_text(at) and "often carries more" not in all_text(at)
     at.text_input(key="sentence_sentiment").input("The food was awful and the waiter was rude.").run()
     assert bars(at, "sentence_bars")["negative"] > 0.5
     assert "The head says negative" in all_text(at)
