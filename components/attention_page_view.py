@@ -29,7 +29,12 @@ def render_query_key(qk: QueryKey, labels: list[str], query: int) -> None:
     )
     right.plotly_chart(build_score_bars(list(zip(shown, row.weights)), t("attn.weights_title")), key="qk_weights")
     st.caption(
-        t("attn.qk_check", d=qk.queries.shape[1], scaling=f"{qk.scaling:.4f}", diff=f"{qk.max_difference:.1e}")
+        t(
+            "attn.qk_check",
+            d=qk.queries.shape[1],
+            scaling=f"{qk.scaling:.4f}",
+            diff="0" if qk.max_difference == 0 else f"{qk.max_difference:.1e}",
+        )
         + (" " + t("attn.qk_causal") if qk.causal else "")
     )
     st.plotly_chart(

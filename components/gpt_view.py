@@ -119,6 +119,7 @@ def render_sink(model_name: str, sink: FirstTokenSink, first: str) -> None:
             1,
             "Blues",
             hover="layer %{y} · head %{x}<br>%{z:.2f}",
+            axis_titles=(t_plain("attn.head"), t_plain("attn.layer")),  # as the Attention page's head summary
         ),
         key="sink",
     )

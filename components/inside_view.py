@@ -20,6 +20,12 @@ COLOURS = ("#1f77b4", "#ff7f0e")  # the logit lens, the tuned lens: apart at a g
 PNG = {"toImageButtonOptions": {"format": "png", "scale": 2, "filename": "contextlab-inside"}}
 
 
+def signed_pp(points: float) -> str:
+    """A change in percentage points, one decimal, signed; one that rounds to nothing is 0.0 pp, not -0.0."""
+    shown = f"{points:+.1f}"
+    return f"{'0.0' if shown in ('+0.0', '-0.0') else shown} pp"
+
+
 def word(token: str) -> str:
     """A predicted word as a sentence quotes it: without the space a tokenizer keeps before it."""
     shown = readable(token)
@@ -204,7 +210,7 @@ def render_knocked(knocked: Knocked, what: str) -> None:
     b.metric(
         t("inside.p_knocked", answer=word(knocked.answer)),
         f"{knocked.after:.1%}",
-        delta=f"{(knocked.after - knocked.before) * 100:+.1f} pp",
+        delta=signed_pp((knocked.after - knocked.before) * 100),
     )
     c.metric(
         t("inside.loss"),

@@ -363,3 +363,15 @@ def test_where_the_answer_is_read_is_told_from_positions_not_from_the_tokens_tex
     assert read_at_key(inside.Lens(["the", "masks", "[MASK]", "."], 1, "w", [], 2)) == "inside.read_at_before"
     assert read_at_key(inside.Lens(["[CLS]", "masks", "[MASK]"], 2, "w", [], 2)) == "inside.read_at"
     assert read_at_key(inside.Lens(["the", "masks"], 1, "w", [], 2)) == "inside.read_at_last"  # a causal LM
+
+
+def test_a_knock_out_that_changes_nothing_reads_0_pp() -> None:
+    from components.inside_view import signed_pp
+
+    assert [signed_pp(x) for x in (-0.01, 0.0, 0.04, 2.34, -12.0)] == [
+        "0.0 pp",
+        "0.0 pp",
+        "0.0 pp",
+        "+2.3 pp",
+        "-12.0 pp",
+    ]

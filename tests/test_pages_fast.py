@@ -167,6 +167,8 @@ def test_gpt_blank_draws_the_left_candidates_from_their_own_pass(tiny_zoo: Path,
 
     at = open_page("pages/gpt.py")
     ok(at)
+    axes = chart(at, "sink")["layout"]  # the first-token heatmap names its axes, as Attention's head summary does
+    assert (axes["xaxis"]["title"]["text"], axes["yaxis"]["title"]["text"]) == ("Head", "Layer")
     scored = at.dataframe[0].value
     assert scored["Rank, whole sentence"].notna().all()
     from_masked = scored["Rank, left only"].isna().any()  # a masked LM's word: one line says why its cells are —
