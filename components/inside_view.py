@@ -103,25 +103,43 @@ def _lines_by_layer(
 
 
 def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
-    """P(the final answer) at every layer, one line per lens (label -> Lens), on a log axis."""
-    hover = {"hovertemplate": "%{x}: %{y:.2%} (#%{customdata})<extra></extra>"}
+    """P(the final answer) at every layer, one line per lens (label -> Lens), on a log axis that reaches the
+    smallest of them (a layer that gives the answer 1e-14 is drawn there, not raised to a floor); a probability
+    that underflows to 0 is drawn at that bottom, its hover saying 0."""
+    hover = {"hovertemplate": "%{x}: %{customdata[1]} (#%{customdata[0]})<extra></extra>"}
+    shown = [r.answer_probability for lens in lenses.values() for r in lens.rows if r.answer_probability > 0]
+    low = max(min(shown, default=1.0), 1e-30)
     lines = [
         (
             label,
             colour,
-            [max(r.answer_probability, 1e-9) for r in lens.rows],
-            {"customdata": [r.answer_rank for r in lens.rows], **hover},  # a Lens's rows: every layer, in order
+            [max(r.answer_probability, low) for r in lens.rows],
+            {"customdata": [[r.answer_rank, probability_text(r.answer_probability)] for r in lens.rows], **hover},
         )
         for colour, (label, lens) in zip(COLOURS, lenses.items())
     ]
+    bottom = min(int(np.floor(np.log10(low))), -2)  # at least down to 1%
+    step = max(1, -bottom // 5)  # five ticks or so
+    ticks = [10.0**e for e in range(0, bottom - 1, -step)][::-1]
     yaxis = {
         "type": "log",
-        "range": [-9.2, 0.1],
-        "tickvals": [1e-8, 1e-6, 1e-4, 1e-2, 1],
-        "ticktext": ["10⁻⁸", "10⁻⁶", "10⁻⁴", "1%", "100%"],
+        "range": [bottom - 0.2, 0.1],
+        "tickvals": ticks,
+        "ticktext": [probability_text(v) for v in ticks],
         "title": {"text": _text(t_plain("inside.probability"))},
     }
     return _lines_by_layer(lines, t_plain("inside.curve_title", answer=word(answer)), 300, yaxis)
+
+
+def probability_text(p: float) -> str:
+    """A probability as the curve writes it: 100%, 1%, 0.05%, then powers of ten (10⁻⁸, 3.2·10⁻¹²), or 0."""
+    if p <= 0:
+        return "0"
+    if p >= 1e-4:
+        return f"{p:.2%}".replace(".00%", "%")
+    mantissa, exponent = f"{p:.1e}".split("e")
+    power = "10" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return power if mantissa == "1.0" else f"{mantissa}·{power}"
 
 
 def lens_csv(lenses: dict[str, Lens]) -> str:

@@ -375,3 +375,19 @@ def test_a_knock_out_that_changes_nothing_reads_0_pp() -> None:
         "+2.3 pp",
         "-12.0 pp",
     ]
+
+
+def test_the_answers_curve_draws_every_probability_where_it_is() -> None:
+    """P(answer) below a billionth is drawn at its own height on an axis that reaches it (it was raised to 1e-9,
+    a flat line that looked like a reading), its hover says the value; an underflow to 0 sits at the bottom."""
+    from components.inside_view import build_answer_curve
+    from model_zoo.lessons.inside import LayerGuess, Lens
+
+    probabilities = [3.2e-14, 1e-11, 0.0, 2e-6, 0.4, 0.97]
+    rows = [LayerGuess(i, [("x", 0.5)], 10 - i, p) for i, p in enumerate(probabilities)]
+    figure = build_answer_curve({"logit lens": Lens(["a"], 0, "x", rows, 1)}, "x")
+    (line,) = figure.data
+    assert list(line.y) == [3.2e-14, 1e-11, 3.2e-14, 2e-6, 0.4, 0.97]
+    assert [c[1] for c in line.customdata] == ["3.2·10⁻¹⁴", "10⁻¹¹", "0", "2.0·10⁻⁶", "40%", "97%"]
+    bottom, top = figure.layout.yaxis.range
+    assert bottom < -14 < -13.5 and top > 0
