@@ -12,6 +12,7 @@ from components.guide import Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import machine_words, render_error, select_name, when_asked
 from components.quiz import Question, Solved, render_quiz
+from model_zoo.lessons.transfer_record import TransferCurve
 from model_zoo.registry import get_card, models_where
 from model_zoo.types import KnownCurve
 
@@ -90,15 +91,17 @@ def next_stop() -> None:
 
 def check_yourself(name: str) -> None:
     # From the curve on the page: a question never starts the minutes of training
+    # "on the chart": the sizes it draws now (its first point waits for the learner's guess at it, above)
+    def drawn(curve: TransferCurve) -> int:
+        return 0 if view.first_point_shown(curve) else 1
+
     def solve_ahead() -> Solved:
         curve = serving.transfer_known(name).curve
-        pre, rand = curve.accuracy["pretrained"], curve.accuracy["random"]
+        start = drawn(curve)
+        sizes, pre, rand = curve.sizes[start:], curve.accuracy["pretrained"][start:], curve.accuracy["random"][start:]
         ahead = [i for i in range(len(pre)) if all(p > r for p, r in zip(pre[i:], rand[i:]))]
-        facts = {
-            "model": name,
-            "pairs": ", ".join(f"{n}: {p:.0%} / {r:.0%}" for n, p, r in zip(curve.sizes, pre, rand)),
-        }
-        return Solved(str(curve.sizes[ahead[0]]) if ahead else "never", facts)
+        facts = {"model": name, "pairs": ", ".join(f"{n}: {p:.0%} / {r:.0%}" for n, p, r in zip(sizes, pre, rand))}
+        return Solved(str(sizes[ahead[0]]) if ahead else "never", facts)
 
     def solve_best() -> Solved:
         curve = serving.transfer_known(name).curve
@@ -107,7 +110,8 @@ def check_yourself(name: str) -> None:
         return Solved(best, facts)
 
     try:
-        sizes = tuple(str(n) for n in serving.transfer_known(name).curve.sizes)
+        known = serving.transfer_known(name).curve
+        sizes = tuple(str(n) for n in known.sizes[drawn(known) :])
     except model_zoo.NotRunYet:
         sizes = ()  # no curve yet: the question says so when asked
 
