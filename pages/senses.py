@@ -122,7 +122,10 @@ def maps(
 ) -> None:
     """One map per model: every use of the word at the view's layer, coloured by sense; the learner's as a star.
     With `pick` (the nearest uses are on this page), a click on a contextual model's point looks from it."""
-    grid = st.container(key="main_output").columns(2)  # the lesson's main output (scripts/first_screen.py)
+    # the lesson's main output (scripts/first_screen.py): a row of two maps per pair of models, so a phone, which
+    # stacks columns, shows them in the road's order too (two columns for all stacked the first's maps first)
+    with st.container(key="main_output"):
+        grid = [cell for _ in range(0, len(models), 2) for cell in st.columns(2)]
     st.caption(t("senses.intro_how"))  # hover, tap, hide a sense, zoom
     for i, m in enumerate(models):
         at, extra = view.layer_of(m), own_vectors.get(m.name)
@@ -132,7 +135,7 @@ def maps(
                 xy = lesson_senses.live_map(m.name, sense_set.word, at, view, extra)
             if extra is not None:
                 xy, own = lesson_senses.place_own(xy, encoded(m.name, sense_set), sense_set, extra, at)
-        with grid[i % 2]:
+        with grid[i]:
             picked = senses_view.render_sense_map(sense_set, m, at, xy, own, mine, pick)
         if picked is not None and 0 <= picked < len(sense_set.sentences):  # a use of this word (a stale click: none)
             look_from(m.name, at, sense_set.word, picked)

@@ -128,6 +128,8 @@ def test_page_default_glove_is_one_point_minilm_separates() -> None:
     assert not at.exception
     titles = chart_titles(at)
     assert "glove-6b-50d · one vector per word" in titles and "minilm-l6 · layer 3 of 6" in titles
+    # the maps in the road's order, as a phone stacks them too (a row of two per pair, not two columns of all)
+    assert [title.split(" · ")[0] for title in titles[:3]] == ["glove-6b-50d", "elmo-mini", "minilm-l6"]
     assert "Nearest-neighbour sense accuracy" in titles
     text = all_text(at)
     assert "all the points lie on top of each other" in text
