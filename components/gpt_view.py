@@ -61,7 +61,8 @@ def render_written(written: dict[str, Any] | None, shown: Any, table: Any, model
     if not written or not written.get("steps"):
         return
     shown.code(written["text"], language=None, wrap_lines=True)
-    table.dataframe(written["steps"], hide_index=True, width="stretch")
+    wide = {t_plain("gpt.col_candidates"): st.column_config.TextColumn(width="large")}  # five words, not cut off
+    table.dataframe(written["steps"], hide_index=True, width="stretch", column_config=wide)
     if written["cut"]:
         st.warning(t("gpt.cut"), icon=":material/content_cut:")
     if not written["done"]:
