@@ -12,9 +12,8 @@ from components.guide import Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import machine_words, render_error, select_name, when_asked
 from components.quiz import Question, Solved, render_quiz
-from model_zoo.lessons.transfer_record import TransferCurve
 from model_zoo.registry import get_card, models_where
-from model_zoo.types import KnownCurve
+from model_zoo.types import KnownCurve, TransferCurve
 
 # Networks a copy of which can be fine-tuned whole here: an ELMo biLM (elmo-mini, pre-trained here on plain
 # text only: ULMFiT's own kind of model), or a BERT-like encoder (MiniLM as released, BERT once prefetched).
