@@ -9,7 +9,7 @@ from typing import Protocol
 
 import streamlit as st
 
-from components.charts import build_matrix, build_score_bars, build_vector_strip
+from components.charts import build_matrix, build_score_bars, build_vector_strip, sci_or_zero
 from components.i18n import t, t_plain
 from components.quiz import Question, Solved, render_predict, render_quiz
 from model_zoo import WordNotInText
@@ -33,7 +33,7 @@ def render_query_key(qk: QueryKey, labels: list[str], query: int) -> None:
             "attn.qk_check",
             d=qk.queries.shape[1],
             scaling=f"{qk.scaling:.4f}",
-            diff="0" if qk.max_difference == 0 else f"{qk.max_difference:.1e}",
+            diff=sci_or_zero(qk.max_difference),
         )
         + (" " + t("attn.qk_causal") if qk.causal else "")
     )

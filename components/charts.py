@@ -98,6 +98,12 @@ def percent_label(p: float) -> str:
     return f"{p:.1%}" if p >= 0.001 or p <= 0 else f"{p * 100:.2g}%"
 
 
+def sci_or_zero(x: float) -> str:
+    """A small figure such as a largest difference, in scientific notation (3.1e-07); exactly 0 reads as 0, not
+    0.0e+00 (a check that two computations agree to the bit)."""
+    return "0" if x == 0 else f"{x:.1e}"
+
+
 SHORTEST = 1e-4  # the shortest bar drawn, as a share of the longest (build_score_bars)
 
 

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple, Protocol
 
 import streamlit as st
 
-from components.charts import build_matrix, build_score_bars
+from components.charts import build_matrix, build_score_bars, sci_or_zero
 from components.i18n import t, t_plain
 from components.quiz import Question, Solved, listed, render_predict, render_quiz
 from components.records import render_record
@@ -102,7 +102,7 @@ def render_masks(model_name: str, encoder_name: str, causal: Encoding, full: Enc
         key="full_mask",
     )
     above = attention_to_later_tokens(causal.attentions)
-    st.caption(t("gpt.mask_caption", zero="0" if above == 0 else f"{above:.1e}"))  # exactly 0 reads as 0
+    st.caption(t("gpt.mask_caption", zero=sci_or_zero(above)))
     st.caption(t("gpt.marks"))
 
 

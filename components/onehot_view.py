@@ -11,7 +11,7 @@ import streamlit as st
 from components.charts import build_score_bars, build_similarity_heatmap
 from components.i18n import t, t_plain
 from components.quiz import Question, Solved, listed, render_predict
-from model_zoo import ModelZooError, WordNotInVocabulary
+from model_zoo import ModelZooError
 
 ONE_HOT = "one-hot"  # who answers the first moment: the vectors themselves, no model
 PUPPY = ("puppy", "dog", "car")  # a new word, a word it means nearly, a word it does not
@@ -47,41 +47,30 @@ def render_guess_puppy(vocabulary: Sequence[str], cosines: Callable[[list[str], 
 def render_guess_nearest(
     model_name: str, words: Sequence[str], read: Callable[[tuple[str, ...]], tuple[str, list[str], np.ndarray]]
 ) -> None:
-    """Predict, then see: which of the learner's next words GloVe puts nearest to their first. The options are
-    words[1 : NEAREST_OPTIONS + 1] in alphabetical order, so nothing is read before the pick; then
-    `read(words)` gives the model's name, the words it knows (in order) and their cosines, and the bars of the
-    first word's cosine with each option it knows, highest first, are drawn."""
+    """Predict, then see: which of the learner's next words GloVe puts nearest to their first. `read(words)`
+    gives the model's name, the words it knows (in order) and their cosines; the options are
+    words[1 : NEAREST_OPTIONS + 1] that it knows, in alphabetical order (which words it knows tells nothing of
+    their order, and nothing of the cosines is shown before the pick); then the bars of the first word's cosine
+    with each option, highest first, are drawn."""
     word, offered = words[0], tuple(words[1 : NEAREST_OPTIONS + 1])
     if not offered:
         return
-    # Only words the model has vectors for are offered, and only a choice of two or more is a question (which
-    # words it knows tells nothing of their order): "我" is not in GloVe's English vocabulary, and "<b>hi</b>"
-    # leaves "hi" alone beside "b"
+    # Only words the model has vectors for are offered, and only a choice of two or more is a question: "我" is
+    # not in GloVe's English vocabulary, and "<b>hi</b>" leaves "hi" alone beside "b"
     try:
-        name, known, _ = read((word, *offered))
+        name, known, cosines = read((word, *offered))
     except ModelZooError:  # no model to ask: the comparison below says why
         return
     if not known or known[0] != word or len(known) < 3:
         st.caption(t("onehot.nearest_none", model=name, word=word))
         return
-    offered = tuple(known[1:])
-
-    def ranked() -> tuple[str, list[tuple[str, float]]]:
-        name, known, cosines = read((word, *offered))
-        if not known or known[0] != word:
-            raise WordNotInVocabulary(word, name, [])
-        return name, sorted(((w, float(c)) for w, c in zip(known[1:], cosines[0, 1:])), key=lambda x: -x[1])
+    near = sorted(((w, float(c)) for w, c in zip(known[1:], cosines[0, 1:])), key=lambda x: -x[1])
 
     def solve() -> Solved:
-        name, near = ranked()
-        if not near:
-            raise WordNotInVocabulary(offered[0], name, [])
-        top = listed(near, 4, ".2f", str)
-        return Solved(near[0][0], {"word": word, "model": name, "top": top})
+        return Solved(near[0][0], {"word": word, "model": name, "top": listed(near, 4, ".2f", str)})
 
-    options = tuple(sorted(offered, key=str.lower))
+    options = tuple(sorted(known[1:], key=str.lower))
     question = Question("onehot_nearest", options, solve, about={"word": word, "model": model_name})
     if render_predict(question, model_name) is not None:
-        name, near = ranked()
         title = t_plain("onehot.nearest_title", word=word, model=name)
         st.plotly_chart(build_score_bars(near, title, percent=False), key="nearest_bars")
