@@ -1226,7 +1226,8 @@ def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: di
         for n, hog in ((n, hog) for n in args.sessions for hog in [None, *args.hog]):
             watch.peak = watch.rss()
             hogging = Hog(hog) if hog else None
-            typed, failures = asyncio.run(measure(url, page, n, args.rounds, seed=n, hog=hogging))
+            seed = n + 100_000 * args.seed
+            typed, failures = asyncio.run(measure(url, page, n, args.rounds, seed=seed, hog=hogging))
             row, errors = page_row(typed, failures, n, watch.peak)
             label = page.label
             if hogging is not None:
@@ -1550,6 +1551,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 30])
     parser.add_argument("--rounds", type=int, default=4, help="fresh sentences per session")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="another seed, other sentences: measure again on a server that has the last"
+    )
     parser.add_argument(
         "--pages",
         nargs="+",

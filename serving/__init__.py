@@ -800,8 +800,9 @@ def writers(model_name: str) -> Writers[Step]:
     around model_zoo.lessons.generation.Batch), once per server and model."""
     from model_zoo.lessons.generation import Batch
 
-    model = loaded(model_name, model_zoo.CausalLM)
-    return Writers(lambda: Batch(model), slots=WRITERS_AT_ONCE)
+    loaded(model_name, model_zoo.CausalLM)  # a model that cannot load is said here, to the learner who asked
+    # each burst of writing looks the model up again (Writers._forever): never a model since loaded anew
+    return Writers(lambda: Batch(loaded(model_name, model_zoo.CausalLM)), slots=WRITERS_AT_ONCE)
 
 
 def generate(

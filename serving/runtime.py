@@ -212,13 +212,26 @@ class Writers(Generic[S]):
             self._wake.set()
 
     def _forever(self) -> None:
-        batch = self._batch()
+        # a batch (and the model it writes with) is made whenever writing starts with no text in the batch, and
+        # let go when the last one leaves: a model loaded again since (evicted from the cache and read back, or
+        # another model under the name) writes the next texts, and this thread keeps no old one alive
+        batch: Batch[S] | None = None
         writing: dict[int, tuple[Written, _Writer[S]]] = {}  # id of a text in the batch -> (it, its writer)
         while True:
             if not writing and not self._waiting:
+                batch = None
                 self._wake.wait(1.0)
                 self._wake.clear()
                 continue
+            if batch is None or not writing:
+                try:
+                    batch = self._batch()
+                except BaseException as err:  # noqa: BLE001  the model could not be had: those waiting hear why
+                    with self._lock:
+                        failed, self._waiting = self._waiting, []
+                    for writer in failed:
+                        writer.steps.put(_failure(err))
+                    continue
             try:
                 self._join(batch, writing)
                 self._step(batch, writing)
@@ -226,7 +239,7 @@ class Writers(Generic[S]):
                 for _, writer in writing.values():
                     writer.steps.put(_failure(err))
                 writing.clear()
-                batch = self._batch()
+                batch = None
 
     def _join(self, batch: Batch[S], writing: dict[int, tuple[Written, _Writer[S]]]) -> None:
         """The writers waiting, up to the free slots, into the batch (their prompts in one pass); the writers

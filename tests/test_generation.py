@@ -472,3 +472,32 @@ def test_a_failed_step_tells_every_writer_in_one_sentence_and_the_next_writer_st
         == "The model stopped writing (RuntimeError: mat1 and mat2 shapes cannot be multiplied). Press Write again."
     )
     same_text(gpt2, *jobs[0], [s.token_id for s in writers.write(*jobs[0])])
+
+
+def test_writing_after_a_quiet_spell_uses_the_model_loaded_now_and_a_model_that_fails_to_load_is_said(
+    gpt2,  # noqa: ANN001
+    llama,  # noqa: ANN001
+) -> None:
+    """The worker's writers look the model up again whenever writing starts in an empty batch: a model loaded
+    anew under its name since (the cache evicted it, or another model took the name) writes the next texts,
+    never the one the writing thread began with; a model that cannot be had is told to each writer."""
+    from model_zoo.lessons.generation import Batch
+    from serving.runtime import Writers
+
+    now: list = [gpt2]
+
+    def batch() -> Batch:
+        if isinstance(now[0], Exception):
+            raise now[0]
+        return Batch(now[0])
+
+    writers = Writers(batch)
+    job = (PROMPT, Strategy("greedy", max_new_tokens=5))
+    same_text(gpt2, *job, [s.token_id for s in writers.write(*job)])
+    now[0] = llama
+    same_text(llama, *job, [s.token_id for s in writers.write(*job)])
+    now[0] = model_zoo.ModelUnavailable("smollm2-135m", "its file is damaged")
+    with pytest.raises(model_zoo.ModelUnavailable):
+        list(writers.write(*job))
+    now[0] = gpt2
+    same_text(gpt2, *job, [s.token_id for s in writers.write(*job)])
