@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import streamlit as st
 
@@ -25,6 +25,10 @@ def csv_safe(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def download_csv(label: str, data: str, name: str, key: str) -> None:
-    """The download button of a CSV table."""
-    st.download_button(label, data, file_name=name, mime="text/csv", icon=":material/download:", key=key)
+def download_csv(label: str, make: Callable[[], str], name: str, key: str) -> None:
+    """The download button of a CSV table, made when the learner clicks (Streamlit's deferred download), not
+    on every run of the page: a class's thirty reruns each built and held a table nobody asked for (Inside
+    the model: two tables a rerun, part of each learner's wait under a class). Clicking reruns nothing."""
+    st.download_button(
+        label, make, file_name=name, mime="text/csv", icon=":material/download:", key=key, on_click="ignore"
+    )

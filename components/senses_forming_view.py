@@ -4,6 +4,8 @@ self-similarity and the held-out perplexity by tokens seen, each with one comput
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
@@ -175,7 +177,7 @@ def render_forming(sense_set: SenseSet, run: Forming) -> None:
         key="forming_perplexity",
     )
     name = f"forming-{word}-{run.model}.csv"
-    download_csv(t("senses.forming_csv"), forming_csv(run, word), name, "forming_csv")
+    download_csv(t("senses.forming_csv"), partial(forming_csv, run, word), name, "forming_csv")
 
 
 def separation_sentence(run: Forming, acc: np.ndarray, word: str) -> Markdown:

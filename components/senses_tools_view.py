@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 import plotly.graph_objects as go
@@ -190,7 +191,7 @@ def render_axes(
         + t("senses.axes_removed_left" if kept else "senses.axes_removed_gone", chance=f"{view.chance:.0%}")
     )
     name = f"axes-{sense_set.word}-{model.name}-layer{layer}.csv"
-    download_csv(t("senses.axes_csv"), axes_csv(sense_set, view), name, "axes_csv")
+    download_csv(t("senses.axes_csv"), partial(axes_csv, sense_set, view), name, "axes_csv")
     return clicked
 
 
@@ -286,7 +287,7 @@ def render_nearest(
         lines.append(f"{rank}. `{cosine:.3f}` {marked(use, sentences[use.sentence])} — {tags}{sense}")
     st.markdown("\n".join(lines))
     name = f"nearest-{word}-{model}-layer{layer}.csv"
-    download_csv(t("senses.near_csv"), nearest_csv(found, sentences), name, "near_csv")
+    download_csv(t("senses.near_csv"), partial(nearest_csv, found, sentences), name, "near_csv")
     label = (
         st.segmented_control(
             t("senses.near_count"),

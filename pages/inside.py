@@ -3,6 +3,7 @@ ContextLab trained), one token's path through a block (attention and the MLP add
 most active neurons), and a part knocked out, with every head's effect next to its attention weight."""
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import streamlit as st
@@ -75,7 +76,9 @@ def what_layers_predict(model: model_zoo.Encoder, text: str, out: st.delta_gener
         st.markdown(view.settles_finding(model.name, logit, tuned))
     st.plotly_chart(view.build_answer_curve(lenses, logit.answer), key="answer_curve", config=view.PNG)
     st.caption(view.top_five_finding(logit, tuned))
-    download_csv(t("inside.download_csv"), view.lens_csv(lenses), f"contextlab-lens-{model.name}.csv", "lens_csv")
+    download_csv(
+        t("inside.download_csv"), partial(view.lens_csv, lenses), f"contextlab-lens-{model.name}.csv", "lens_csv"
+    )
     found = lesson.shipped_lens(model.name)
     if found is None:
         st.caption(t("inside.no_tuned", model=model.name, command=f"{lesson.LENS_SCRIPT} --model {model.name}"))
@@ -140,7 +143,9 @@ def token_path(model: model_zoo.Encoder, text: str) -> None:
     st.markdown(t("inside.expansion", width=f"{path.width:,}", hidden=f"{path.expansion:,}", model=model.name))
     view.render_neurons(path)
     st.caption(t("inside.neurons_note"))
-    download_csv(t("inside.download_csv"), view.block_csv(path), f"contextlab-block-{model.name}.csv", "block_csv")
+    download_csv(
+        t("inside.download_csv"), partial(view.block_csv, path), f"contextlab-block-{model.name}.csv", "block_csv"
+    )
 
 
 def chosen(widget: Any, key: str, options: tuple[str, ...], default: str, label: str, shown: str, **more: Any) -> str:
@@ -207,7 +212,7 @@ def every_head(model: model_zoo.Encoder, text: str) -> None:
     st.markdown(view.heads_finding(both))
     download_csv(
         t("inside.download_csv"),
-        view.heads_csv(effects, both.weight),
+        partial(view.heads_csv, effects, both.weight),
         f"contextlab-heads-{model.name}.csv",
         "heads_csv",
     )

@@ -455,6 +455,37 @@ def test_attention_summary_heatmap_saves_as_png(server: str, tab: Page) -> None:
     tab.shot("attention-summary")
 
 
+def test_inside_the_model_hands_over_its_lens_table_as_csv_made_on_the_click(server: str, tab: Page) -> None:
+    """The lens table's CSV is made when the learner clicks (a deferred download, components/export.py): the file
+    comes, whole (every lens, every layer), from the page's own server, and the page is not run again."""
+    import csv
+    import io
+    from pathlib import Path
+
+    sent: list[object] = []  # what the page sends its server (a rerun is one such message)
+    tab.page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
+    tab.open(f"{server}/inside")
+    tab.chart("read at every layer", timeout=120_000)
+    tab.page.wait_for_timeout(500)
+    sent.clear()
+    with tab.page.expect_download(timeout=30_000) as download:
+        tab.page.get_by_role("button", name="Download CSV").first.click()
+    assert download.value.suggested_filename.startswith("contextlab-lens-")
+    rows = list(csv.reader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
+    assert rows[0][:5] == ["lens", "layer", "answer", "answer_rank", "answer_probability"]
+    lenses = {row[0] for row in rows[1:]}
+    assert lenses == {"Logit lens", "Tuned lens"}
+    layers = [int(row[1]) for row in rows[1:] if row[0] == "Logit lens"]
+    assert layers == list(range(len(layers))) and len(layers) > 2  # the embeddings, then every block
+    assert all(len(row) == len(rows[0]) for row in rows)
+    tab.page.wait_for_timeout(500)
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    asked = [BackMsg.FromString(frame).WhichOneof("type") for frame in sent if isinstance(frame, bytes)]
+    assert asked and "rerun_script" not in asked  # the file asked for, the page's script not run again
+    assert tab.blocked == [] and tab.exceptions() == 0
+
+
 def test_downloaded_attention_view_draws_offline_on_its_own(browser, tmp_path) -> None:
     """The HTML a learner downloads is a page on its own: opened from disk, it draws with no network."""
     import numpy as np
