@@ -635,10 +635,13 @@ def build_span_curves(
     names: tuple[str, str, str],
     title: str = "",
     first: int = 0,
+    answer: str = "",
 ) -> go.Figure:
     """Extractive QA: the start and the end probability of every token, as bars over token positions (a
-    repeated word keeps its own place; the first is numbered `first`), the picked span (positions) shaded.
-    Red for start and blue for end, the lecture's colours. `names`: the two series' labels and the span's."""
+    repeated word keeps its own place; the first is numbered `first`), the picked span (positions) shaded and
+    labelled with `answer` above its bars (plotly thins a long passage's tick labels to the chart's width, and
+    the answer's own could be among those left out). Red for start and blue for end, the lecture's colours.
+    `names`: the two series' labels and the span's."""
     # A category axis, whose tick labels plotly thins to what the chart's width holds (a phone's 77 tokens drawn
     # all at once ran into each other); a repeated word keeps its own place, made distinct by zero-width spaces
     seen: dict[str, int] = {}
@@ -678,6 +681,22 @@ def build_span_curves(
         )
         legend_only = {"type": "bar", "x": [None], "y": [None], "name": _text(names[2]), "marker": {"color": shade}}
         data.append(legend_only)
+    notes = []
+    peak = max([float(v) for v in (*start, *end)], default=0.0)
+    if span is not None and answer.strip():
+        notes.append(
+            {
+                "x": (span[0] + span[1]) / 2 - first,  # the span's middle place (categories count from 0)
+                "xref": "x",
+                "y": 1,
+                "yref": "paper",
+                "yanchor": "top",
+                "text": _text(cut(answer.strip(), SPAN_LABEL)),
+                "showarrow": False,
+                "font": {"size": 11},
+                "bgcolor": "rgba(255, 255, 255, 0.85)",
+            }
+        )
     heading, extra = chart_title(title)
     layout = {  # the title at the top, the legend between it and the plot
         # plotly anchors a title of several lines at the top by its middle line's: half of the further lines
@@ -688,11 +707,16 @@ def build_span_curves(
         "bargap": 0.15,
         "margin": {"l": 10, "r": 10, "t": 80 + extra, "b": 10},
         "xaxis": {"type": "category", "tickangle": -90, "tickfont": {"size": 10}},
-        "yaxis": {"tickformat": ".0%", "rangemode": "tozero"},
+        # room above the tallest bar for the span's label
+        "yaxis": {"tickformat": ".0%", "range": [0, (peak or 1.0) * (1.2 if notes else 1.05)]},
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "shapes": shapes,
+        "annotations": notes,
     }
     return go.Figure({"data": data, "layout": layout})
+
+
+SPAN_LABEL = 32  # characters of the answer written over its span
 
 
 PHONE_CHART_PX = 350  # a full-width chart's plot on a phone (390 px): what a diagram's token boxes must fit

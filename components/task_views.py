@@ -59,5 +59,6 @@ def render_answer(got: tasks.Answer, model_name: str, key: str) -> None:
         (t_plain("using.qa_start"), t_plain("using.qa_end"), t_plain("using.qa_span")),
         t_plain("using.qa_curves", model=model_name),
         first=base,
+        answer=got.text if got.span is not None else "",
     )
     st.plotly_chart(curves, key=key)

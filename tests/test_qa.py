@@ -236,6 +236,23 @@ def test_the_score_chart_shades_the_span_and_shows_tokens_as_text() -> None:
     assert not build_span_curves(tokens, np.ones(4), np.ones(4), None, ("s", "e", "a")).layout.shapes
 
 
+def test_the_score_chart_writes_the_answer_over_its_span_whatever_labels_plotly_thins() -> None:
+    """A long passage's tick labels are thinned to the chart's width: the answer's own words are written over
+    the shaded span, above the tallest bar, as text (a model's tokens may hold HTML)."""
+    from components.charts import build_span_curves
+
+    tokens = ["[CLS]", *(f"w{i}" for i in range(70)), "<i>gravity</i>", "[SEP]"]
+    start, end = np.full(73, 0.01), np.full(73, 0.01)
+    start[71] = end[71] = 0.8
+    fig = build_span_curves(tokens, start, end, (71, 71), ("s", "e", "a"), first=0, answer="<i>gravity</i>")
+    (label,) = fig.layout.annotations
+    assert label.text == "&lt;i&gt;gravity&lt;/i&gt;" and label.x == 71 and label.xref == "x"
+    assert fig.layout.yaxis.range[1] > 0.8 * 1.15  # room above the tallest bar for the label
+    long = build_span_curves(tokens, start, end, (70, 71), ("s", "e", "a"), first=1, answer="x" * 80)
+    assert long.layout.annotations[0].text.endswith("…") and long.layout.annotations[0].x == 69.5
+    assert not build_span_curves(tokens, start, end, None, ("s", "e", "a"), answer="").layout.annotations
+
+
 def test_the_diagram_feeds_each_task_from_its_vectors() -> None:
     import plotly.graph_objects as go
 
