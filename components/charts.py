@@ -92,6 +92,13 @@ def chart_title(title: str) -> tuple[str, int]:  # draw the same titles on every
     return "<br>".join(_texts(lines)), TITLE_LINE * (len(lines) - 1)
 
 
+def top_title(heading: str, extra: int) -> dict:
+    """A chart's title (chart_title's) hung from the chart's top. plotly anchors a title of several lines by its
+    middle line: half of the further lines stood below it, over the plot (checked in Chromium: the span chart's
+    "Start and end probability of" lost its top; ELMo's three-line strip title ran into its heatmap)."""
+    return {"text": heading, "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 8 + extra // 2}}
+
+
 def percent_label(p: float) -> str:
     """A probability as a bar's label: 12.3%, and below 0.1% two significant digits (0.021%), not a 0.0% that
     hides how small a factor is (the GPT lesson's weakest next-token factor)."""
@@ -229,7 +236,7 @@ def build_matrix(
     if axis_titles is not None:
         xaxis["title"], yaxis["title"] = {"text": axis_titles[0]}, {"text": axis_titles[1]}
     layout = {
-        "title": {"text": heading},
+        "title": top_title(heading, extra),
         "height": (height or max(260, 26 * len(rows) + 140)) + extra,
         "margin": {"l": 10, "r": 10, "t": 40 + extra, "b": 10},
         "yaxis": yaxis,
@@ -699,9 +706,7 @@ def build_span_curves(
         )
     heading, extra = chart_title(title)
     layout = {  # the title at the top, the legend between it and the plot
-        # plotly anchors a title of several lines at the top by its middle line's: half of the further lines
-        # stood above the chart, cut off (checked in Chromium: "Start and end probability of" lost its top)
-        "title": {"text": heading, "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 8 + extra // 2}},
+        "title": top_title(heading, extra),
         "height": 390 + extra,
         "barmode": "group",
         "bargap": 0.15,

@@ -125,10 +125,19 @@ def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
         "type": "log",
         "range": [bottom - 0.2, 0.1],
         "tickvals": ticks,
-        "ticktext": [probability_text(v) for v in ticks],
+        # one notation down the axis (100% and 1% above 10⁻⁸ read as if the last were a percentage too)
+        "ticktext": [power_of_ten(round(np.log10(v))) for v in ticks],
         "title": {"text": _text(t_plain("inside.probability"))},
     }
     return _lines_by_layer(lines, t_plain("inside.curve_title", answer=word(answer)), 300, yaxis)
+
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(exponent: int) -> str:
+    """10 to the `exponent` as the curve writes it: 1, 10⁻², 10⁻¹²."""
+    return "1" if exponent == 0 else "10" + str(exponent).translate(SUPERSCRIPT)
 
 
 def probability_text(p: float) -> str:
@@ -138,7 +147,7 @@ def probability_text(p: float) -> str:
     if p >= 1e-4:
         return f"{p:.2%}".replace(".00%", "%")
     mantissa, exponent = f"{p:.1e}".split("e")
-    power = "10" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    power = power_of_ten(int(exponent))
     return power if mantissa == "1.0" else f"{mantissa}·{power}"
 
 

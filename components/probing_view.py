@@ -46,9 +46,10 @@ def render_weights(results: Results, tasks: list[str]) -> None:
     st.plotly_chart(figure, key="weights")
     st.caption(t("probing.weights_caption"))
     lines = []
-    for name, per_task in results.items():
-        found = probing.weight_findings(name, per_task, tasks)
-        places = distinct_places([d for _, d in found.order])
+    findings = {name: probing.weight_findings(name, per_task, tasks) for name, per_task in results.items()}
+    # one precision for every model's line (the fewest places that keep each model's own values apart)
+    places = max(distinct_places([d for _, d in found.order]) for found in findings.values())
+    for name, found in findings.items():
         cogs = ", ".join(f"{task_name(x)} {d:.{places}f}" for x, d in found.order)
         lines.append(t("probing.finding_order", name=name, order=cogs))
         if found.ours:

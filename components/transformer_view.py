@@ -20,7 +20,8 @@ FAR, NEAR, AFTER = "animal", "street", "tired"  # a word 8 tokens before "it", o
 
 
 def render_reach(strongest: list[list[float]], tokens: list[str], i: int, model_name: str, key: str) -> None:
-    """Token `i`'s attention over `tokens`, one row per layer, read from each layer's strongest head."""
+    """Token `i`'s attention over `tokens`, one row per layer: each cell the most any one head of the layer gives
+    that token (cells of a row may come from different heads, so a row may add up to more than 1)."""
     st.plotly_chart(
         build_matrix(
             strongest,

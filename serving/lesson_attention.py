@@ -144,7 +144,7 @@ def head_habits(model_name: str, texts: tuple[str | tuple[str, str], ...]) -> di
 class Reach:
     """How far one token's attention reaches, layer by layer."""
 
-    strongest: list[list[float]]  # (layers, tokens): its weight on each token from the layer's strongest head
+    strongest: list[list[float]]  # (layers, tokens): the most weight any one head of the layer gives each token
     link: tuple[int, int, int, float] | None  # (layer, head, token, weight) that carries most attention farthest
 
 

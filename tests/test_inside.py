@@ -391,3 +391,6 @@ def test_the_answers_curve_draws_every_probability_where_it_is() -> None:
     assert [c[1] for c in line.customdata] == ["3.2·10⁻¹⁴", "10⁻¹¹", "0", "2.0·10⁻⁶", "40%", "97%"]
     bottom, top = figure.layout.yaxis.range
     assert bottom < -14 < -13.5 and top > 0
+    axis = figure.layout.yaxis  # one notation down the axis: no "1%" above "10⁻⁸" to be read as a percentage
+    assert list(axis.ticktext) == ["10⁻¹⁴", "10⁻¹²", "10⁻¹⁰", "10⁻⁸", "10⁻⁶", "10⁻⁴", "10⁻²", "1"]
+    assert list(axis.tickvals) == pytest.approx([1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1])

@@ -61,6 +61,12 @@ def test_default_page_draws_the_shipped_weights_and_says_what_they_show() -> Non
     written = [part.rsplit(" ", 1)[1] for part in order.group(1).split(", ")]
     centres = [d for _, d in probing.weight_findings("minilm-l6", minilm.tasks, list(probing.TASKS)).order]
     assert len(set(written)) == len(set(centres)) and [float(w) for w in written] == pytest.approx(centres, abs=5e-3)
+    elmo_order = re.search(r"elmo-mini, centre of gravity from lowest to highest: ([^\n]*)\.", text)
+    assert elmo_order is not None  # both models' centres written to the same number of places
+    places = {
+        len(part.rsplit(" ", 1)[1].split(".")[1]) for line in (order, elmo_order) for part in line.group(1).split(", ")
+    }
+    assert len(places) == 1
     pos = minilm.tasks["pos"]
     best = int(np.argmax(pos.by_layer))
     assert f"minilm-l6 · Part of speech: best alone at layer {best}" in text
