@@ -144,6 +144,10 @@ def classes(shown: list[str]) -> None:
         more = len(unclassed) - UNCLASSED_SHOWN
         listed = ", ".join(unclassed[:UNCLASSED_SHOWN]) + (f" (+{more})" if more > 0 else "")
         st.caption(t("onehot.unclassed", words=listed, none=none))
+    if table.read_as:
+        pairs = ", ".join(f"{word} → {base}" for word, base in table.read_as[:UNCLASSED_SHOWN])
+        more = len(table.read_as) - UNCLASSED_SHOWN
+        st.caption(t("onehot.read_as", pairs=pairs + (f" (+{more})" if more > 0 else "")))
     st.caption(t("onehot.class_note"))
 
 

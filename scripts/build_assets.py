@@ -12,6 +12,13 @@
   over which the "Attention" lesson averages each head's habits.
 - assets/word_classes.tsv.gz: each single word of WordNet with the lexicographer file
   ("word class": noun.animal, verb.motion, ...) of its most frequent sense.
+- assets/inflected_forms.tsv.gz: WordNet's irregular forms (its exception lists: "sat" of "sit", "was" of
+  "be", "feet" of "foot") that read as their dictionary form, with that form's class: those whose dictionary
+  form is tagged more often in WordNet's sense-tagged texts (cntlist.rev) than the form as a word of its own
+  ("sat": Saturday, tagged 0 times; "sit", 185).
+- assets/verb_classes.tsv.gz: each single verb of WordNet with the class of its most frequent verb sense
+  (a regular "-ed" or "-ing" form reads as the verb: "walked" as verb.motion, not walk's noun.act).
+model_zoo.lessons.lexicon.word_class reads the three.
 """
 
 from __future__ import annotations
@@ -84,8 +91,8 @@ def lexnames() -> dict[int, str]:
     return {int(n): name for n, name in re.findall(r"^(\d\d)\s+([a-z]+\.[A-Za-z]+)", man, flags=re.M)}
 
 
-def word_classes() -> dict[str, str]:
-    """word -> lexname of its most frequent sense, over all parts of speech."""
+def word_classes(parts: tuple[str, ...] = ("noun", "verb", "adj", "adv")) -> dict[str, str]:
+    """word -> lexname of its most frequent sense, over `parts` of speech (all of them by default)."""
     names = lexnames()
     offsets: dict[str, dict[str, int]] = {}
     for pos in ("noun", "verb", "adj", "adv"):
@@ -95,7 +102,7 @@ def word_classes() -> dict[str, str]:
                 offsets[pos][line[:8]] = int(line.split()[1])
     best: dict[str, tuple[int, int, str]] = {}
     order = {"noun": 0, "verb": 1, "adj": 2, "adv": 3}
-    for pos in order:
+    for pos in parts:
         for line in (WORDNET / f"index.{pos}").read_text(encoding="latin-1").splitlines():
             if line.startswith(" "):
                 continue
@@ -109,6 +116,26 @@ def word_classes() -> dict[str, str]:
             if lemma not in best or key < best[lemma]:
                 best[lemma] = key
     return {lemma: key[2] for lemma, key in sorted(best.items())}
+
+
+def inflected_forms(classes: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """form -> (dictionary form, its class) for WordNet's irregular forms that read as their dictionary form:
+    the base (of those listed) tagged most often, where it is tagged more often than the form itself."""
+    tagged: Counter[str] = Counter()
+    for line in (WORDNET / "cntlist.rev").read_text(encoding="latin-1").splitlines():
+        key, _, count = line.split()
+        tagged[key.split("%", 1)[0]] += int(count)
+    found: dict[str, tuple[str, str]] = {}
+    for pos in ("noun", "verb", "adj", "adv"):
+        for line in (WORDNET / f"{pos}.exc").read_text(encoding="latin-1").splitlines():
+            form, *bases = line.split()
+            known = [b for b in bases if b in classes and b != form]
+            if not form.isalpha() or not known:
+                continue
+            base = max(known, key=lambda b: tagged[b])
+            if tagged[base] > tagged[form] and tagged[base] > tagged[found.get(form, ("", ""))[0]]:
+                found[form] = (base, classes[base])
+    return dict(sorted(found.items()))
 
 
 def main() -> None:
@@ -133,6 +160,20 @@ def main() -> None:
         f"{out.relative_to(ROOT)}: {len(classes):,} words in {len(set(classes.values()))} classes, "
         f"{out.stat().st_size / 1e6:.1f} MB"
     )
+    write_inflected(classes)
+
+
+def write_inflected(classes: dict[str, str]) -> None:
+    out = ROOT / "assets" / "inflected_forms.tsv.gz"
+    forms = inflected_forms(classes)
+    with gzip.GzipFile(out, "wb", compresslevel=9, mtime=0) as fh:  # the same bytes on every build
+        fh.write(("form\tbase\tclass\n" + "".join(f"{f}\t{b}\t{c}\n" for f, (b, c) in forms.items())).encode())
+    print(f"{out.relative_to(ROOT)}: {len(forms):,} irregular forms read as their dictionary form")
+    verbs = word_classes(("verb",))
+    out = ROOT / "assets" / "verb_classes.tsv.gz"
+    with gzip.GzipFile(out, "wb", compresslevel=9, mtime=0) as fh:
+        fh.write(("word\tclass\n" + "".join(f"{w}\t{c}\n" for w, c in verbs.items())).encode())
+    print(f"{out.relative_to(ROOT)}: {len(verbs):,} verbs")
 
 
 if __name__ == "__main__":

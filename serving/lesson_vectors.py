@@ -19,7 +19,7 @@ from model_zoo.lessons.axes import WordAxes, unit
 from model_zoo.lessons.axes import word_axes as place
 from model_zoo.lessons.elmo_mix import ONE_VECTOR, WordMix, layer_cosines, lowest_lstm_cosine, mix_word
 from model_zoo.lessons.elmo_mix import top_layer_cosine as _top_layer_cosine
-from model_zoo.lessons.lexicon import BUILD_SCRIPT, unique, word_classes
+from model_zoo.lessons.lexicon import BUILD_SCRIPT, dictionary_form, unique, word_class
 from model_zoo.lessons.onehot import bytes_per_vector, cosine_matrix
 from model_zoo.lessons.onehot import one_hot as _one_hot
 from model_zoo.words import split_words, words_in
@@ -89,9 +89,9 @@ def shared_words(a: str, b: str) -> list[str]:
 
 
 def classes_of(words: Sequence[str], none: str) -> list[str]:
-    """Each word's WordNet class (noun.animal, verb.motion, ...), `none` where WordNet has none."""
-    classes = word_classes()
-    return [classes.get(w, none) for w in words]
+    """Each word's WordNet class (noun.animal, verb.motion, ...) as its dictionary form ("sat": sit's, "rivers":
+    river's), `none` where WordNet has none."""
+    return [word_class(w) or none for w in words]
 
 
 # -- one-hot vectors -----------------------------------------------------------------------------------
@@ -111,6 +111,7 @@ class ClassTable:
     """Words one-hot over their word classes: the middle step between one-hot words and vectors."""
 
     classes: list[str]  # each word's class (the `none` label where it has none)
+    read_as: list[tuple[str, str]]  # (word, the dictionary form it was read as) where the two differ
     names: list[str]  # the distinct classes, first-seen order
     matrix: np.ndarray  # (words, names): a single 1 per row
 
@@ -119,7 +120,9 @@ def word_class_table(words: Sequence[str], none: str) -> ClassTable:
     """Each word's WordNet class and the words' one-hot matrix over the classes."""
     classes = classes_of(words, none)
     names = unique(classes)
-    return ClassTable(classes, names, one_hot(classes, names))
+    forms = [(w, dictionary_form(w)) for w in unique(list(words))]
+    read_as = [(w, found[0]) for w, found in forms if found is not None and found[0] != w]
+    return ClassTable(classes, read_as, names, one_hot(classes, names))
 
 
 # -- static vectors ------------------------------------------------------------------------------------

@@ -35,6 +35,19 @@ def test_word_classes_and_their_one_hot_table() -> None:
     assert table.classes == ["noun.animal", "noun.animal", "verb.motion", "none"]
     assert table.names == ["noun.animal", "verb.motion", "none"]
     assert table.matrix.tolist() == [[1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]  # dog and cat share a column
+    assert table.read_as == []
+
+
+def test_an_inflected_word_takes_its_dictionary_forms_class() -> None:
+    """ "sat" is WordNet's Saturday (noun.time) as a word of its own, but read as "sit" (tagged 185 times in
+    WordNet's texts against 0); "was" is not a WordNet word at all. Each takes its dictionary form's class, by
+    WordNet's lists of irregular forms or its regular endings ("walked": the verb, not walk's noun.act)."""
+    words = ["sat", "was", "rivers", "walked", "feet", "dog", "the"]
+    assert lv.classes_of(words, "—") == [
+        "verb.contact", "verb.stative", "noun.object", "verb.motion", "noun.body", "noun.animal", "—",
+    ]  # fmt: skip
+    table = lv.word_class_table(words, "—")
+    assert table.read_as == [("sat", "sit"), ("was", "be"), ("rivers", "river"), ("walked", "walk"), ("feet", "foot")]
 
 
 def test_one_hot_words_are_all_equally_far_apart() -> None:

@@ -121,6 +121,15 @@ def test_onehot_odd_input(text: str, expected: str | None) -> None:
         assert at.metric[0].value.isdigit()
 
 
+def test_onehot_reads_sat_as_sit_and_says_so(tiny_zoo: Path) -> None:
+    at = page("pages/onehot.py", text="The old fisherman sat on the river bank.")
+    assert not at.exception
+    said = markdown(at) + " ".join(shown(c.value) for c in at.caption)
+    assert "noun.time" not in said  # Saturday's class, which "sat" was given
+    assert "Read as their dictionary form" in said and "sat → sit" in said
+    assert "No class for the:" in said
+
+
 def test_onehot_ten_thousand_words_are_counted_and_capped(tiny_zoo: Path) -> None:
     at = page("pages/onehot.py", text=" ".join(f"w{i}" for i in range(10_000)))
     assert not at.exception
