@@ -164,6 +164,9 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
     blank_text = blank_text[:BLANK_CHARS]  # what a client other than the browser sends is cut here too
     render_script_note((model.name, MASKED), blank_text, NEXT_WORDS, family="GPT")
     slots = None
+    if blank_text.count(BLANK) > 1:  # one blank is filled and scored: a second would be read as the text "___"
+        st.info(t("gpt.one_blank", blank=BLANK, n=blank_text.count(BLANK)), icon=":material/info:")
+        return
     try:
         if BLANK not in blank_text:
             raise model_zoo.NoMaskToken(BLANK)

@@ -190,6 +190,15 @@ def test_gpt_blank_draws_the_left_candidates_from_their_own_pass(tiny_zoo: Path,
     assert "scoring the whole sentence" not in all_text(at)
 
 
+def test_gpt_blank_with_two_blanks_says_to_put_one(tiny_zoo: Path) -> None:
+    """A second ___ would be scored as the text "___" in every whole sentence: the page asks for one blank."""
+    at = open_page("pages/gpt.py")
+    at.text_input(key="blank_text").input("She opened the door and ___ walked in with a ___.").run()
+    ok(at)
+    assert any("This sentence has 2 blanks" in shown(i.value) for i in at.info)
+    assert not any("Rank, whole sentence" in d.value.columns for d in at.dataframe)
+
+
 def test_bert_inputs_a_pair(tiny_zoo: Path) -> None:
     at = open_page("pages/bert_inputs.py")
     at.text_input(key="b").input("the river bank .").run()
