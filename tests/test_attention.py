@@ -291,6 +291,14 @@ def test_score_bars_show_negative_scores() -> None:
     assert low <= -1.5 and high >= 2.0
 
 
+def test_small_probabilities_get_ticks_that_differ() -> None:
+    """An axis that ends below 5% wrote its ticks as whole percents: "0% 0% 0% 1% 1%" (Inside's knock-out)."""
+    from components.charts import build_score_bars
+
+    assert build_score_bars([("a", 0.012), ("b", 0.004)]).layout.xaxis.tickformat == ".1%"
+    assert build_score_bars([("a", 0.6), ("b", 0.004)]).layout.xaxis.tickformat == ".0%"
+
+
 def test_a_tiny_probability_keeps_its_bar_and_its_number() -> None:
     """GPT's factor for "tide" after "The" is about 4.6e-9: plotly drew no label on a bar that short, so the bar
     is drawn a ten-thousandth of the longest (invisible) and its label and hover say its own value."""
