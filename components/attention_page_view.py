@@ -10,6 +10,7 @@ from typing import Protocol
 import streamlit as st
 
 from components.charts import build_matrix, build_score_bars, build_vector_strip, sci_or_zero
+from components.export import download_csv
 from components.i18n import t, t_plain
 from components.quiz import Question, Solved, render_predict, render_quiz
 from model_zoo import WordNotInText
@@ -88,14 +89,7 @@ def render_summary(model_name: str, causal: bool, summary: HeadSummary) -> None:
         + " "
         + t("attn.summary_entropy", uniform=f"{summary.uniform_entropy:.2f}")
     )
-    st.download_button(
-        t("attn.download_csv"),
-        summary.to_csv(),
-        file_name=f"contextlab-head-summary-{model_name}.csv",
-        mime="text/csv",
-        icon=":material/download:",
-        key="download_csv",
-    )
+    download_csv(t("attn.download_csv"), summary.to_csv, f"contextlab-head-summary-{model_name}.csv", "download_csv")
     st.caption(t("attn.png_hint"))
 
 

@@ -135,14 +135,15 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
         "hovertemplate": "%{y}: %{text}<extra></extra>",
     }
     heading, extra = chart_title(title)
+    top = max(scores + [0.01]) * 1.15
     layout = {
         "title": {"text": heading},
         "height": max(220, 34 * len(pairs) + 80) + extra,
         "margin": {"l": 10, "r": 10, "t": 40 + extra, "b": 10},
         "xaxis": {
             # whole percents repeat on an axis that ends below 5% ("0% 0% 1% 1%"): one decimal there
-            "tickformat": (".0%" if max(scores + [0.01]) * 1.15 >= 0.05 else ".1%") if percent else ".2f",
-            "range": [min(scores + [0.0]) * 1.15, max(scores + [0.01]) * 1.15],  # scores such as q·k can be negative
+            "tickformat": (".0%" if top >= 0.05 else ".1%") if percent else ".2f",
+            "range": [min(scores + [0.0]) * 1.15, top],  # scores such as q·k can be negative
         },
     }
     return go.Figure({"data": [bars], "layout": layout})

@@ -141,14 +141,16 @@ def classes(shown: list[str]) -> None:
     if groups:
         st.markdown(t("onehot.class_groups") + "\n\n" + "\n".join(f"- {g}" for g in groups))
     if unclassed := [w for w, wc in zip(shown, word_class) if wc == none]:  # why, in one line, with their words
-        more = len(unclassed) - UNCLASSED_SHOWN
-        listed = ", ".join(unclassed[:UNCLASSED_SHOWN]) + (f" (+{more})" if more > 0 else "")
-        st.caption(t("onehot.unclassed", words=listed, none=none))
+        st.caption(t("onehot.unclassed", words=first_few(unclassed), none=none))
     if table.read_as:
-        pairs = ", ".join(f"{word} → {base}" for word, base in table.read_as[:UNCLASSED_SHOWN])
-        more = len(table.read_as) - UNCLASSED_SHOWN
-        st.caption(t("onehot.read_as", pairs=pairs + (f" (+{more})" if more > 0 else "")))
+        st.caption(t("onehot.read_as", pairs=first_few([f"{word} → {base}" for word, base in table.read_as])))
     st.caption(t("onehot.class_note"))
+
+
+def first_few(items: list[str]) -> str:
+    """The first UNCLASSED_SHOWN of `items`, and how many more: "the, of, 银 (+3)"."""
+    more = len(items) - UNCLASSED_SHOWN
+    return ", ".join(items[:UNCLASSED_SHOWN]) + (f" (+{more})" if more > 0 else "")
 
 
 def check_yourself() -> None:

@@ -160,10 +160,11 @@ def main() -> None:
         f"{out.relative_to(ROOT)}: {len(classes):,} words in {len(set(classes.values()))} classes, "
         f"{out.stat().st_size / 1e6:.1f} MB"
     )
-    write_inflected(classes)
+    write_word_forms(classes)
 
 
-def write_inflected(classes: dict[str, str]) -> None:
+def write_word_forms(classes: dict[str, str]) -> None:
+    """The irregular forms and the verbs' own classes (model_zoo.lessons.lexicon.dictionary_form reads both)."""
     out = ROOT / "assets" / "inflected_forms.tsv.gz"
     forms = inflected_forms(classes)
     with gzip.GzipFile(out, "wb", compresslevel=9, mtime=0) as fh:  # the same bytes on every build

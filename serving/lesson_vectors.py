@@ -118,10 +118,10 @@ class ClassTable:
 
 def word_class_table(words: Sequence[str], none: str) -> ClassTable:
     """Each word's WordNet class and the words' one-hot matrix over the classes."""
-    classes = classes_of(words, none)
+    forms = {w: dictionary_form(w) for w in words}  # each word read once
+    classes = [found[1] if (found := forms[w]) is not None else none for w in words]
     names = unique(classes)
-    forms = [(w, dictionary_form(w)) for w in unique(list(words))]
-    read_as = [(w, found[0]) for w, found in forms if found is not None and found[0] != w]
+    read_as = [(w, found[0]) for w, found in forms.items() if found is not None and found[0] != w]
     return ClassTable(classes, read_as, names, one_hot(classes, names))
 
 
