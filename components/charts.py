@@ -3,11 +3,12 @@
 Plotly reads a subset of HTML in every text it draws (titles, tick labels, point labels: <a href>,
 <b>, <br>), so every text given to a builder passes through `_text` and shows as written.
 
-The builders a page draws on every sentence a learner types build one plain spec, go.Figure({"data": ...,
-"layout": ...}), not go.Scatter + add_trace + update_layout: plotly validates every property as it is set, which
-took three to five times as long (a heatmap 10.9 ms against 3.2, a word map 18.4 against 4.3), and a worker's
-page runs share one interpreter, so under a class each run's Python waits on the others' (docs/deploy.md).
-Charts drawn once per button press keep the readable object form."""
+The builders a page draws on every sentence a learner types build one plain spec (plain_figure), not go.Scatter +
+add_trace + update_layout: plotly validates every property as it is set, which took three to five times as long
+(a heatmap 10.9 ms against 3.2, a word map 18.4 against 4.3), and a worker's page runs share one interpreter, so
+under a class each run's Python waits on the others' (docs/deploy.md). Nor is the plain spec validated: what
+plotly's checks would make of it is what the browser gets (tests/test_pages_fast.py checks every chart of every
+page). Charts drawn once per button press keep the readable object form."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from _plotly_utils.utils import convert_to_base64
+from plotly.colors import get_colorscale
 
 from .tokens import spaced
 
@@ -27,6 +30,42 @@ from .tokens import spaced
 def _text(text: str) -> str:
     """Plain text as plotly draws it literally (&, < and > as entities, which plotly decodes)."""
     return html.escape(text, quote=False)
+
+
+class PlainFigure(go.Figure):
+    """A figure from plain trace and layout dicts (plain_figure), handed over as they are.
+
+    plotly's to_dict deep-copies the figure, its template included, before Streamlit writes it out: a sixth of
+    what Inside the model's page spends in Python on a sentence (py-spy). A plain figure is built for one chart
+    and read once, so its dicts are given as they are (each trace's own keys copied: a numpy array there is
+    written as plotly writes it into the copy, the figure keeps its array)."""
+
+    def to_dict(self) -> dict:
+        res = {"data": [dict(trace) for trace in self._data], "layout": dict(self._layout)}
+        convert_to_base64(res)
+        return res
+
+
+def plain_figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain trace and layout dicts, not validated. Plotly's checks took about half of what a page
+    pays for a chart, on every sentence a class types, in the one interpreter a worker's page runs share (with
+    PlainFigure's hand-over and orjson: Inside the model's lens grid 3.3-4.5 → 1.5 ms, its answer curve 2.8 →
+    1.2; docs/deploy.md). The one thing they did to these specs is done here: a colour scale named (plotly.js has
+    its own "Blues") is written out as plotly's."""
+    traces = [
+        {**trace, "colorscale": _named_scale(trace["colorscale"])}
+        if isinstance(trace.get("colorscale"), str)
+        else trace
+        for trace in data
+    ]
+    return PlainFigure({"data": traces, "layout": layout}, _validate=False)
+
+
+@functools.cache
+def _named_scale(name: str) -> list[list]:
+    """plotly's colour scale `name` as its checks write it out (looked up once: plotly lists its scales anew
+    on each lookup)."""
+    return [list(step) for step in get_colorscale(name)]
 
 
 def _texts(texts: list[str]) -> list[str]:
@@ -146,7 +185,7 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
             "range": [min(scores + [0.0]) * 1.15, top],  # scores such as q·k can be negative
         },
     }
-    return go.Figure({"data": [bars], "layout": layout})
+    return plain_figure([bars], layout)
 
 
 def log_axis(values: Sequence[float | None]) -> dict:
@@ -203,7 +242,7 @@ def build_layer_cosines(cosines: dict[str, float], title: str = "") -> go.Figure
         "margin": {"l": 10, "r": 10, "t": 40 + extra, "b": 10},
         "yaxis": {"range": [min(0.0, *values) * 1.1, 1.1], "title": {"text": "cos"}},
     }
-    return go.Figure({"data": [bars], "layout": layout})
+    return plain_figure([bars], layout)
 
 
 def build_matrix(
@@ -244,7 +283,7 @@ def build_matrix(
         "yaxis": yaxis,
         "xaxis": xaxis,
     }
-    return go.Figure({"data": [heat], "layout": layout})
+    return plain_figure([heat], layout)
 
 
 def build_similarity_heatmap(labels: list[str], matrix: np.ndarray, title: str = "", number: bool = True) -> go.Figure:
@@ -446,7 +485,7 @@ def build_word_map(
         "xaxis": xaxis,
         "yaxis": yaxis,
     }
-    return go.Figure({"data": points, "layout": layout})
+    return plain_figure(points, layout)
 
 
 # -- probing -------------------------------------------------------------------------------------
@@ -720,7 +759,7 @@ def build_span_curves(
         "shapes": shapes,
         "annotations": notes,
     }
-    return go.Figure({"data": data, "layout": layout})
+    return plain_figure(data, layout)
 
 
 SPAN_LABEL = 32  # characters of the answer written over its span
@@ -816,9 +855,8 @@ def build_task_diagram(
         "showlegend": False,
         "plot_bgcolor": "rgba(0,0,0,0)",
     }
-    # Not validated: plotly checks each of its hundreds of shapes, 19 ms of a 25 ms page part, paid by every
-    # learner of a class on every run; these are built above from known keys (a test compares the two)
-    return go.Figure({"data": [], "layout": layout}, _validate=False)
+    # plotly's checks of its hundreds of shapes took 19 ms of a 25 ms page part
+    return plain_figure([], layout)
 
 
 def build_lines(

@@ -10,7 +10,16 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from components.charts import FOOT_LEGEND, _text, _texts, build_matrix, build_score_bars, chart_title, cut
+from components.charts import (
+    FOOT_LEGEND,
+    _text,
+    _texts,
+    build_matrix,
+    build_score_bars,
+    chart_title,
+    cut,
+    plain_figure,
+)
 from components.export import csv_text
 from components.i18n import t, t_plain
 from components.tokens import readable
@@ -70,7 +79,7 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
         "yaxis": {"autorange": "reversed", "type": "category", "title": {"text": _text(t_plain("inside.layer"))}},
         "xaxis": {"type": "category", "side": "top"},
     }
-    return go.Figure({"data": [heat], "layout": layout})
+    return plain_figure([heat], layout)
 
 
 def _lines_by_layer(
@@ -99,7 +108,7 @@ def _lines_by_layer(
         "xaxis": {"type": "category", "title": {"text": _text(t_plain("inside.layer"))}},
         "legend": FOOT_LEGEND,
     }
-    return go.Figure({"data": traces, "layout": layout})
+    return plain_figure(traces, layout)
 
 
 def build_answer_curve(lenses: dict[str, Lens], answer: str) -> go.Figure:
@@ -206,7 +215,7 @@ def build_block_sizes(path: BlockPath) -> go.Figure:
         "margin": {"l": 10, "r": 10, "t": 40 + extra, "b": 10},
         "yaxis": {"title": {"text": _text(t_plain("inside.norm"))}, "range": [0, max(norms) * 1.25]},
     }
-    return go.Figure({"data": [bars], "layout": layout})
+    return plain_figure([bars], layout)
 
 
 def render_neurons(path: BlockPath) -> None:
