@@ -31,7 +31,7 @@ def render_query_key(qk: QueryKey, labels: list[str], query: int) -> None:
     right.plotly_chart(build_score_bars(list(zip(shown, row.weights)), t("attn.weights_title")), key="qk_weights")
     st.caption(
         t(
-            "attn.qk_check",
+            "attn.qk_check" if qk.max_difference else "attn.qk_check_same",  # "by at most 0" said plainly
             d=qk.queries.shape[1],
             scaling=f"{qk.scaling:.4f}",
             diff=sci_or_zero(qk.max_difference),

@@ -40,6 +40,12 @@ PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away
 }
 
 
+def later_weights(largest: float) -> str:
+    """The largest attention weight on a later token, as the lesson's answer says it: "exactly 0" where it is
+    ("at most 0e+00" read as a riddle), else "at most 3e-08"."""
+    return t_plain("gpt.later_at_most", largest=f"{largest:.0e}") if largest else t_plain("gpt.later_zero")
+
+
 def seen(tokens: list[str]) -> list[str]:
     """Tokens as axis labels: a visible ␣ for a space, and a number so that repeats stay apart."""
     return [f"{readable(tok)} ·{i}" for i, tok in enumerate(tokens)]
@@ -361,7 +367,13 @@ def render_check(
         left, bert, later = blank()
         return Solved(
             "after" if later.only_left else "vocab",
-            {"model": model_name, "left": left, "bert": bert, "masked": masked_name, "zero": f"{later.largest:.0e}"},
+            {
+                "model": model_name,
+                "left": left,
+                "bert": bert,
+                "masked": masked_name,
+                "zero": later_weights(later.largest),
+            },
         )
 
     named = {s.name.split(" (")[0]: s for s in sizes}

@@ -205,7 +205,7 @@ def test_page_default_shows_every_view() -> None:
     (model,) = views(open_tab(at, "Model view"))
     assert len(model["attention"][0]["attn"]) == 6 and len(model["attention"][0]["attn"][0]) == 12  # MiniLM
     text = all_text(open_tab(at, "Query · key"))
-    assert "differs from what the model itself reports by at most 0:" in text  # not 0.0e+00
+    assert "the attention is what the model itself reports, to the last bit" in text  # not "by at most 0"
     assert "Layer 3, head 1: every query (rows) against every key (columns)" in chart_titles(at)
     titles = chart_titles(open_tab(at, "Head summary"))
     assert "Attention to the previous token" in titles and "Attention to [SEP]" in titles

@@ -187,3 +187,19 @@ def test_bold_renders_as_bold(lang: str) -> None:
 
     literal = [key for key, text in strings(lang).items() if "**" in rendered(text)[1]]
     assert literal == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "zero", "small"), [("en", "exactly 0", "at most 3e-08"), ("zh", "恰好是 0", "最多是 3e-08")]
+)
+def test_gpts_largest_weight_on_a_later_token_reads_plainly_when_it_is_zero(
+    monkeypatch: pytest.MonkeyPatch, lang: str, zero: str, small: str
+) -> None:
+    """The GPT lesson's answer on "deposit" says the weights on later tokens are "exactly 0", not "at most 0e+00"."""
+    from components import gpt_view, i18n
+
+    monkeypatch.setattr(i18n, "current_lang", lambda: lang)
+    assert gpt_view.later_weights(0.0) == zero
+    assert gpt_view.later_weights(3e-8) == small
+    why = i18n.translate("quiz.gpt_blank.why", lang, plain=True, model="m", left="l", bert="b", masked="x", zero=zero)
+    assert zero in why and "0e+00" not in why
