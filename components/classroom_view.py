@@ -34,6 +34,7 @@ BACKSTOP_S = float(os.environ.get("CONTEXTLAB_CLASS_BACKSTOP_S", "10"))
 COUNT_S = 1.0  # the projector's count
 TEACHER = "class_teacher"  # session_state: (code, secret) while this browser tab teaches a class
 STUDENT = "class_student"  # session_state: the code of the class this tab has joined
+ASKED = "class_asked"  # session_state: this tab just asked from a lesson (the projector opens at its top)
 JOINED = "class"  # the query parameter that keeps a followed student's class in the URL
 ME = "me"  # the one that keeps the tab's random id (session_id)
 _ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
@@ -256,6 +257,7 @@ def render_ask(key: str, prompt: str, options: Sequence[str], details: Callable[
     except ModelZooError as err:
         render_error(err)
         return
+    st.session_state[ASKED] = True
     st.switch_page(CLASS_PAGE, query_params={"code": code, "key": secret})
 
 

@@ -32,6 +32,17 @@ def app_frame() -> Iterator[None]:
         _RUN.inside = False
 
 
+# Streamlit keeps the main area's scroll position when a page switches to another: a teacher who pressed "Ask
+# the class" at the foot of a lesson got the projector scrolled to its foot, the question and its count above
+# the screen (found in Chromium: 470 px down). A page that should open at its top says so with this.
+TO_TOP = "<script>document.querySelector('[data-testid=\"stMain\"]')?.scrollTo({top: 0});</script>"
+
+
+def open_at_top() -> None:
+    """Scroll the page to its top once, as it draws (a script of the app's own, no input of a user in it)."""
+    st.html(TO_TOP, unsafe_allow_javascript=True)
+
+
 def app_style() -> None:
     """The app's own CSS, on every page (a style alone takes no room on the page)."""
     st.html(STYLE)

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 from components import classroom_view as view
-from components.frame import ensure_app_frame
+from components.frame import ensure_app_frame, open_at_top
 from components.i18n import t, t_plain
 from components.light_charts import Own, build_sense_map, chart_labels, render_light_chart
 from components.notices import render_error, render_script_note
@@ -191,6 +191,8 @@ def teach(code: str, secret: str) -> None:
             current(code, secret, question)
     ask_open_task(code, secret)
     follow_and_end(code, secret)
+    if st.session_state.pop(view.ASKED, False):  # from a lesson's foot: the question just asked is at the top
+        open_at_top()
 
 
 def run() -> None:

@@ -177,6 +177,38 @@ def test_eight_students_answer_and_the_projector_counts_and_reveals(browser, tmp
     taught.no_boxes()
 
 
+def test_asking_from_a_lessons_foot_opens_the_projector_at_its_top(browser, tmp_path: Path) -> None:  # noqa: F811
+    """A teacher who presses "Ask the class" under a lesson's question, far down the lesson, gets the projector
+    with the question and its count on the screen. Streamlit keeps the scroll from page to page: the Class page
+    opened 470 px down, at its foot, the question above the screen."""
+    with serve({"CONTEXTLAB_DB": f"sqlite:///{tmp_path / 'class.sqlite3'}"}) as url:
+        teacher = Page(browser)
+        try:
+            teacher.open(f"{url}/class?lang=en")
+            teacher.page.get_by_role("button", name="Start a class").click()
+            teacher.page.wait_for_function("() => new URLSearchParams(location.search).has('key')", timeout=WAIT_MS)
+            teacher.settle()
+            teacher.page.get_by_role("link", name="Masked LM").first.click()
+            ask = teacher.page.get_by_role("button", name="Ask the class").first
+            ask.wait_for(timeout=WAIT_MS)
+            teacher.settle()
+            ask.scroll_into_view_if_needed()
+            main = teacher.page.locator('[data-testid="stMain"]')
+            assert main.evaluate("el => el.scrollTop") > 300  # the question is far down the lesson
+            ask.click()
+            count = teacher.page.get_by_text("0 answered", exact=True)
+            count.wait_for(timeout=WAIT_MS)
+            teacher.settle()
+            assert main.evaluate("el => el.scrollTop") == 0
+            box = count.bounding_box()
+            assert box and 0 <= box["y"] < teacher.page.viewport_size["height"]  # the count on the screen
+            teacher.shot("class-asked-from-a-lesson")
+            assert teacher.exceptions() == 0
+            assert teacher.blocked == []
+        finally:
+            teacher.close()
+
+
 # -- two workers behind nginx, the class in PostgreSQL ----------------------------------------------
 @pytest.fixture
 def class_postgres(postgres_server: str) -> Iterator[str]:
