@@ -50,10 +50,21 @@ HEAD_SCALED = """    const SCALE = Math.max(1, Math.min(1.6, ((window.innerWidth
     const MATRIX_WIDTH = 115 * SCALE;
     const CHECKBOX_SIZE = 20 * SCALE;
     const TEXT_TOP = 30 * SCALE;"""
+# bertviz colours the head view's heads with d3's ten colours, so a model of twelve heads (BERT, MiniLM, GPT-2)
+# drew heads 11 and 12 in the colours of heads 1 and 2. Ten more, darker, after d3's ten: twenty heads apart.
+HEAD_COLOURS = (
+    "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf "
+    "#393b79 #637939 #8c6d31 #843c39 #7b4173 #5254a3 #ad494a #a55194 #6b6ecf #e7ba52"
+).split()
 # Edits to bertviz's code: layers and heads numbered from 1 as on the rest of the page, a head view scaled
-# to its frame and a model view as wide as its frame (bertviz fixes it at 970 px). Each must apply exactly once.
+# to its frame, its heads in colours of their own, and a model view as wide as its frame (bertviz fixes it at
+# 970 px). Each must apply exactly once.
 PATCHES: dict[str, tuple[tuple[str, str], ...]] = {
-    "head": ((".val(layer).text(layer));", ".val(layer).text(layer + 1));"), (HEAD_SIZES, HEAD_SCALED)),
+    "head": (
+        (".val(layer).text(layer));", ".val(layer).text(layer + 1));"),
+        (HEAD_SIZES, HEAD_SCALED),
+        ("d3.scaleOrdinal(d3.schemeCategory10);", f"d3.scaleOrdinal({json.dumps(HEAD_COLOURS)});"),
+    ),
     "model": (
         ("const DIV_WIDTH = 970;", "const DIV_WIDTH = Math.max(480, Math.min(970, (window.innerWidth || 970) - 16));"),
         (".text(config.heads[i])", ".text(config.heads[i] + 1)"),

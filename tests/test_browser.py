@@ -508,6 +508,27 @@ def test_downloaded_attention_view_draws_offline_on_its_own(browser, tmp_path) -
             tab.close()
 
 
+def test_each_of_twelve_heads_has_a_colour_of_its_own(browser, tmp_path) -> None:
+    """The head view's squares (one a head, as its lines are drawn) in twelve colours for a model of twelve heads
+    (BERT, MiniLM, GPT-2): bertviz's ten drew heads 11 and 12 as heads 1 and 2."""
+    import numpy as np
+
+    from components.attention_view import build_bertviz_html
+
+    path = tmp_path / "head.html"
+    path.write_text(build_bertviz_html("head", ["[CLS]", "the", "bank", "[SEP]"], np.full((1, 12, 4, 4), 0.25)))
+    tab = Page(browser)
+    try:
+        tab.page.goto(path.as_uri())
+        tab.page.locator("#vis svg").first.wait_for(timeout=30_000)
+        squares = "() => [...document.querySelectorAll('#vis svg g')].map(g => [...g.children]).filter(c => c.length === 12 && c.every(e => e.tagName === 'rect')).map(c => c.map(e => e.getAttribute('fill')))"
+        (fills,) = tab.page.evaluate(squares)
+        assert len(set(fills)) == 12, fills
+        assert tab.dialogs == [] and tab.blocked == []
+    finally:
+        tab.close()
+
+
 def test_sense_maps_draw_move_with_the_layer_and_show_sentences(server: str, tab: Page) -> None:
     tab.open(f"{server}/senses?layer=1")
     plot = tab.light_chart("minilm-l6 · layer 1 of 6")
