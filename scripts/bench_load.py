@@ -1196,8 +1196,12 @@ def run_writers(url: str, workers: int, watch: MemoryWatch, report: dict) -> Non
     report["writers"] = rows
 
 
-def page_row(typed: list[Typed], failures: list[str], sessions: int, peak: int) -> tuple[dict, list[str]]:
-    """One row of figures for a page (and its errors, every answer checked against its own sentence)."""
+def page_row(
+    typed: list[Typed], failures: list[str], sessions: int, peak: int, cpu: float | None = None
+) -> tuple[dict, list[str]]:
+    """One row of figures for a page (and its errors, every answer checked against its own sentence); `cpu`: the
+    server's CPU seconds over the measure, given per answer (a figure that waits on nothing: on a machine whose
+    speed wanders from run to run, before and after compare better by it than by their seconds to the answer)."""
     seconds = [t.run.seconds for t in typed]
     errors = failures + [e for t in typed for e in t.run.exceptions]
     errors += [f"run ended with status {t.run.status}" for t in typed if t.run.status not in FINISHED]
@@ -1213,6 +1217,7 @@ def page_row(typed: list[Typed], failures: list[str], sessions: int, peak: int) 
         "first_output_p95_s": round(percentile(firsts, 0.95), 3) if firsts else None,
         "errors": len(errors),
         "peak_rss_mb": round(peak / 2**20),
+        "server_cpu_s_per_answer": round(cpu / len(seconds), 4) if cpu is not None and seconds else None,
     }
     return row, errors
 
@@ -1220,15 +1225,17 @@ def page_row(typed: list[Typed], failures: list[str], sessions: int, peak: int) 
 def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: dict) -> None:
     print(
         f"{'page':<28} {'sessions':>8} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'first output p95':>16} "
-        f"{'errors':>6} {'peak RSS':>9}"
+        f"{'errors':>6} {'peak RSS':>9} {'CPU s/answer':>12}"
     )
+    procs = server_processes(url)
     for page in (p for p in EVERY_PAGE if p.url_path in args.pages):
         for n, hog in ((n, hog) for n in args.sessions for hog in [None, *args.hog]):
             watch.peak = watch.rss()
             hogging = Hog(hog) if hog else None
             seed = n + 100_000 * args.seed
+            cpu0 = cpu_seconds(procs)
             typed, failures = asyncio.run(measure(url, page, n, args.rounds, seed=seed, hog=hogging))
-            row, errors = page_row(typed, failures, n, watch.peak)
+            row, errors = page_row(typed, failures, n, watch.peak, cpu_seconds(procs) - cpu0)
             label = page.label
             if hogging is not None:
                 label += f" + {hog}"
@@ -1239,6 +1246,7 @@ def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: di
             print(
                 f"{label:<28} {n:>8} {row['p50_s']:>7} {row['p95_s']:>7} {row['max_s']:>7} "
                 f"{row['first_output_p95_s']!s:>16} {len(errors):>6} {row['peak_rss_mb']:>6} MB"
+                f" {row['server_cpu_s_per_answer']!s:>12}"
             )
             if hogging is not None:
                 print(f"    {hog} runs alongside (s): {', '.join(f'{x:.1f}' for x in hogging.seconds)}")
