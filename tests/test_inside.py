@@ -199,6 +199,10 @@ def test_a_token_s_path_through_a_block_adds_up(family: str, text: str, request:
     assert path.expansion > path.width == model.config.hidden_size
     assert len(path.neurons) == 3 and all(len(n.promotes) == 4 for n in path.neurons)
     assert [n.activation for n in path.neurons] == sorted((n.activation for n in path.neurons), reverse=True)
+    vectors = inside._neuron_vectors(parts.mlp_down[layer])
+    for n in path.neurons:  # its own output vector through the head (read for all three in one product)
+        own = (parts.unembedding @ vectors[n.index].to(parts.unembedding.dtype)).topk(4).indices.tolist()
+        assert n.promotes == model.decode_each(own)
     assert -1 <= path.cosine(path.attention, path.stream_in) <= 1
     with pytest.raises(ValueError, match="token 99"):
         inside.block_path(model, text, 0, 99)

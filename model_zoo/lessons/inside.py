@@ -587,15 +587,22 @@ def _block_path(
     acts = seen["neurons"]
     top = acts.topk(min(k, len(acts)))
     vectors = _neuron_vectors(parts.mlp_down[layer])
-    neurons = []
-    for i, a in zip(top.indices.tolist(), top.values.tolist(), strict=True):
-        key = (model.name, id(parts.unembedding), layer, i, words)
-        if key not in _PROMOTED:  # a neuron's words come from its weights alone: read once per server
-            promoted = (parts.unembedding @ vectors[i].to(parts.unembedding.dtype)).topk(words).indices
+    indices = top.indices.tolist()
+
+    def key(i: int) -> tuple[str, int, int, int, int]:
+        return (model.name, id(parts.unembedding), layer, i, words)
+
+    # A neuron's words come from its weights alone: read once per server. Those not read yet go through the
+    # head in one product, its 49,152 x 576 weights read once and not once a neuron (five neurons on one
+    # thread: 25 ms against 55; the same words, to float rounding)
+    if missing := [i for i in indices if key(i) not in _PROMOTED]:
+        rows = vectors[missing].to(parts.unembedding.dtype)
+        promoted = torch.nn.functional.linear(rows, parts.unembedding).topk(words, dim=1).indices
+        for i, ids in zip(missing, promoted.tolist(), strict=True):
             if len(_PROMOTED) >= PROMOTED_KEPT:
                 _PROMOTED.pop(next(iter(_PROMOTED)))
-            _PROMOTED[key] = model.decode_each(promoted.tolist())
-        neurons.append(Neuron(i, a, _PROMOTED[key]))
+            _PROMOTED[key(i)] = model.decode_each(ids)
+    neurons = [Neuron(i, a, _PROMOTED[key(i)]) for i, a in zip(indices, top.values.tolist(), strict=True)]
     return BlockPath(
         tokens,
         token,
