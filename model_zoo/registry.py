@@ -400,8 +400,16 @@ def weights_fingerprint(name: str) -> str | None:
     places = [
         p for p in (package_file(card) if card.package else None, trained_file(card) if card.trained else None) if p
     ]
-    found = (f for p in places for f in (pieces.pieces(p) if not p.is_dir() else p.rglob("*")))
-    files = sorted((f for f in found if Path(pieces.whole_name(f)).suffix in WEIGHT_SUFFIXES), key=pieces.order)
+    # The package's files, then ContextLab's, each place's in order: sorted by their whole paths, the two swapped
+    # places wherever the repository sorts before the package's install (a checkout in /tmp or /app beside a
+    # /usr or /work/.venv install), and the hash with them: every precomputed figure (the tuned lens, the senses
+    # forming) then read as made from other weights and was not shown
+    files = [
+        f
+        for p in places
+        for f in sorted(pieces.pieces(p) if not p.is_dir() else p.rglob("*"), key=pieces.order)
+        if Path(pieces.whole_name(f)).suffix in WEIGHT_SUFFIXES
+    ]
     if not files:
         return None
     return _fingerprint(tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))

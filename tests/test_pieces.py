@@ -70,3 +70,26 @@ def test_splitting_keeps_the_fingerprint_and_the_model_available(tmp_path: Path,
     assert registry.availability(card).status == "installed"
     (registry.trained_file(card).parent / "weights.hdf5.part1").write_bytes(b"changed")
     assert registry.weights_fingerprint("elmo-mini") not in (before, None)
+
+
+def test_the_fingerprint_does_not_depend_on_where_the_package_and_the_repository_lie(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """smollm2-135m-mlm's weights are the pack's GGUF file and ContextLab's adapter. Hashed in the order of their
+    whole paths, a checkout that sorts before the package's install (/app beside /usr, /tmp beside /work) got
+    another fingerprint for the same bytes, and the tuned lens and every figure precomputed from the model were
+    not shown."""
+    card = registry.get_card("smollm2-135m-mlm")
+    assert card.package and card.trained
+    found = []
+    for package_dir, repo_dir in (("a_site", "z_repo"), ("z_site", "a_repo")):
+        package = tmp_path / package_dir / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        package.parent.mkdir()
+        package.write_bytes(b"the pack's weights")
+        monkeypatch.setattr(registry, "package_file", lambda card, package=package: package)
+        monkeypatch.setattr(registry, "ASSETS", tmp_path / repo_dir / "assets")
+        adapter = registry.trained_file(card)
+        adapter.parent.mkdir(parents=True)
+        adapter.write_bytes(b"ContextLab's adapter")
+        found.append(registry.weights_fingerprint(card.name))
+    assert found[0] == found[1] and found[0] is not None
