@@ -244,6 +244,27 @@ def test_a_tuned_lens_reads_every_layer_closer_to_the_answer_and_its_last_row_is
     ]  # fp16 on disk, the same readings
 
 
+def test_a_tuned_lens_maps_a_class_s_streams_layer_by_layer_as_it_maps_one() -> None:
+    """each_layer (one batched product for every text and layer) is forward's map, layer by layer; the last
+    layer is left as it is, whatever its parameters hold."""
+    torch.manual_seed(0)
+    lens = inside.TunedLens(3, 8)
+    with torch.no_grad():
+        lens.a.normal_(std=0.3)
+        lens.b.normal_()
+    one, class_ = torch.randn(4, 8), torch.randn(4, 5, 8)  # (L + 1, D) and (L + 1, N, D)
+    torch.testing.assert_close(lens.each_layer(one), torch.stack([lens(i, one[i]) for i in range(4)]))
+    torch.testing.assert_close(lens.each_layer(class_), torch.stack([lens(i, class_[i]) for i in range(4)]))
+    torch.testing.assert_close(lens.each_layer(class_)[-1], class_[-1], rtol=0, atol=0)
+    assert not torch.equal(lens.each_layer(class_)[0], class_[0])
+
+
+def test_decode_each_gives_the_tokenizer_s_text_for_each_id_every_time(bert: model_zoo.MaskedLM) -> None:
+    ids = [5, 7, 5, 3, 9, 7]
+    expected = [bert.tokenizer.decode([i]) for i in ids]
+    assert bert.decode_each(ids) == expected and bert.decode_each(ids[::-1]) == expected[::-1]  # kept, the same
+
+
 def test_texts_split_by_hash_the_same_way_every_time() -> None:
     from model_zoo.training.train_lens import split_of
 
