@@ -98,13 +98,14 @@ def render_bertviz(model: model_zoo.Encoder, text: str, pair: str | None, view: 
     # the head view is the lesson's main output (scripts/first_screen.py); how to read it, under it
     st.container(key="main_output" if view == "head" else None).iframe(page, height="content")
     st.caption(t(f"attn.{view}_help"))
-    st.download_button(
+    st.download_button(  # handed over on the click (deferred): not copied into each session's media on every run
         t("attn.download_html"),
-        page,
+        lambda: page,
         file_name=f"contextlab-{view}-view-{model.name}.html",
         mime="text/html",
         icon=":material/download:",
         key=f"download_{view}",
+        on_click="ignore",
     )
 
 

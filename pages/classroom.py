@@ -6,6 +6,7 @@ lessons (their "Ask the class" button, while this tab teaches); the open tasks f
 
 from __future__ import annotations
 
+from functools import partial
 from urllib.parse import urlsplit
 
 import streamlit as st
@@ -167,12 +168,13 @@ def follow_and_end(code: str, secret: str) -> None:
         else:
             st.caption(t("class.follow_how"))
     with st.expander(t("class.end_title")):
-        st.download_button(
+        st.download_button(  # the class's answers read from the store when the teacher clicks, not on every run
             t("class.download"),
-            store.export_csv(code, secret),
+            partial(store.export_csv, code, secret),
             f"class-{code}.csv",
             "text/csv",
             icon=":material/download:",
+            on_click="ignore",
         )
         if st.button(t("class.end"), type="primary", icon=":material/logout:"):
             store.end_class(code, secret)

@@ -6,6 +6,8 @@ tests/test_class_page.py."""
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import shutil
@@ -172,7 +174,16 @@ def test_eight_students_answer_and_the_projector_counts_and_reveals(browser, tmp
     """One app process, the class in a SQLite file of this test's own."""
     with serve({"CONTEXTLAB_DB": f"sqlite:///{tmp_path / 'class.sqlite3'}"} | PUSH_ONLY) as url:
         taught = run_class(browser, url, "class")
-        taught.close()
+        try:  # the teacher's export, read from the store on the click (a deferred download): the eight answers
+            teacher = taught.teacher.page
+            teacher.get_by_text("End the class", exact=True).click()
+            with teacher.expect_download(timeout=30_000) as download:
+                teacher.get_by_role("button", name="Download the answers (CSV)").click()
+            rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
+            assert download.value.suggested_filename.startswith("class-") and len(rows) == len(ANSWERS)
+            assert sorted(r["answer"] for r in rows) == sorted(ANSWERS)
+        finally:
+            taught.close()
     assert (tmp_path / "class.sqlite3").exists()  # the class was kept where the test said, not in the user's cache
     taught.no_boxes()
 
