@@ -82,7 +82,7 @@ def run() -> None:
         # expanded: every lesson stays in view (by default Streamlit folds all but ten under "View more").
         chosen = st.navigation({name: pages for name, pages in sections.items() if pages}, expanded=True)
         class_mode_on(chosen.url_path)
-        with app_frame():
+        with app_frame(chosen.url_path):
             chosen.run()
     finally:  # after the first page run, also when it stops or reruns itself; once per server
         serving.warm_up()

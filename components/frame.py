@@ -8,6 +8,8 @@ from contextlib import contextmanager
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.state.session_state_proxy import get_session_state
 
 # On a phone (Streamlit stacks columns under 640 px), where nothing hovers, toolbars are shown at all times:
 # plotly's would lie over a chart's title (the charts' PNG stays a camera click away on a wider screen), and a
@@ -23,13 +25,43 @@ _RUN = threading.local()  # a session's script runs in its own thread, one run a
 
 
 @contextmanager
-def app_frame() -> Iterator[None]:
-    """app.py runs the page st.navigation chose inside this: the page's own run is then in the frame."""
+def app_frame(page: str = "") -> Iterator[None]:
+    """app.py runs the page st.navigation chose (its url path `page`) inside this: the page's own run is then in
+    the frame, and what the last page's widgets left in session state is gone before it draws (forget_left)."""
+    forget_left(page)
+    ctx = get_script_run_ctx()
+    before = ctx.shared.widget_user_keys_this_run.snapshot() if ctx else frozenset()
     _RUN.inside = True
     try:
         yield
     finally:
         _RUN.inside = False
+        if ctx:
+            _, kept = st.session_state.get(LEFT, ("", frozenset()))
+            st.session_state[LEFT] = (page, kept | (ctx.shared.widget_user_keys_this_run.snapshot() - before))
+
+
+# (url path, the widget keys its runs drew): a page's widgets' keys, for the next page to drop (forget_left)
+LEFT = "_page_widget_keys"
+
+
+def forget_left(page: str) -> None:
+    """On a move to another page, drop the last page's widget keys from session state. Pages seed their boxes
+    through session state (a default set once, an example button's sentence), and such a value outlives its
+    widget: the next page's box of the same key took it (Attention opened on Masked LM's sentence, BERT inputs'
+    sentences A and B read "man" and "king" from Word embeddings, Probing's models came up empty after Word
+    senses' and ELMo stopped on them), where it should open on its own default, or the value its link gives."""
+    last, keys = st.session_state.get(LEFT, ("", frozenset()))
+    if last == page:
+        return
+    with get_session_state().query_params() as url:  # a box bound to the URL is unbound as it goes, or the
+        for key in keys:  # next page could not write ?key= itself (ELMo's ?word= after Word embeddings' box)
+            binding = url.get_binding_for_param(key)
+            if binding is not None:
+                url.unbind_widget(binding.widget_id)
+    for key in keys:
+        st.session_state.pop(key, None)
+    st.session_state[LEFT] = (page, frozenset())
 
 
 # Streamlit keeps the main area's scroll position when a page switches to another: a teacher who pressed "Ask

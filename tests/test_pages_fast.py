@@ -442,3 +442,37 @@ def test_onehot_asks_which_word_is_nearest_only_among_words_glove_knows(text: st
     at = open_page("pages/onehot.py", text="dog 我 cat car")  # a word it lacks is not offered; the rest are
     ok(at)
     assert list(at.radio(key="predict_onehot_nearest").options) == ["car", "cat"]
+
+
+def widget_values(at) -> dict[str, object]:  # noqa: ANN001
+    """Every keyed box and picker of a page run, by key: what the learner sees in them."""
+    kinds = ("text_input", "text_area", "multiselect", "selectbox", "radio", "slider")
+    return {w.key: w.value for kind in kinds for w in at.get(kind) if getattr(w, "key", None)}
+
+
+# (the page left, the page opened from its sidebar): pages whose boxes share keys (text, a, b, words, models)
+MOVES = [
+    ("masked_lm.py", "attention.py"),
+    ("senses.py", "probing.py"),
+    ("embeddings.py", "elmo.py"),
+    ("embeddings.py", "bert_inputs.py"),
+    ("masked_lm.py", "inside.py"),
+    ("attention.py", "masked_lm.py"),
+]
+
+
+@pytest.mark.parametrize(("left", "opened"), MOVES, ids=lambda p: p.removesuffix(".py"))
+def test_a_page_opened_from_another_shows_its_own_defaults(tiny_zoo: Path, left: str, opened: str) -> None:
+    """What one page's boxes held (its defaults, a sentence the learner typed, a value its example button set)
+    never fills another page's boxes of the same key: the page opens as it opens from its own link. It did not:
+    Attention opened on Masked LM's sentence, BERT inputs' sentences A and B on Word embeddings' "man" and "king",
+    Probing with no model picked after Word senses, and ELMo stopped with an error box."""
+    own = widget_values(open_page(f"pages/{opened}"))
+    at = open_page(f"pages/{left}")
+    for box in at.text_input:
+        if box.key in own and isinstance(own[box.key], str):
+            box.input(f"{box.value} again").run()  # the learner's own text, where the next page has that box too
+    ok(at)
+    at.switch_page(f"pages/{opened}").run()
+    ok(at)
+    assert widget_values(at) == own
