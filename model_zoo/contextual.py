@@ -159,6 +159,16 @@ class Encoder:
                 self._decoded.update((i, self.tokenizer.decode([i])) for i in missing)
         return [self._decoded[i] for i in ids]
 
+    def shown_each(self, ids: list[int]) -> list[str]:
+        """decode_each for a learner's eyes: a piece that is part of a character (a byte-level token alone, which
+        decodes to "\ufffd") spelled as its bytes, ‹e2 80›, or as its vocabulary has it (<0xE2>), not as "�"."""
+        texts = self.decode_each(ids)
+        if not any("\ufffd" in text for text in texts):
+            return texts
+        cut = [i for i, text in zip(ids, texts, strict=True) if "\ufffd" in text]
+        spelled = dict(zip(cut, self.token_strings(cut), strict=True))
+        return [_byte_spelling(spelled[i]) if "\ufffd" in text else text for i, text in zip(ids, texts, strict=True)]
+
     def decode_rows(self, rows: list[list[int]]) -> list[str]:
         """Each row of ids as one text (" side", "walk": " sidewalk")."""
         with self._tokenizer_lock:
@@ -726,3 +736,22 @@ def _word_pieces(batch: Any, index: int, text: str, word: str) -> list[int]:
         if span is not None and span.start < end and span.end > start:
             positions.append(position)
     return positions
+
+
+def _byte_table() -> dict[str, int]:
+    """GPT-2's byte-level alphabet (the byte each of its 256 characters stands for), as its tokenizers spell
+    tokens (Radford et al. 2019; SmolLM2 and GPT-2 alike)."""
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    moved = [b for b in range(256) if b not in kept]
+    return {chr(b): b for b in kept} | {chr(256 + n): b for n, b in enumerate(moved)}
+
+
+_BYTES = _byte_table()
+
+
+def _byte_spelling(piece: str) -> str:
+    """A token that is part of a character, as its bytes (‹e2 80›) where it is spelled in the byte-level
+    alphabet; otherwise as the vocabulary spells it (a sentencepiece byte: <0xE2>)."""
+    if piece and all(ch in _BYTES for ch in piece):
+        return "‹" + " ".join(f"{_BYTES[ch]:02x}" for ch in piece) + "›"
+    return piece

@@ -48,7 +48,7 @@ def test_the_lens_last_row_is_the_model_s_own_prediction(
     own = own_logits(model, text).softmax(-1)
     top = own.topk(5)
     last = lens.rows[-1]
-    assert [w for w, _ in last.top] == model.decode_each(top.indices.tolist())
+    assert [w for w, _ in last.top] == model.shown_each(top.indices.tolist())
     np.testing.assert_allclose([p for _, p in last.top], top.values.tolist(), atol=1e-4)
     assert last.answer_rank == 1 and lens.answer == last.top[0][0]
     assert all(r.answer_rank >= 1 and 0 <= r.answer_probability <= 1 for r in lens.rows)
@@ -152,7 +152,7 @@ def test_skipping_the_only_changes_there_are_is_the_embeddings_reading(gpt2: mod
     with inside._hooks(hooks):
         stream = inside._last_stream(gpt2, reading, parts)
     probs = inside._logits(gpt2, parts, stream).softmax(-1)
-    assert gpt2.decode_each(probs.topk(5).indices.tolist()) == [w for w, _ in lens.rows[0].top]
+    assert gpt2.shown_each(probs.topk(5).indices.tolist()) == [w for w, _ in lens.rows[0].top]
 
 
 def test_bad_requests_get_one_sentence(bert: model_zoo.MaskedLM, gpt2: model_zoo.CausalLM) -> None:
@@ -202,7 +202,7 @@ def test_a_token_s_path_through_a_block_adds_up(family: str, text: str, request:
     vectors = inside._neuron_vectors(parts.mlp_down[layer])
     for n in path.neurons:  # its own output vector through the head (read for all three in one product)
         own = (parts.unembedding @ vectors[n.index].to(parts.unembedding.dtype)).topk(4).indices.tolist()
-        assert n.promotes == model.decode_each(own)
+        assert n.promotes == model.shown_each(own)
     assert -1 <= path.cosine(path.attention, path.stream_in) <= 1
     with pytest.raises(ValueError, match="token 99"):
         inside.block_path(model, text, 0, 99)
@@ -263,6 +263,19 @@ def test_decode_each_gives_the_tokenizer_s_text_for_each_id_every_time(bert: mod
     ids = [5, 7, 5, 3, 9, 7]
     expected = [bert.tokenizer.decode([i]) for i in ids]
     assert bert.decode_each(ids) == expected and bert.decode_each(ids[::-1]) == expected[::-1]  # kept, the same
+
+
+def test_a_piece_of_a_character_is_shown_as_its_bytes(gpt2: model_zoo.CausalLM) -> None:
+    """A byte-level token that is part of a character (alone it decodes to "\ufffd") reads as its bytes in the
+    lesson's words (the lens, the neurons' promoted words): together they spell the character. Whole words
+    read as they decode."""
+    ids = gpt2.tokenizer("语", add_special_tokens=False)["input_ids"]
+    assert len(ids) > 1 and all("\ufffd" in text for text in gpt2.decode_each(ids))
+    shown = gpt2.shown_each(ids)
+    assert all(text.startswith("‹") and text.endswith("›") for text in shown)
+    assert bytes.fromhex(" ".join(text.strip("‹›") for text in shown)) == "语".encode()
+    word = gpt2.tokenizer(" river", add_special_tokens=False)["input_ids"]
+    assert gpt2.shown_each(word) == gpt2.decode_each(word) == [" river"]
 
 
 def test_texts_split_by_hash_the_same_way_every_time() -> None:

@@ -351,12 +351,12 @@ def _lens_from(model: Encoder, reading: Reading, logits: torch.Tensor, k: int) -
     ranks = (probs > at_answer).sum(-1, dtype=torch.int32) + 1  # counted in int64, it took as long as the softmax
     top = probs.topk(k, dim=-1)
     top_p, answer_p = top.values.tolist(), at_answer[:, 0].tolist()
-    words = model.decode_each(top.indices.flatten().tolist())
+    words = model.shown_each(top.indices.flatten().tolist())
     rows = [
         LayerGuess(layer, list(zip(words[layer * k : (layer + 1) * k], top_p[layer])), int(rank), answer_p[layer])
         for layer, rank in enumerate(ranks.tolist())
     ]
-    return Lens(reading.tokens, reading.at, model.decode_each([answer])[0], rows, reading.answered)
+    return Lens(reading.tokens, reading.at, model.shown_each([answer])[0], rows, reading.answered)
 
 
 # -- knocking parts out -----------------------------------------------------------------------------
@@ -445,8 +445,8 @@ def knock_out(model: Encoder, text: str, knock: Knock, k: int = 5, intact: tuple
         knocked = _logits(model, parts, _last_stream(model, reading, parts)).softmax(-1)
     top = knocked.topk(k)
     return Knocked(
-        model.decode_each([answer])[0],
-        list(zip(model.decode_each(top.indices.tolist()), top.values.tolist())),
+        model.shown_each([answer])[0],
+        list(zip(model.shown_each(top.indices.tolist()), top.values.tolist())),
         before,
         float(knocked[answer]),
         -math.log(before),
@@ -496,7 +496,7 @@ def head_effects(
         effects[rows] = (logp - intact[answer]).cpu().numpy()
         if on_progress is not None:
             on_progress(rows[-1] / (n_layers * n_heads - 1) if n_layers * n_heads > 1 else 1.0)
-    return effects.reshape(n_layers, n_heads), model.decode_each([answer])[0], float(intact[answer])
+    return effects.reshape(n_layers, n_heads), model.shown_each([answer])[0], float(intact[answer])
 
 
 # -- one token's path through a block ---------------------------------------------------------------
@@ -606,7 +606,7 @@ def _block_path(
         for i, ids in zip(missing, promoted.tolist(), strict=True):
             if len(_PROMOTED) >= PROMOTED_KEPT:
                 _PROMOTED.pop(next(iter(_PROMOTED)))
-            _PROMOTED[key(i)] = model.decode_each(ids)
+            _PROMOTED[key(i)] = model.shown_each(ids)
     neurons = [Neuron(i, a, _PROMOTED[key(i)]) for i, a in zip(indices, top.values.tolist(), strict=True)]
     return BlockPath(
         tokens,
