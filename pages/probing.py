@@ -45,8 +45,22 @@ def pick() -> tuple[list[str], list[str]]:
     )
     st.session_state.setdefault("tasks", keys_from_url("tasks", list(TASKS), list(TASKS)))
     left, right = st.columns([2, 3])
-    models = left.multiselect(t("probing.models"), CONTEXTUAL, max_selections=MAX_MODELS, key="models", wrap=True)
-    tasks = right.multiselect(t("probing.tasks"), list(TASKS), format_func=task_name, key="tasks", wrap=True)
+    models = left.multiselect(
+        t("probing.models"),
+        CONTEXTUAL,
+        max_selections=MAX_MODELS,
+        key="models",
+        wrap=True,
+        placeholder=t_plain("notice.choose_many"),
+    )
+    tasks = right.multiselect(
+        t("probing.tasks"),
+        list(TASKS),
+        format_func=task_name,
+        key="tasks",
+        wrap=True,
+        placeholder=t_plain("notice.choose_many"),
+    )
     keep_in_url("models", models)
     keep_in_url("tasks", tasks)
     if not models or not tasks:

@@ -198,7 +198,9 @@ def run() -> None:
     st.session_state.setdefault("models", keys_from_url("models", MODELS, DEFAULT_MODELS))
     c1, c2 = st.columns([1, 2])
     word = c1.selectbox(t("senses.word"), WORDS, key="word", bind="query-params")
-    chosen = c2.multiselect(t("senses.models"), MODELS, key="models", wrap=True)
+    chosen = c2.multiselect(
+        t("senses.models"), MODELS, key="models", wrap=True, placeholder=t_plain("notice.choose_many")
+    )
     keep_in_url("models", chosen)
     with st.expander(t("lesson.more")):
         st.write(t("senses.intro_more"))

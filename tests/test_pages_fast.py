@@ -476,3 +476,13 @@ def test_a_page_opened_from_another_shows_its_own_defaults(tiny_zoo: Path, left:
     at.switch_page(f"pages/{opened}").run()
     ok(at)
     assert widget_values(at) == own
+
+
+def test_an_empty_picker_asks_in_the_learner_s_language(tiny_zoo: Path) -> None:
+    """The model and task pickers' placeholder (what an emptied picker says) in Chinese too, not Streamlit's
+    "Choose options"."""
+    at = open_page("pages/probing.py", lang="zh")
+    ok(at)
+    assert {at.multiselect(key=k).proto.placeholder for k in ("models", "tasks")} == {"选择一个或多个"}
+    senses = open_page("pages/senses.py", lang="zh")
+    assert senses.multiselect(key="models").proto.placeholder == "选择一个或多个"
