@@ -133,6 +133,24 @@ def page_of(link: str) -> tuple[str, dict[str, str]] | None:
 
 
 # -- the projector -----------------------------------------------------------------------------------
+def on_this_computer_only(link: str) -> bool:
+    """Whether `link` names the teacher's own computer (localhost, 127.x, ::1): no student's device opens it."""
+    host = urlsplit(link).hostname or ""
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
+def network_address(link: str) -> str | None:
+    """`link`'s server at this computer's address on its network (the one Streamlit prints as its Network
+    URL), or None where it has none."""
+    from streamlit import net_util
+
+    ip = net_util.get_internal_ip()
+    if not ip:
+        return None
+    url = urlsplit(link)
+    return f"{url.scheme}://{ip}{f':{url.port}' if url.port else ''}"
+
+
 def qr_png(link: str) -> bytes:
     """The students' link as a QR code (segno, pure Python): a PNG the projector shows large."""
     import segno

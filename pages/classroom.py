@@ -186,7 +186,15 @@ def follow_and_end(code: str, secret: str) -> None:
 
 def teach(code: str, secret: str) -> None:
     question = class_mode.store().current_question(code)
-    view.render_code(code, students_link(code), big=question is None)
+    link = students_link(code)
+    view.render_code(code, link, big=question is None)
+    if view.on_this_computer_only(link):  # the teacher opened the app as localhost: the QR code leads nowhere
+        address, url = view.network_address(link), urlsplit(link)
+        here = f"{url.scheme}://{url.netloc}"
+        st.warning(
+            t("class.local_link", address=address, here=here) if address else t("class.local_link_none", here=here),
+            icon=":material/wifi_off:",
+        )
     st.caption(t("class.keep_link"))
     if question is not None:
         with st.container(border=True, key="class_current"):

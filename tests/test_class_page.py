@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import all_text, app, open_page
+from tests.conftest import all_text, app, open_page, shown
 from tests.test_bad_input import BAD
 
 
@@ -255,3 +255,21 @@ def test_a_student_who_reloads_is_the_same_student_and_sees_what_they_sent() -> 
     ]
     other = open_class(code=code, me="not an id <b>")  # a link's bad id: a fresh one, never an error
     assert not other.exception and other.query_params["me"] != "not an id <b>"
+
+
+def test_a_class_started_at_localhost_says_its_link_reaches_no_student(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A teacher who opened the app as localhost gets a link and a QR code no student's device opens: the page
+    says so, and names this computer's address on its network to use instead (the class stays)."""
+    from streamlit import net_util
+
+    from components import classroom_view as classroom
+
+    monkeypatch.setattr(net_util, "get_internal_ip", lambda: "192.168.1.20")
+    at, code, _ = start_class()  # AppTest's page has no URL of its own: the link reads http://localhost/class
+    warned = " ".join(shown(str(w.value)) for w in at.warning)
+    assert "This link names this computer only (http://localhost)" in warned and "http://192.168.1.20" in warned
+    assert classroom.on_this_computer_only("http://127.0.0.1:8660/class?code=ABC234")
+    assert classroom.on_this_computer_only("http://[::1]:8501/class")
+    for reached in ("http://192.168.1.20:8501/class", "https://contextlab.school.example/class", "http://lab-pc/class"):
+        assert not classroom.on_this_computer_only(reached)
+    assert classroom.network_address("http://localhost:8501/class?code=ABC234") == "http://192.168.1.20:8501"
