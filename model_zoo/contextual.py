@@ -7,6 +7,7 @@ T tokens, D width, H heads, B texts in a batch, V the vocabulary.
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -747,11 +748,12 @@ def _byte_table() -> dict[str, int]:
 
 
 _BYTES = _byte_table()
+_BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")  # a sentencepiece byte, spelled as its vocabulary has it
 
 
 def _byte_spelling(piece: str) -> str:
     """A token that is part of a character, as its bytes (‹e2 80›) where it is spelled in the byte-level
     alphabet; otherwise as the vocabulary spells it (a sentencepiece byte: <0xE2>)."""
-    if piece and all(ch in _BYTES for ch in piece):
+    if piece and not _BYTE_TOKEN.fullmatch(piece) and all(ch in _BYTES for ch in piece):
         return "‹" + " ".join(f"{_BYTES[ch]:02x}" for ch in piece) + "›"
     return piece

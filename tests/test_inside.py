@@ -274,6 +274,9 @@ def test_a_piece_of_a_character_is_shown_as_its_bytes(gpt2: model_zoo.CausalLM) 
     shown = gpt2.shown_each(ids)
     assert all(text.startswith("‹") and text.endswith("›") for text in shown)
     assert bytes.fromhex(" ".join(text.strip("‹›") for text in shown)) == "语".encode()
+    from model_zoo.contextual import _byte_spelling
+
+    assert _byte_spelling("<0xE2>") == "<0xE2>"  # a sentencepiece byte keeps its vocabulary's spelling
     word = gpt2.tokenizer(" river", add_special_tokens=False)["input_ids"]
     assert gpt2.shown_each(word) == gpt2.decode_each(word) == [" river"]
 
