@@ -74,6 +74,12 @@ def test_empty_prompt_gets_a_message(gpt2) -> None:  # noqa: ANN001
         next(generate_steps(gpt2, "   "))
 
 
+def test_a_sentence_s_factors_show_a_piece_of_a_character_as_its_bytes(gpt2) -> None:  # noqa: ANN001
+    """The factor bars label each token as shown_each does: the pieces of 语 as their bytes, not as "�"."""
+    factors = token_logprobs(gpt2, "语 is a word")
+    assert factors.tokens[0].startswith("‹") and "\ufffd" not in "".join(factors.tokens)
+
+
 def test_sentence_probability_is_the_product_of_its_factors(gpt2) -> None:  # noqa: ANN001
     factors = token_logprobs(gpt2, PROMPT)
     ids = gpt2.tokenize(PROMPT, padding=False)["input_ids"][0].tolist()

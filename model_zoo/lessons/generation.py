@@ -155,7 +155,7 @@ def choose(model: CausalLM, writing: Writing, logits: torch.Tensor, n_candidates
         token=model.tokenizer.decode([chosen]),
         token_id=chosen,
         probability=float(probs[chosen]),
-        candidates=list(zip(model.decode_each(top.indices.tolist()), top.values.tolist())),
+        candidates=list(zip(model.shown_each(top.indices.tolist()), top.values.tolist())),
         text=writing.prompt + model.tokenizer.decode(writing.made),
         cut=writing.cut,
         ended=ended,
@@ -380,7 +380,7 @@ def token_logprobs(model: CausalLM, text: str) -> Factors:
     full = torch.cat([torch.tensor([[start]]), ids], 1).to(model.device)
     hidden = _hidden(model, None, input_ids=full[:, :-1]).last_hidden_state  # the last token predicts nothing here
     logprobs = _picked_logprobs(model, hidden, full[:, 1:], torch.ones_like(full[:, 1:], dtype=torch.bool))[0]
-    return Factors(model.decode_each(ids[0].tolist()), logprobs.cpu().numpy(), model.tokenizer.decode([start]))
+    return Factors(model.shown_each(ids[0].tolist()), logprobs.cpu().numpy(), model.tokenizer.decode([start]))
 
 
 @torch.inference_mode()
