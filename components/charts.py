@@ -18,10 +18,13 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-from _plotly_utils.utils import convert_to_base64
+import plotly.io as pio
+from _plotly_utils.basevalidators import is_homogeneous_array
+from _plotly_utils.utils import convert_to_base64, to_typed_array_spec
 from plotly.colors import get_colorscale
 
 from .tokens import spaced
@@ -37,13 +40,85 @@ class PlainFigure(go.Figure):
 
     plotly's to_dict deep-copies the figure, its template included, before Streamlit writes it out: a sixth of
     what Inside the model's page spends in Python on a sentence (py-spy). A plain figure is built for one chart
-    and read once, so its dicts are given as they are (each trace's own keys copied: a numpy array there is
-    written as plotly writes it into the copy, the figure keeps its array)."""
+    and read once, so its dicts are given as they are (each dict copied, not the lists and arrays in it: a numpy
+    array there is written as plotly writes it into the copy, the figure keeps its array).
+
+    Nor is plotly's own figure built unless something reads it (a test's `figure.data[0].x`, an update): even
+    unchecked, its constructor deep-copies the data and the template, 8.8% of what Inside the model's worker
+    spent holding the GIL under a class (py-spy --gil, thirty sessions). Streamlit only calls to_dict."""
+
+    def __init__(self, spec: dict) -> None:  # plotly's state is built on first use (__getattr__)
+        object.__setattr__(self, "_plain", spec)
+
+    def __getattr__(self, name: str) -> Any:
+        """Called for an attribute the object lacks: the first builds plotly's figure from the spec, unchecked
+        (as plain_figure made it before), and reads it there."""
+        state = self.__dict__
+        if "_plain" not in state or state.get("_built"):
+            raise AttributeError(name)
+        state["_built"] = True
+        go.Figure.__init__(self, state["_plain"], _validate=False)
+        return getattr(self, name)
 
     def to_dict(self) -> dict:
-        res = {"data": [dict(trace) for trace in self._data], "layout": dict(self._layout)}
-        convert_to_base64(res)
-        return res
+        if self.__dict__.get("_built"):  # read or changed through plotly: its state is the figure
+            res = {"data": [dict(trace) for trace in self._data], "layout": dict(self._layout)}
+            convert_to_base64(res)
+            return res
+        plain = self._plain
+        layout = _written(plain.get("layout", {}))
+        layout.setdefault("template", _default_template())  # what plotly's constructor adds (no arrays in it)
+        return {"data": [_written(trace) for trace in plain.get("data", [])], "layout": layout}
+
+
+_SKIPPED = frozenset(("geojson", "layer", "layers", "range"))  # convert_to_base64's keys: written as they are
+_NOT_ARRAYS = (str, int, float, dict, list, tuple)
+
+
+def _written(value: dict, convert: bool = True) -> dict:
+    """A copy of `value` as plotly writes a figure out, in one walk: each dict in it copied (in lists too), not
+    its lists' other items; a key set to None left out (plotly leaves it unset); and, with `convert`, each
+    numpy array that is a dict's value as plotly.js's typed array (convert_to_base64's rule, outside its skipped
+    keys). convert_to_base64 itself calls its checks on every string of a chart's texts and on every node of the
+    template: 4% of what Inside the model's worker spent holding the GIL under a class."""
+    out: dict = {}
+    for key, item in value.items():
+        if item is None:
+            continue
+        keep = convert and key not in _SKIPPED
+        if isinstance(item, dict):
+            out[key] = _written(item, keep)
+        elif isinstance(item, (list, tuple)):
+            out[key] = _written_items(item, keep)
+        elif keep and not isinstance(item, _NOT_ARRAYS) and is_homogeneous_array(item):
+            out[key] = to_typed_array_spec(item)
+        else:
+            out[key] = item
+    return out
+
+
+def _written_items(items: list | tuple, convert: bool) -> list:
+    """_written for a list's items: its dicts and lists walked, the rest as they are (an array in a list stays
+    one, as convert_to_base64 leaves it)."""
+    return [
+        _written(x, convert)
+        if isinstance(x, dict)
+        else _written_items(x, convert)
+        if isinstance(x, (list, tuple))
+        else x
+        for x in items
+    ]
+
+
+def _default_template() -> dict:
+    """plotly's default template (Streamlit's, once its plotly element is imported) as a figure's layout
+    writes it out; shared by the figures, which only write it out."""
+    return _template_json(pio.templates.default)
+
+
+@functools.cache
+def _template_json(name: str) -> dict:
+    return pio.templates[name].to_plotly_json()  # a deep copy of the template: once a name
 
 
 def plain_figure(data: list[dict], layout: dict) -> go.Figure:
@@ -58,7 +133,7 @@ def plain_figure(data: list[dict], layout: dict) -> go.Figure:
         else trace
         for trace in data
     ]
-    return PlainFigure({"data": traces, "layout": layout}, _validate=False)
+    return PlainFigure({"data": traces, "layout": layout})
 
 
 @functools.cache

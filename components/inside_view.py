@@ -22,6 +22,7 @@ from components.charts import (
 )
 from components.export import csv_text
 from components.i18n import t, t_plain
+from components.tables import arrow_rows
 from components.tokens import readable
 from model_zoo.lessons.inside import BlockPath, Knocked, Lens, WeightAndEffect, settles_at
 
@@ -230,7 +231,7 @@ def render_neurons(path: BlockPath) -> None:
         }
         for n in path.neurons
     ]
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(arrow_rows(rows), hide_index=True, width="stretch")
 
 
 def block_csv(path: BlockPath) -> str:

@@ -435,3 +435,21 @@ def test_the_answers_curve_draws_every_probability_where_it_is() -> None:
     axis = figure.layout.yaxis  # one notation down the axis: no "1%" above "10⁻⁸" to be read as a percentage
     assert list(axis.ticktext) == ["10⁻¹⁴", "10⁻¹²", "10⁻¹⁰", "10⁻⁸", "10⁻⁶", "10⁻⁴", "10⁻²", "1"]
     assert list(axis.tickvals) == pytest.approx([1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1])
+
+
+def test_a_text_read_again_is_the_same_reading_and_a_model_keeps_only_its_latest(gpt2: model_zoo.CausalLM) -> None:
+    """A run reads its sentence five or six times: the second read is the first's Reading (the tokens, the inputs,
+    the answer's position), a model keeps READINGS_KEPT texts at most, and a mistake is said again each time."""
+    first = inside.read(gpt2, "the man went to the [MASK] .")
+    again = inside.read(gpt2, "the man went to the [MASK] .")
+    assert again is first and again.tokens == gpt2.token_strings(
+        gpt2.tokenize("the man went to the")["input_ids"][0].tolist()
+    )
+    for i in range(inside.READINGS_KEPT + 5):
+        inside.read(gpt2, f"the man {i} went to the")
+    assert len(inside._readings[gpt2]) == inside.READINGS_KEPT
+    assert inside.read(gpt2, "the man went to the [MASK] .") is not first  # dropped, read afresh: the same answer
+    assert inside.read(gpt2, "the man went to the [MASK] .").at == first.at
+    for _ in range(2):
+        with pytest.raises(model_zoo.ModelZooError):
+            inside.read(gpt2, "[MASK] comes first")

@@ -486,3 +486,36 @@ def test_an_empty_picker_asks_in_the_learner_s_language(tiny_zoo: Path) -> None:
     assert {at.multiselect(key=k).proto.placeholder for k in ("models", "tasks")} == {"选择一个或多个"}
     senses = open_page("pages/senses.py", lang="zh")
     assert senses.multiselect(key="models").proto.placeholder == "选择一个或多个"
+
+
+def test_a_plain_figure_writes_what_plotly_writes_and_reads_back_as_a_figure() -> None:
+    """A chart built unchecked (charts.plain_figure) is written out as plotly's own figure writes it, template
+    and numpy arrays included, without plotly building it; read or changed through plotly, it is that figure."""
+    import numpy as np
+    import streamlit.elements.plotly_chart  # noqa: F401  Streamlit's template, plotly's default, as on a page
+    from _plotly_utils.utils import convert_to_base64
+
+    from components.charts import plain_figure
+
+    def build() -> go.Figure:
+        return plain_figure(
+            [
+                {
+                    "type": "bar",
+                    "x": np.array([0.5, 0.25]),
+                    "y": ["a", "b", None],
+                    "marker": {"color": np.array([1.0, 2.0]), "line": None},
+                }
+            ],
+            {"title": {"text": "Top words"}, "height": 300, "xaxis": {"range": [0, 1]}},
+        )
+
+    theirs = go.Figure(build()._plain, _validate=False)
+    expected = {"data": [dict(trace) for trace in theirs._data], "layout": dict(theirs._layout)}
+    convert_to_base64(expected)
+    figure = build()
+    assert json.loads(pio.to_json(figure.to_dict())) == json.loads(pio.to_json(expected))
+    assert figure.to_dict() == figure.to_dict()  # written twice, the same (its arrays stay the figure's)
+    assert list(figure.data[0].y) == ["a", "b", None] and figure.layout.title.text == "Top words"
+    figure.update_layout(height=420)
+    assert figure.to_dict()["layout"]["height"] == 420

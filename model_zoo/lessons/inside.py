@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -130,9 +132,34 @@ def read_text(model: Encoder, text: str) -> str:
     return text
 
 
+# Readings kept per model, the most recent texts: one run of the page reads its sentence five or six times (the
+# pass, its lenses, the token's path, the page's own checks), a tokenizer call and the model's inputs each time
+# (py-spy under a class of thirty: 4.7% of what a worker spent holding the GIL). Weakly keyed: a model the
+# registry lets go is not kept alive by its readings.
+READINGS_KEPT = 64
+_readings: weakref.WeakKeyDictionary[Encoder, OrderedDict[str, Reading]] = weakref.WeakKeyDictionary()
+_readings_lock = threading.Lock()
+
+
 def read(model: Encoder, text: str) -> Reading:
     """Tokenise `text`; the answer position: the first [MASK] of a masked LM (a decoder made one reads
-    it from the position before), the last token of a causal LM (read_text: before a [MASK])."""
+    it from the position before), the last token of a causal LM (read_text: before a [MASK]). The same
+    Reading for the same text while it is among the model's READINGS_KEPT latest (a mistake is never kept)."""
+    with _readings_lock:
+        kept = _readings.setdefault(model, OrderedDict())
+        if text in kept:
+            kept.move_to_end(text)
+            return kept[text]
+    with torch.inference_mode(False):  # kept tensors, read again outside inference mode too (a tuned lens's training)
+        found = _read(model, text)
+    with _readings_lock:
+        kept[text] = found
+        while len(kept) > READINGS_KEPT:
+            kept.popitem(last=False)
+    return found
+
+
+def _read(model: Encoder, text: str) -> Reading:
     text = read_text(model, text)
     model.check_text(text)
     batch = model.tokenize(text)
