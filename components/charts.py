@@ -97,9 +97,15 @@ def _written(value: dict, convert: bool = True) -> dict:
     return out
 
 
-def _written_items(items: list | tuple, convert: bool) -> list:
+_NESTED = frozenset((dict, list, tuple))
+
+
+def _written_items(items: list | tuple, convert: bool) -> list | tuple:
     """_written for a list's items: its dicts and lists walked, the rest as they are (an array in a list stays
-    one, as convert_to_base64 leaves it)."""
+    one, as convert_to_base64 leaves it). A list of plain values (a chart's words, a row of numbers) is handed
+    over as it is: nothing in it to copy or convert, and its items' types are read in C."""
+    if not any(map(_NESTED.__contains__, map(type, items))):
+        return items
     return [
         _written(x, convert)
         if isinstance(x, dict)
