@@ -390,9 +390,10 @@ def sentence_logprobs(model: CausalLM, texts: Sequence[str]) -> list[float]:
     return shared_start_logprobs(model, [texts])[0] if texts else []
 
 
-# sentences after their shared start scored in one pass at most (and their groups' starts). 128 rather than 32: a
-# class's short blanks then go about 60 to a pass (SHARED_TOKENS binds) where 32 let 22 (two blanks' dozen): fifteen
-# blanks' whole sentences on one AVX2 thread, fp32, 5.5-6.7 -> 4.8 s, the same totals to 8e-6, the same peak memory
+# sentences after their shared start scored in one pass at most (and their groups' starts; texts in one of
+# next_whole_words' passes, where WORD_CACHE binds first). 128 rather than 32: a class's short blanks then go about
+# 60 to a pass (SHARED_TOKENS binds, so a pass's positions keep their bound) where 32 let 22 (two blanks' dozen):
+# fifteen blanks' whole sentences on one AVX2 thread, fp32, 5.5-6.7 -> 4.8 s, the same totals to 8e-6
 SHARED_ROWS = 128
 SHARED_TOKENS = 1024  # positions in one pass at most (its rows × the longest): a long blank's rows go a few at a time
 
