@@ -101,6 +101,16 @@ def test_left_only_candidates_are_rescored_with_the_whole_sentence(gpt2) -> None
     assert best.whole_logprob == max(r.whole_logprob for r in rows)
     filled = token_logprobs(gpt2, f"the man went to the {best.candidate} to get money").total
     assert best.whole_logprob == pytest.approx(filled, abs=1e-4)
+    # the left context is read as the whole sentence's score reads it (after the start token): a one-token
+    # word's left probability is its own factor in that score, the right context all that differs
+    left = len(gpt2.tokenize("the man went to the", padding=False)["input_ids"][0])
+    one_token = 0
+    for r in rows:
+        factors = token_logprobs(gpt2, f"the man went to the {r.candidate} to get money")
+        if len(gpt2.tokenize(f" {r.candidate}", padding=False)["input_ids"][0]) == 1:
+            assert r.left_probability == pytest.approx(factors.probabilities[left], rel=1e-4)
+            one_token += 1
+    assert one_token
     with pytest.raises(model_zoo.NoMaskToken):
         left_only_vs_whole(gpt2, "no blank here")
     more = left_only_vs_whole(gpt2, "the man went to the ___ to get money", k=8, extra=("bank", rows[0].candidate))
@@ -363,14 +373,16 @@ def test_a_blank_s_candidates_are_whole_words(zoo_model: str, request: pytest.Fi
     probability the product
     of its tokens'; the words the class's shared passes give are the ones each text gets alone, read the slow way
     (the whole text through the model at every step), likeliest first."""
+    from model_zoo.lessons import generation
     from model_zoo.lessons.generation import WORD_PIECES, next_whole_words
 
     model = request.getfixturevalue(zoo_model)
     texts = ["she sat on the bank of the river and looked at the", "the man went to the", "a"]
     together = next_whole_words(model, texts, 6)
     pieces = 0
+    start = torch.tensor([generation._start_id(model)])  # read as the whole sentence's score reads it
     for text, words in zip(texts, together, strict=True):
-        left = model.last_ids(text)
+        left = torch.cat([start, model.last_ids(text)])
         slow = [_greedy_word(model, left, token, p) for token, p in _top_ids(model, left, 6)]
         slow.sort(key=lambda w: -w[1])
         assert [w for w, _ in words] == [w for w, _ in slow]
@@ -378,10 +390,8 @@ def test_a_blank_s_candidates_are_whole_words(zoo_model: str, request: pytest.Fi
         alone = next_whole_words(model, [text], 6)[0]
         assert [w for w, _ in alone] == [w for w, _ in words]
         assert [p for _, p in alone] == pytest.approx([p for _, p in words], rel=1e-4)
-        pieces = max(pieces, *(len(model.last_ids(text + w)) - len(left) for w, _ in words))
+        pieces = max(pieces, *(len(model.last_ids(text + w)) - len(left) + 1 for w, _ in words))
     assert 1 < pieces <= WORD_PIECES  # some token went on its word, none beyond the limit
-    from model_zoo.lessons import generation
-
     passes: list[tuple[int, int]] = []  # each pass's texts, and its words' cache positions (texts × k × the longest)
     whole, budget = generation._whole_words, generation.WORD_CACHE
 

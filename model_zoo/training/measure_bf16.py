@@ -18,6 +18,7 @@ are measured here for the report, and no choice reads them.
 
     python -m model_zoo.training.measure_bf16            # about 5 minutes on 2 cores
     python -m model_zoo.training.measure_bf16 --reader   # the reader alone, after it is trained again
+    python -m model_zoo.training.measure_bf16 --blanks   # the GPT lesson's blanks alone, after their code changes
 """
 
 from __future__ import annotations
@@ -135,11 +136,6 @@ def _measure_causal(precision: str) -> dict[str, Any]:
         batch = model.tokenize(sentence)
         with torch.inference_mode():
             next_ids.append(model.fast_model(**model.model_inputs(batch)).logits[0].argmax(-1).tolist())
-    blanks = [generation.left_only_vs_whole(model, text) for text in generation.LESSON_BLANKS]
-    lessons = [
-        {"left": generation.left_first(rows).candidate, "whole": generation.whole_first(rows).candidate}
-        for rows in blanks
-    ]
     texts = [item.text.replace("[MASK]", generation.BLANK) for item in cloze.fresh_dev()[:SENTENCES]]
 
     def whole_tables() -> None:  # the GPT page's work for a class's thirty blanks: left guesses, whole sentences
@@ -157,23 +153,45 @@ def _measure_causal(precision: str) -> dict[str, Any]:
         "logprob": logprob,
         "tokens": tokens,
         "next": next_ids,
-        "blanks": lessons,
+        "blanks": _lesson_blanks(model),
         "seconds_30": _fastest(whole_tables, 3),
         "logit_lens_bits": kl_bits(parts, TunedLens(layers, width), rows).tolist(),
         "tuned_lens_bits": kl_bits(parts, lens, rows).tolist(),
     }
 
 
-def _in_process(precision: str, reader_only: bool = False) -> dict[str, Any]:
-    """`_measure` (`_measure_reader` with `reader_only`) in a fresh process with CONTEXTLAB_BF16 set for
-    `precision` (each loads its own models)."""
+def _lesson_blanks(model: Any) -> list[dict[str, str]]:
+    """The GPT lesson's blanks: the first word from the left context alone and from the whole sentence."""
+    from model_zoo.lessons import generation
+
+    blanks = [generation.left_only_vs_whole(model, text) for text in generation.LESSON_BLANKS]
+    return [
+        {"left": generation.left_first(rows).candidate, "whole": generation.whole_first(rows).candidate}
+        for rows in blanks
+    ]
+
+
+def _measure_blanks(precision: str) -> dict[str, Any]:
+    """The GPT lesson's blanks alone, in this process's precision."""
+    import model_zoo
+    from model_zoo.trained import CAUSAL_BF16
+
+    model = model_zoo.load(CAUSAL_BF16)
+    assert isinstance(model, model_zoo.CausalLM)
+    assert model.runs_bf16 == (precision == "bf16"), "CONTEXTLAB_BF16 did not take"
+    return {"causal": {"blanks": _lesson_blanks(model)}}
+
+
+def _in_process(precision: str, part: str = "") -> dict[str, Any]:
+    """`_measure` (`_measure_reader` for part "reader", `_measure_blanks` for "blanks") in a fresh process
+    with CONTEXTLAB_BF16 set for `precision` (each loads its own models)."""
     from model_zoo.onednn import BF16_VAR
 
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "out.json"
         env = {**os.environ, BF16_VAR: "1" if precision == "bf16" else "0"}
         command = [sys.executable, "-m", "model_zoo.training.measure_bf16", "--one", precision, "--out", str(out)]
-        command += ["--reader"] if reader_only else []
+        command += [f"--{part}"] if part else []
         subprocess.run(command, env=env, check=True)
         return dict(json.loads(out.read_text()))
 
@@ -222,10 +240,16 @@ def report_reader(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str, script: 
     return reader
 
 
+def _blank_rows(fp32: dict[str, Any], bf16: dict[str, Any]) -> list[dict[str, Any]]:
+    from model_zoo.lessons.generation import LESSON_BLANKS
+
+    a, b = fp32["causal"]["blanks"], bf16["causal"]["blanks"]
+    return [{"text": text, "fp32": x, "bf16": y} for text, x, y in zip(LESSON_BLANKS, a, b, strict=True)]
+
+
 def report_causal(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> dict[str, Any]:
     """smollm2-135m's bf16.json: held-out perplexity and next words, the lesson's blanks, the lens's test KL
     (mean over the layers before the last, bits) and thirty blanks' time, in each precision."""
-    from model_zoo.lessons.generation import LESSON_BLANKS
     from model_zoo.training.train_lens import TEST_POSITIONS
 
     a, b = fp32["causal"], bf16["causal"]
@@ -241,9 +265,7 @@ def report_causal(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> dict[
         "positions": len(pairs),
         "same_next": sum(x == y for x, y in pairs),
     }
-    figures["lesson_blanks"] = [
-        {"text": text, "fp32": x, "bf16": y} for text, x, y in zip(LESSON_BLANKS, a["blanks"], b["blanks"], strict=True)
-    ]
+    figures["lesson_blanks"] = _blank_rows(fp32, bf16)
     figures["seconds_30_fp32"], figures["seconds_30_bf16"] = round(a["seconds_30"], 3), round(b["seconds_30"], 3)
     figures["lens_test_bits"] = {
         f"{lens}_{precision}": round(sum(found[f"{lens}_lens_bits"][:-1]) / (len(found[f"{lens}_lens_bits"]) - 1), 4)
@@ -259,6 +281,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--one", choices=("fp32", "bf16"), help=argparse.SUPPRESS)  # one precision, in this process
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument(
+        "--blanks",
+        action="store_true",
+        help="measure the GPT lesson's blanks alone (after the code that reads them changes) into "
+        "smollm2-135m.bf16.json, the other figures kept; emulated where bf16 is not native, and the file says so",
+    )
+    parser.add_argument(
         "--reader",
         action="store_true",
         help="measure the reader alone (after it is trained again); on a CPU without native bf16 its products "
@@ -266,16 +294,24 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.one:
-        args.out.write_text(json.dumps(_measure_reader(args.one) if args.reader else _measure(args.one)))
+        measure = _measure_reader if args.reader else _measure_blanks if args.blanks else _measure
+        args.out.write_text(json.dumps(measure(args.one)))
         return
     from model_zoo import onednn
     from model_zoo.registry import get_card, trained_file
     from model_zoo.trained import BF16_FILE, causal_bf16_file
 
+    cpu = onednn.cpu_name() + ("" if onednn.bf16_native() else " (bf16 emulated: no AVX512-BF16 or AMX)")
+    if args.blanks:
+        figures = json.loads(causal_bf16_file().read_text())
+        figures["lesson_blanks"] = _blank_rows(_in_process("fp32", "blanks"), _in_process("bf16", "blanks"))
+        figures["lesson_blanks_measured"] = {"script": f"{SCRIPT} --blanks", "cpu": cpu}
+        causal_bf16_file().write_text(json.dumps(figures, indent=1) + "\n")
+        print(f"wrote {causal_bf16_file()}")
+        return
     if args.reader:
         path = trained_file(get_card(READER)).parent / BF16_FILE
-        cpu = onednn.cpu_name() + ("" if onednn.bf16_native() else " (bf16 emulated: no AVX512-BF16 or AMX)")
-        figures = report_reader(_in_process("fp32", True), _in_process("bf16", True), cpu, f"{SCRIPT} --reader")
+        figures = report_reader(_in_process("fp32", "reader"), _in_process("bf16", "reader"), cpu, f"{SCRIPT} --reader")
         path.write_text(json.dumps(figures, indent=1) + "\n")
         print(f"wrote {path}")
         return
