@@ -386,6 +386,7 @@ def test_a_blank_s_candidates_are_whole_words(zoo_model: str, request: pytest.Fi
         slow = [_greedy_word(model, left, token, p) for token, p in _top_ids(model, left, 6)]
         slow.sort(key=lambda w: -w[1])
         assert [w for w, _ in words] == [w for w, _ in slow]
+        assert all(w[:1] == " " and w[1:2].isalnum() for w, _ in words)  # a new word each, not the last one's end
         assert [p for _, p in words] == pytest.approx([p for _, p in slow], rel=1e-4)
         alone = next_whole_words(model, [text], 6)[0]
         assert [w for w, _ in alone] == [w for w, _ in words]
@@ -410,8 +411,11 @@ def test_a_blank_s_candidates_are_whole_words(zoo_model: str, request: pytest.Fi
 
 def _top_ids(model: model_zoo.CausalLM, left: torch.Tensor, k: int) -> list[tuple[int, float]]:
     with torch.inference_mode():
-        top = model.fast_model(input_ids=left[None]).logits[0, -1].float().softmax(-1).topk(k)
-    return list(zip(top.indices.tolist(), top.values.tolist(), strict=True))
+        probs = model.fast_model(input_ids=left[None]).logits[0, -1].float().softmax(-1)
+    texts = model.decode_each(list(range(len(probs))))
+    begins = [i for i, text in enumerate(texts) if text[:1] == " " and text[1:2].isalnum()]  # " bank", not "ank"
+    top = probs[begins].topk(k)
+    return list(zip([begins[i] for i in top.indices.tolist()], top.values.tolist(), strict=True))
 
 
 @pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])

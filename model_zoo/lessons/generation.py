@@ -565,8 +565,9 @@ WORD_CACHE = 2048
 
 @torch.inference_mode()
 def next_whole_words(model: CausalLM, texts: Sequence[str], k: int) -> list[list[Guess]]:
-    """For each of `texts`, the model's k likeliest next tokens, each read on to the end of its word: a blank
-    holds a word, and a token such as " sid" is the start of one (SmolLM2 after "We sat by the": " sid", then
+    """For each of `texts`, the model's k likeliest next tokens that begin a word (CausalLM.word_starts: a
+    space, then a letter or digit), each read on to the end of its word: a blank holds a word, and a token
+    such as " sid" is the start of one (SmolLM2 after "We sat by the": " sid", then
     "ewalk"). Each token is followed by the model's own likeliest next token while that one goes on the word
     (no space before it: a letter or a digit), WORD_PIECES tokens at most; the word's probability is the
     product of its tokens' (the path the model likes best, not every way to spell it). Texts run together in
@@ -595,7 +596,8 @@ def _whole_words(model: CausalLM, rows: list[torch.Tensor], k: int) -> list[list
     """next_whole_words for texts (as token ids) that run in one pass."""
     device = model.device
     _, mask, out = _left_padded_pass(model, rows)
-    top = model.head_logits(out.last_hidden_state[:, -1]).softmax(-1).topk(k)
+    probs = model.head_logits(out.last_hidden_state[:, -1]).softmax(-1)  # over the whole vocabulary, as scored
+    top = probs.masked_fill(~model.word_starts, 0.0).topk(k)  # the likeliest of those that begin a word
     owner = torch.arange(len(rows)).repeat_interleave(k)  # every (text, token) a row
     pieces = [[int(i)] for i in top.indices.reshape(-1).tolist()]
     chances = top.values.reshape(-1).tolist()
