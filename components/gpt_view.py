@@ -201,12 +201,13 @@ def render_blank(
 ) -> None:
     """The candidates ranked from the left alone and with the whole sentence, and what each reading picked."""
     show_blank_table(slots, list(rows), masked_name)
+    left, whole = left_first(rows).candidate, whole_first(rows).candidate
     slots.finding.write(
         t(
-            "gpt.blank_finding",
+            "gpt.blank_finding" if left != whole else "gpt.blank_finding_same",  # the seeds' point only where shown
             name=model_name,
-            left=left_first(rows).candidate,
-            whole=whole_first(rows).candidate,
+            left=left,
+            whole=whole,
             masked=masked_name,
             bert=masked_lm[0][0],
         )

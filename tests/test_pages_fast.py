@@ -199,6 +199,44 @@ def test_gpt_blank_draws_the_left_candidates_from_their_own_pass(tiny_zoo: Path,
     assert "scoring the whole sentence" not in all_text(at)
 
 
+def test_gpt_blank_finding_says_what_the_table_shows(tiny_zoo: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The sentence under the blank's table names the two first choices as the table ranks them, and gives the
+    seeds' point (the words after the blank change the answer) only where they did."""
+    import dataclasses
+
+    import serving
+
+    def finding(at) -> str:  # noqa: ANN001
+        return next(m.value for m in at.markdown if "From the left alone" in m.value)
+
+    at = open_page("pages/gpt.py")
+    ok(at)
+    table = at.dataframe[0].value
+    left = table.loc[table["Rank, left only"] == table["Rank, left only"].min(), "Candidate"].iloc[0]
+    whole = table.loc[table["Rank, whole sentence"] == 1, "Candidate"].iloc[0]
+    said = finding(at)
+    assert f"first guess is “{left}”" in said
+    assert ("seeds' point" in said) == (left != whole) and ("did not change its choice" in said) == (left == whole)
+    real = serving.left_vs_whole
+
+    def reranked(same: bool):  # noqa: ANN202
+        def rows(*args: object) -> list:  # the model's own rows, the whole ranks turned so the two firsts agree or not
+            found = real(*args)
+            by_left = sorted((r for r in found if r.left_rank), key=lambda r: r.left_rank)
+            order = by_left if same else by_left[1:] + by_left[:1]
+            order += [r for r in found if not r.left_rank]
+            return [dataclasses.replace(r, whole_rank=order.index(r) + 1) for r in found]
+
+        return rows
+
+    for same in (True, False):
+        monkeypatch.setattr(serving, "left_vs_whole", reranked(same))
+        at.text_input(key="blank_text").input(f"The cat sat on the ___ all day{'.' if same else '!'}").run()
+        ok(at)
+        said = finding(at)
+        assert ("did not change its choice" in said) == same and ("seeds' point" in said) == (not same), said
+
+
 def test_gpt_blank_with_two_blanks_says_to_put_one(tiny_zoo: Path) -> None:
     """A second ___ would be scored as the text "___" in every whole sentence: the page asks for one blank."""
     at = open_page("pages/gpt.py")
