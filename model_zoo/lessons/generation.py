@@ -601,7 +601,8 @@ def _whole_words(model: CausalLM, rows: list[torch.Tensor], k: int) -> list[list
     owner = torch.arange(len(rows)).repeat_interleave(k)  # every (text, token) a row
     pieces = [[int(i)] for i in top.indices.reshape(-1).tolist()]
     chances = top.values.reshape(-1).tolist()
-    # the rows whose word may go on: a token with a letter or digit in it (a quote mark or a comma starts none)
+    # the rows whose word may go on: every word start has a letter or digit; this drops only the zero-probability
+    # fillers topk takes where a vocabulary has fewer than k word starts (a quote mark or a comma starts no word)
     live = [r for r, text in enumerate(model.decode_each([p[0] for p in pieces])) if any(c.isalnum() for c in text)]
     owner = owner[live]
     index = owner.to(device)
@@ -650,7 +651,7 @@ def blank_candidates(
         raise EmptyInput("text before the blank")
     guesses = (guess or (lambda text, n: next_whole_words(model, [text], n)[0]))(left.rstrip(), k)
     words: dict[str, float] = {}
-    for g, p in guesses:  # " bank" and "bank": one candidate, the likelier
+    for g, p in guesses:  # shown without its space; a guess of two spellings (" bank", "bank") once, the likelier
         if g.strip() and any(c.isalnum() for c in g):
             words.setdefault(g.strip(), p)
     seen = {w.lower() for w in words}
