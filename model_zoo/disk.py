@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import threading
 import zipfile
 from collections.abc import Callable
@@ -56,3 +57,55 @@ def _drop(path: Path) -> None:
     """Remove `path` where it can be (a read-only cache keeps it: then it is only not used)."""
     with contextlib.suppress(OSError):
         path.unlink(missing_ok=True)
+
+
+def keep_compiled(packages: tuple[str, ...], folder: Path) -> int:
+    """Have numba keep what it compiles for the functions of `packages` (imported already) in `folder`, so that
+    the next process loads it rather than compiling again; returns how many functions it now keeps.
+
+    umap-learn does not ask numba to cache its functions (no cache=True), so every process compiled them on
+    its first map: 16-18 s of a core here, in each worker after every start (the learner who first picked
+    UMAP, or a seed without a precomputed map, waited for it) and in each test worker. With this cache a
+    fresh process's first map takes 3.3-4.8 s, importing umap-learn included, against 20-21 s (`make bench`).
+    This is numba's own cache, turned on as cache=True turns it on (Dispatcher.enable_caching), in
+    ContextLab's cache folder rather than beside the package's source (site-packages may be read-only);
+    NUMBA_CACHE_DIR, where set, wins. numba keys each entry on the function's source file and the CPU, and
+    writes each file whole (a temporary file, then a move). A cache that cannot be read or written costs the
+    compile, never the map; a numba without these hooks compiles as before."""
+    try:
+        from numba.core import config
+        from numba.core.caching import FunctionCache, NullCache
+        from numba.core.dispatcher import Dispatcher
+    except ImportError:
+        return 0
+
+    class QuietCache(FunctionCache):
+        """numba's cache, where a damaged file is compiled again and a write that fails is only logged."""
+
+        def load_overload(self, sig: object, target_context: object) -> object:
+            try:
+                return super().load_overload(sig, target_context)
+            except Exception as err:  # a torn or foreign file, whatever pickle raises on it
+                log.warning("numba's cache for %s cannot be read (%s): compiling it again", self._name, err)
+                return None
+
+        def save_overload(self, sig: object, data: object) -> None:
+            try:
+                super().save_overload(sig, data)
+            except Exception as err:  # a full or read-only cache folder
+                log.warning("numba's cache for %s was not written: %s", self._name, err)
+
+    if not config.CACHE_DIR:  # type: ignore[attr-defined]  # numba's config is set from its environment
+        config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]
+    kept = 0
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".")[0] not in packages:
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, Dispatcher) and isinstance(getattr(value, "_cache", None), NullCache):
+                try:
+                    value._cache = QuietCache(value.py_func)  # type: ignore[attr-defined]  # as enable_caching does
+                    kept += 1
+                except Exception as err:  # no folder numba can write to, a function it cannot cache
+                    log.info("numba will compile %s in every process: %s", value.py_func.__qualname__, err)
+    return kept

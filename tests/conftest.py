@@ -21,6 +21,9 @@ os.environ["HF_HUB_CACHE"] = str(Path(_HF_TMP) / "hub")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("CONTEXTLAB_DEVICE", "cpu")
 os.environ.setdefault("CONTEXTLAB_WARMUP", "0")  # tests load what they use, when they use it
+# numba's compiled umap-learn (model_zoo.disk.keep_compiled) outlives the tests' own cache folders: each test
+# worker and run loads it rather than compiling for 16-18 s (numba keys it on umap-learn's source).
+os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "contextlab-tests" / "numba"))
 
 import pytest  # noqa: E402
 

@@ -131,3 +131,82 @@ def test_a_damaged_model_file_is_one_sentence_and_the_app_stays_up(
     said = "\n".join(str(e.value) for e in at.info) + all_text(at)
     assert "minilm-l6 cannot be loaded: its files are damaged or unreadable" in said
     assert not open_page("pages/onehot.py").exception
+
+
+def numba_module(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """A fresh import of a module whose numba function, like umap-learn's, is compiled without cache=True."""
+    import importlib
+    import sys
+
+    path = folder / f"{name}.py"
+    if not path.exists():
+        path.write_text("import numba\n\n\n@numba.njit\ndef twice(x):\n    return 2 * x\n")
+        monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    return importlib.import_module(name)
+
+
+@pytest.fixture
+def compiled_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from numba.core import config
+
+    monkeypatch.setattr(config, "CACHE_DIR", "")  # keep_compiled's folder, not the test run's NUMBA_CACHE_DIR
+    return tmp_path / "numba"
+
+
+def test_what_numba_compiles_for_umap_is_loaded_by_the_next_process(
+    tmp_path: Path, compiled_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first UMAP map of every worker compiled umap-learn again (16-18 s); now the first process keeps what
+    it compiles in ContextLab's cache folder and a later one loads it (a fresh import: a new dispatcher)."""
+    from model_zoo import disk
+
+    first = numba_module(tmp_path, "nb_kept", monkeypatch)
+    assert disk.keep_compiled(("nb_kept",), compiled_cache) == 1
+    assert disk.keep_compiled(("nb_kept",), compiled_cache) == 0  # once per function
+    assert first.twice(21) == 42
+    assert first.twice.stats.cache_misses and not first.twice.stats.cache_hits  # compiled, then written
+    assert list(compiled_cache.rglob("*.nbc"))
+    later = numba_module(tmp_path, "nb_kept", monkeypatch)
+    disk.keep_compiled(("nb_kept",), compiled_cache)
+    assert later.twice(21) == 42 and later.twice.stats.cache_hits and not later.twice.stats.cache_misses
+
+
+def test_a_damaged_or_full_numba_cache_costs_the_compile_not_the_map(
+    tmp_path: Path, compiled_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from numba.core import caching
+
+    from model_zoo import disk
+
+    numba_module(tmp_path, "nb_damaged", monkeypatch)
+    disk.keep_compiled(("nb_damaged",), compiled_cache)
+    assert numba_module(tmp_path, "nb_damaged", monkeypatch).twice(3) == 6  # a numba without keep_compiled
+    module = numba_module(tmp_path, "nb_damaged", monkeypatch)
+    disk.keep_compiled(("nb_damaged",), compiled_cache)
+    module.twice(1)
+    for file in compiled_cache.rglob("*.nb[ci]"):
+        file.write_bytes(b"torn")
+    again = numba_module(tmp_path, "nb_damaged", monkeypatch)
+    disk.keep_compiled(("nb_damaged",), compiled_cache)
+    assert again.twice(4) == 8 and again.twice.stats.cache_misses
+    monkeypatch.setattr(caching.IndexDataCacheFile, "_open_for_write", full_disk)
+    full = numba_module(tmp_path, "nb_full", monkeypatch)
+    assert disk.keep_compiled(("nb_full",), compiled_cache) == 1
+    assert full.twice(5) == 10 and not list(compiled_cache.rglob("nb_full*"))  # nothing written, no error
+
+
+def test_a_umap_map_has_numba_keep_umap_learns_functions() -> None:
+    """The page's own path: the first map turns numba's cache on for umap-learn's functions, in the folder set
+    for it (ContextLab's cache folder; for the test run, NUMBA_CACHE_DIR in conftest), and writes them there."""
+    import umap.layouts
+    from numba.core import config
+    from numba.core.caching import NullCache
+    from numba.core.dispatcher import Dispatcher
+
+    from model_zoo.lessons.projection import umap_2d
+
+    umap_2d(np.random.default_rng(0).normal(size=(40, 8)).astype(np.float32), seed=3)
+    layouts = [f for f in vars(umap.layouts).values() if isinstance(f, Dispatcher)]
+    assert layouts and not [f for f in layouts if isinstance(f._cache, NullCache)]
+    assert list(Path(config.CACHE_DIR).glob("umap_*/*.nbc"))
