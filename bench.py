@@ -52,10 +52,16 @@ def cold_load(name: str, cache_dir: str | None = None) -> dict[str, float]:
         "import time; t0 = time.perf_counter(); import model_zoo, model_zoo.loading; t1 = time.perf_counter(); "
         f"model_zoo.load({name!r}); t2 = time.perf_counter(); print(t1 - t0, t2 - t1)"
     )
-    env = {**os.environ, **({"CONTEXTLAB_CACHE": cache_dir} if cache_dir else {})}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
-    import_s, load_s = map(float, out.stdout.split()[-2:])
+    import_s, load_s = fresh_process(code, {"CONTEXTLAB_CACHE": cache_dir} if cache_dir else {})[-2:]
     return {"import_s": round(import_s, 2), "load_s": round(load_s, 2)}
+
+
+def fresh_process(code: str, env: dict[str, str]) -> list[float]:
+    """The numbers `code` prints, run in a fresh Python process at the repository's root with `env` over ours."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True, check=True
+    )
+    return [float(word) for word in out.stdout.split()]
 
 
 def encode_latency() -> dict[str, float]:
@@ -126,10 +132,9 @@ def first_umap(cache_dir: str) -> float:
         "import time; t0 = time.perf_counter(); import numpy as np; from model_zoo.lessons.projection import umap_2d; "
         "umap_2d(np.random.default_rng(0).normal(size=(200, 50)).astype(np.float32)); print(time.perf_counter() - t0)"
     )
-    env = {**os.environ, "CONTEXTLAB_CACHE": cache_dir, "OMP_NUM_THREADS": "1"}
-    env.pop("NUMBA_CACHE_DIR", None)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
-    return round(float(out.stdout.split()[-1]), 2)
+    # NUMBA_CACHE_DIR empty is numba's unset: the cache goes under `cache_dir`
+    env = {"CONTEXTLAB_CACHE": cache_dir, "OMP_NUM_THREADS": "1", "NUMBA_CACHE_DIR": ""}
+    return round(fresh_process(code, env)[-1], 2)
 
 
 def static_lessons() -> dict[str, float]:

@@ -179,8 +179,6 @@ def test_a_damaged_or_full_numba_cache_costs_the_compile_not_the_map(
 
     from model_zoo import disk
 
-    numba_module(tmp_path, "nb_damaged", monkeypatch)
-    disk.keep_compiled(("nb_damaged",), compiled_cache)
     assert numba_module(tmp_path, "nb_damaged", monkeypatch).twice(3) == 6  # a numba without keep_compiled
     module = numba_module(tmp_path, "nb_damaged", monkeypatch)
     disk.keep_compiled(("nb_damaged",), compiled_cache)
