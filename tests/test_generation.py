@@ -349,6 +349,54 @@ def test_sentences_that_begin_alike_score_as_each_alone(zoo_model: str, request:
         shared_start_logprobs(model, [["ok"], ["ok", " "]])
 
 
+@pytest.mark.parametrize("zoo_model", ["gpt2", "llama"])
+def test_a_blank_s_whole_sentences_start_from_its_left_guesses_pass(
+    zoo_model: str, request: pytest.FixtureRequest
+) -> None:
+    """The whole sentences of a class's blanks (shared_start_logprobs) take each blank's start, its left
+    context after the start token, from the pass that gave its left guesses (next_whole_words), instead of
+    running it again: every total is the one the sentence gets alone (token_logprobs), a start the guesses
+    never read runs in the same call, and what a model keeps stays within START_POSITIONS."""
+    from model_zoo.lessons import generation
+    from model_zoo.lessons.generation import kept_starts, next_whole_words, shared_start_logprobs
+
+    model = request.getfixturevalue(zoo_model)
+    blanks = ["she sat on the bank of the river and looked at the ___ for a long time", "the man went to the ___ ."]
+    lefts = [b.split("___")[0].rstrip() for b in blanks]
+    groups = [
+        generation.filled(b, [w.strip() for w, _ in words])
+        for b, words in zip(blanks, next_whole_words(model, lefts, 4), strict=True)
+    ]
+    groups.append([f"a cat sat on the {w}" for w in ("mat", "dog", "hat")])  # a start no guess read
+    store, runs = kept_starts(model), []
+    used, padded = store.used, generation._left_padded_pass
+
+    def counted(model, rows):  # noqa: ANN001, ANN202
+        runs.append(len(rows))
+        return padded(model, rows)
+
+    try:
+        generation._left_padded_pass = counted
+        found = shared_start_logprobs(model, groups)
+    finally:
+        generation._left_padded_pass = padded
+    assert found == [[pytest.approx(token_logprobs(model, t).total, abs=1e-3) for t in g] for g in groups]
+    assert store.used - used == 2 and runs == [1]  # the two blanks' starts kept, the third run alone
+    texts = [f"{w} went to the shop and bought some" for w in ("he", "she", "they", "we")]
+    start = torch.tensor([generation._start_id(model)])
+    keys = [tuple(torch.cat([start, model.last_ids(t, room=generation.WORD_PIECES + 1)]).tolist()) for t in texts]
+    old, bound = generation.START_POSITIONS, len(keys[0]) + len(keys[1])
+    try:  # a model keeps few positions: the least recently used go first
+        generation.START_POSITIONS = bound
+        generation._kept.pop(model)
+        next_whole_words(model, texts, 2)
+        small = kept_starts(model)
+        assert small.held <= bound and small.get(keys[0]) is None and small.get(keys[-1]) is not None
+    finally:
+        generation.START_POSITIONS = old
+        generation._kept.pop(model, None)
+
+
 def _greedy_word(model: model_zoo.CausalLM, left: torch.Tensor, first: int, p: float) -> tuple[str, float]:
     """A token read on to the end of its word the slow way: the whole text through the model at every step."""
     from model_zoo.lessons.generation import WORD_PIECES

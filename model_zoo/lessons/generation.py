@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -455,8 +458,7 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
     """shared_start_logprobs for groups whose rows fit one pass: each group's totals appended to `into`."""
     device = model.device
     shared = [_shared_length(g) for g in groups]
-    starts, start_mask, out = _left_padded_pass(model, [g[0][:n] for g, n in zip(groups, shared)])
-    hidden = out.last_hidden_state
+    starts, start_mask, hidden, layers = _start_states(model, [g[0][:n] for g, n in zip(groups, shared)])
     seen = (start_mask[:, :-1] * start_mask[:, 1:]).bool()  # a real token predicted from a real one
     before = _picked_logprobs(model, hidden[:, :-1], starts[:, 1:], seen).sum(1)  # (G,) log P(each shared start)
     last = model.head_logits(hidden[:, -1]).log_softmax(-1)  # (G, V): what follows each shared start
@@ -470,7 +472,7 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
         # A row's last token predicts nothing the score needs: the pass reads every row without it (a
         # blank's candidate and its right context are five or six tokens: a fifth less of this pass)
         reads, read_mask = right_padded([row[:-1] for row in own])
-        cache = _cache_rows(out, index)
+        cache = _cache_of_rows(layers, index)
         positions = torch.tensor([shared[g] for g in owner])[:, None] + torch.arange(reads.shape[1])[None]
         rest = _hidden(
             model,
@@ -484,24 +486,141 @@ def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[
         into[g].append(total)
 
 
-def _rows_of(out: Any, index: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+Layers = list[tuple[torch.Tensor, torch.Tensor]]  # a KV cache as each layer's keys and values, (B, H, T, D)
+
+
+def _rows_of(out: Any, index: torch.Tensor) -> Layers:
     """The rows `index` of a pass's KV cache: each layer's keys and values (a row may be taken more than once)."""
     return [(layer.keys[index], layer.values[index]) for layer in _cache_of(out).layers]
 
 
 def _cache_rows(out: Any, index: torch.Tensor) -> Any:
     """A KV cache (transformers' DynamicCache) of the rows `index` of a pass's cache."""
+    return _cache_of_rows([(layer.keys, layer.values) for layer in _cache_of(out).layers], index)
+
+
+def _cache_of_rows(layers: Layers, index: torch.Tensor) -> Any:
+    """A KV cache (transformers' DynamicCache) of the rows `index` of `layers`."""
     from transformers import DynamicCache
 
-    return DynamicCache(ddp_cache_data=_rows_of(out, index))
+    return DynamicCache(ddp_cache_data=[(keys[index], values[index]) for keys, values in layers])
+
+
+@dataclass(frozen=True)
+class _Start:
+    """What a pass left of one text: each layer's keys and values (1, H, T, D) and its last hidden states (T, D)."""
+
+    layers: Layers
+    hidden: torch.Tensor
+
+    @property
+    def positions(self) -> int:
+        return int(self.hidden.shape[0])
+
+
+# Left contexts next_whole_words read, kept for the whole sentences that follow. A blank's left context, after
+# the start token, is the start its candidates' whole sentences share (shared_start_logprobs), asked for a
+# second or two later: kept, that start's pass is not run again (fifteen blanks' whole sentences on one AVX2
+# thread: about a tenth of the work). At most START_POSITIONS positions a model, the least recently used going
+# first (SmolLM2: 46 KB of cache and 2 KB of states a position, so 25 MB at most; a worker's fifteen blanks
+# take about 165)
+START_POSITIONS = 512
+
+
+class _KeptStarts:
+    """The kept left contexts of one model, by their token ids (shared by the worker's threads)."""
+
+    def __init__(self, positions: int) -> None:
+        self.positions, self.held, self.used = positions, 0, 0  # used: starts found here (tests, bench)
+        self._kept: OrderedDict[tuple[int, ...], _Start] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, ids: tuple[int, ...], start: _Start) -> None:
+        if start.positions > self.positions:
+            return
+        with self._lock:
+            if ids in self._kept:
+                self._kept.move_to_end(ids)
+                return
+            self._kept[ids] = start
+            self.held += start.positions
+            while self.held > self.positions:
+                self.held -= self._kept.popitem(last=False)[1].positions
+
+    def get(self, ids: tuple[int, ...]) -> _Start | None:
+        with self._lock:
+            found = self._kept.get(ids)
+            if found is not None:
+                self._kept.move_to_end(ids)
+                self.used += 1
+            return found
+
+
+_kept: weakref.WeakKeyDictionary[CausalLM, _KeptStarts] = weakref.WeakKeyDictionary()
+_kept_lock = threading.Lock()
+
+
+def kept_starts(model: CausalLM) -> _KeptStarts:
+    """The left contexts kept for `model` (one store a loaded model, gone with it)."""
+    with _kept_lock:
+        return _kept.setdefault(model, _KeptStarts(START_POSITIONS))
+
+
+def _start_of(out: Any, row: int, n: int) -> _Start:
+    """Row `row` of a left-padded pass (its `n` tokens in the last columns), as if it had run alone: views of
+    the pass's tensors."""
+    keys_values = [
+        (layer.keys[row : row + 1, :, -n:], layer.values[row : row + 1, :, -n:]) for layer in _cache_of(out).layers
+    ]
+    return _Start(keys_values, out.last_hidden_state[row, -n:])
+
+
+def _keep_starts(model: CausalLM, rows: list[torch.Tensor], out: Any) -> None:
+    """Each row of a left-padded pass kept (copied: a view would hold the whole pass's cache)."""
+    store = kept_starts(model)
+    for r, row in enumerate(rows):
+        start = _start_of(out, r, len(row))
+        kept = [(keys.clone(), values.clone()) for keys, values in start.layers]
+        store.put(tuple(row.tolist()), _Start(kept, start.hidden.clone()))
+
+
+def _start_states(model: CausalLM, rows: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Layers]:
+    """The token id rows as one left-padded pass gives them (_left_padded_pass): the ids, their mask, the last
+    hidden states and each layer's keys and values. A row next_whole_words read is taken from what it kept;
+    the others run, together."""
+    store = kept_starts(model)
+    found: list[_Start | None] = [store.get(tuple(row.tolist())) for row in rows]
+    missing = [r for r, start in enumerate(found) if start is None]
+    if missing:
+        _, _, out = _left_padded_pass(model, [rows[r] for r in missing])
+        for j, r in enumerate(missing):
+            found[r] = _start_of(out, j, len(rows[r]))
+    ids, mask = _left_padded(rows)
+    width = ids.shape[1]
+    starts = [start for start in found if start is not None]
+    hidden = torch.stack([_left_pad(start.hidden, width, dim=0) for start in starts])
+    layers = [
+        (
+            torch.cat([_left_pad(start.layers[i][0], width) for start in starts]),
+            torch.cat([_left_pad(start.layers[i][1], width) for start in starts]),
+        )
+        for i in range(len(starts[0].layers))
+    ]
+    return ids, mask, hidden, layers
+
+
+def _left_padded(rows: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token id rows left-padded to the longest (each row's last token in the last column), and their mask."""
+    width = max(len(r) for r in rows)
+    ids = torch.stack([_left_pad(r[None], width, dim=1)[0] for r in rows])
+    mask = torch.stack([_left_pad(torch.ones(1, len(r), dtype=torch.long), width, dim=1)[0] for r in rows])
+    return ids, mask
 
 
 def _left_padded_pass(model: CausalLM, rows: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, Any]:
     """Token id rows in one left-padded pass (each row's last token in the last column, its positions from 0):
     the ids, their attention mask and the pass's output (last hidden states and KV cache)."""
-    width = max(len(r) for r in rows)
-    ids = torch.stack([_left_pad(r[None], width, dim=1)[0] for r in rows])
-    mask = torch.stack([_left_pad(torch.ones(1, len(r), dtype=torch.long), width, dim=1)[0] for r in rows])
+    ids, mask = _left_padded(rows)
     device = model.device
     out = _hidden(
         model,
@@ -596,6 +715,7 @@ def _whole_words(model: CausalLM, rows: list[torch.Tensor], k: int) -> list[list
     """next_whole_words for texts (as token ids) that run in one pass."""
     device = model.device
     _, mask, out = _left_padded_pass(model, rows)
+    _keep_starts(model, rows, out)  # for the whole sentences that follow (shared_start_logprobs)
     probs = model.head_logits(out.last_hidden_state[:, -1]).softmax(-1)  # over the whole vocabulary, as scored
     top = probs.masked_fill(~model.word_starts, 0.0).topk(k)  # the likeliest of those that begin a word
     owner = torch.arange(len(rows)).repeat_interleave(k)  # every (text, token) a row
