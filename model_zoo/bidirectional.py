@@ -29,8 +29,8 @@ from typing import Any
 
 import torch
 
-from .contextual import Encoder, MaskedLM, Reader
-from .onednn import bf16_wanted, runs_bf16, serve_in_bf16, use_bf16
+from .contextual import Encoder, MaskedLM, Reader, sharing_weights
+from .onednn import bf16_wanted, serve_in_bf16
 
 MASK = "[MASK]"
 START = "<|endoftext|>"  # SmolLM2's document separator: the position before a text's first word
@@ -114,17 +114,44 @@ def load_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     return model, mlm_tokenizer(AutoTokenizer.from_pretrained(str(causal_dir)))
 
 
-# The masked LMs loaded for serving, while anything uses them (a reader built on one keeps it: _weights_of)
+# The models loaded for serving, while anything uses them: the causal LMs (GPT's pages) and the masked LMs made
+# from them, which read the causal LM's weights (_weights_of keeps a causal LM while a masked LM or reader reads it)
+_served_causal: weakref.WeakValueDictionary[tuple[str, bool], Any] = weakref.WeakValueDictionary()
 _served_mntp: weakref.WeakValueDictionary[tuple[str, str, bool], Any] = weakref.WeakValueDictionary()
 _weights_of: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-_served_lock = threading.Lock()
+_served_lock = threading.RLock()
+
+
+def served_causal(causal_dir: Path, bf16: bool) -> Any:
+    """The causal LM in `causal_dir` (eager attention), loaded once per process while it is in use: GPT's pages
+    read it, and the masked LM made from it (`served_mntp`) reads its weights. Only for serving: nothing may
+    change the model. With `bf16` its linear layers but the output head multiply in bf16 (`serve_in_bf16`)."""
+    from transformers import AutoModelForCausalLM
+
+    key = (str(Path(causal_dir).resolve()), bf16)
+    with _served_lock:
+        model = _served_causal.get(key)
+        if model is None:
+            model = AutoModelForCausalLM.from_pretrained(str(causal_dir), attn_implementation="eager")
+            if bf16:
+                serve_in_bf16(model)  # nothing shares the model yet
+            _served_causal[key] = model
+        return model
 
 
 def served_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     """`load_mntp`, loaded once per process while it is in use: the masked LM page and the reader built on
-    it (`load_mntp_reader`) read the same weights. Only for serving: nothing may change the model. Where
-    `onednn.bf16_wanted()` (a class's server on a CPU that multiplies bf16 natively), the decoder's linear
-    layers multiply in bf16 (`onednn.use_bf16`; the tied output head stays fp32), for both."""
+    it (`load_mntp_reader`) read the same weights. Only for serving: nothing may change the model.
+
+    Its decoder is the causal LM's own (`served_causal`: the same tensors GPT's pages read), each linear layer
+    with its MNTP adapter added beside it (`LowRankAdded`), not merged in: merged, a worker held SmolLM2's
+    linear weights twice (about 425 MB more in fp32), for products within rounding of the same (the masked
+    LM's fifteen sentences on one thread 1.30-1.39 s merged, 1.24-1.51 s beside, the same first guesses).
+    Only its input embeddings are its own (they gain the [MASK] row). Where `onednn.bf16_wanted()` (a class's
+    server on a CPU that multiplies bf16 natively), the shared linear layers multiply in bf16 and the output
+    head stays fp32."""
+    from peft import PeftModel
+    from safetensors.torch import load_file
     from transformers import AutoTokenizer
 
     bf16 = bf16_wanted()
@@ -132,11 +159,12 @@ def served_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     with _served_lock:
         model = _served_mntp.get(key)
         if model is None:
-            model, tokenizer = load_mntp(causal_dir, trained_dir)
-            if bf16:
-                serve_in_bf16(model)  # nothing shares the model yet
+            causal = served_causal(causal_dir, bf16)
+            model = PeftModel.from_pretrained(_own_vocabulary(sharing_weights(causal)), str(trained_dir))
+            model = model.get_base_model()
+            model = with_mask_row(with_low_rank_layers(model), load_file(str(trained_dir / MASK_VECTOR))["mask"])
+            _weights_of[model] = causal
             _served_mntp[key] = model
-            return model, tokenizer
     return model, mlm_tokenizer(AutoTokenizer.from_pretrained(str(causal_dir)))
 
 
@@ -144,35 +172,54 @@ def reader_from_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     """A span reader on the decoder made a masked LM (`load_mntp`): transformers' QuestionAnswering
     model of its architecture (the decoder stack, then a linear layer giving each token a start and an
     end score), the stack's weights those of the masked LM, the start/end layer new. (model, tokenizer)."""
-    masked, tokenizer = load_mntp(causal_dir, trained_dir)
-    return _reader_on(masked, share=False), reader_tokenizer(tokenizer)
-
-
-def _reader_on(masked: Any, share: bool) -> Any:
-    """The QuestionAnswering model whose decoder stack holds `masked`'s weights: the same tensors where
-    `share` (no second copy in memory), else a copy (a reader to train)."""
     from transformers import AutoModelForQuestionAnswering
 
+    masked, tokenizer = load_mntp(causal_dir, trained_dir)
     reader = AutoModelForQuestionAnswering.from_config(masked.config, attn_implementation="eager")
-    reader.base_model.load_state_dict(masked.base_model.state_dict(), assign=share)
-    if share:
-        _weights_of[reader] = masked  # the masked LM lives as long as a reader holds its weights
-    return reader
+    reader.base_model.load_state_dict(masked.base_model.state_dict())
+    return reader, reader_tokenizer(tokenizer)
+
+
+def _own_vocabulary(model: Any) -> Any:
+    """`model` (a copy sharing a causal LM's weights) with parameters of its own for its input embeddings and
+    the output head tied to them, over the same tensor until with_mask_row grows them: transformers resizes
+    the matrix in place (a parameter's data), which would give the causal LM the [MASK] row too."""
+    embeddings, head = model.get_input_embeddings(), model.get_output_embeddings()
+    tied = head is not None and head.weight is embeddings.weight
+    embeddings.weight = torch.nn.Parameter(embeddings.weight.detach(), requires_grad=False)
+    if tied:
+        head.weight = embeddings.weight
+    return model
 
 
 def load_mntp_reader(causal_dir: Path, mntp_dir: Path, reader_dir: Path) -> tuple[Any, Any]:
-    """The served reader: the masked LM's weights (`served_mntp`, shared with the Masked LM page's) with the
-    reader's trained adapters and start/end layer (`reader_dir`, as `train_qa --base` exports them) added
-    beside them, not merged in. Merging would write a third full copy of SmolLM2 into each worker (about
-    540 MB); unmerged, each linear layer adds its rank-16 product to the shared one. (model, tokenizer)."""
+    """The served reader: the masked LM's weights (`served_mntp`, shared with the Masked LM page's and so with
+    the causal LM's) with the reader's trained adapters and start/end layer (`reader_dir`, as `train_qa --base`
+    exports them) added beside them, not merged in. Merging would write another full copy of SmolLM2 into each
+    worker (about 540 MB); unmerged, each linear layer adds its low-rank products (the masked LM's and the
+    reader's, one product of their ranks together) to the shared one. (model, tokenizer)."""
     from peft import PeftModel
+    from transformers import AutoModelForQuestionAnswering
 
     masked, tokenizer = served_mntp(causal_dir, mntp_dir)
-    reader = _reader_on(masked, share=True)
-    if runs_bf16(masked):  # the shared weights are bf16: the reader's layers multiply as the masked LM's do
-        use_bf16(reader.base_model)
-    reader = PeftModel.from_pretrained(reader, str(reader_dir)).get_base_model()
-    return with_low_rank_layers(reader), reader_tokenizer(tokenizer)
+    reader = AutoModelForQuestionAnswering.from_config(masked.config, attn_implementation="eager")
+    # the masked LM's decoder, its layers as the causal LM has them (peft adds the reader's adapters to plain
+    # linear layers), its own [MASK]-row embeddings
+    setattr(reader, reader.base_model_prefix, sharing_weights(_weights_of[masked].base_model))
+    reader.base_model.set_input_embeddings(masked.get_input_embeddings())
+    reader = with_low_rank_layers(PeftModel.from_pretrained(reader, str(reader_dir)).get_base_model())
+    stack = reader.base_model
+    for name, added in masked.base_model.named_modules():
+        if isinstance(added, LowRankAdded):
+            layer = stack.get_submodule(name)
+            if isinstance(layer, LowRankAdded):  # both updates in one: [A_masked; A_reader], [B_masked, B_reader]
+                layer.down = torch.cat([added.down, layer.down])
+                layer.up = torch.cat([added.up, layer.up], 1)
+            else:
+                parent, _, child = name.rpartition(".")
+                setattr(stack.get_submodule(parent), child, LowRankAdded(layer, added.down, added.up))
+    _weights_of[reader] = masked  # the masked LM (and its causal LM) live as long as a reader holds their weights
+    return reader, reader_tokenizer(tokenizer)
 
 
 class LowRankAdded(torch.nn.Module):
@@ -191,6 +238,12 @@ class LowRankAdded(torch.nn.Module):
         # same count), so the reader counts the parameters the models panel gives it. They move with .to().
         self.register_buffer("down", down, persistent=False)  # (r, in)
         self.register_buffer("up", up, persistent=False)  # (out, r), the LoRA scaling folded in
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The layer's weight as merged, (out, in) in fp32: made on each read, for a page that reads weights (an
+        MLP neuron's output vector), not for the products."""
+        return self.base.weight.float() + self.up @ self.down
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.base(x)

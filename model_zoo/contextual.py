@@ -413,7 +413,7 @@ class MaskedLM(Encoder):
             or not hasattr(layers[-1].attention, "self")
         ):
             return None
-        trunk = _sharing_weights(base)
+        trunk = sharing_weights(base)
         trunk.encoder.layer = torch.nn.ModuleList(list(trunk.encoder.layer)[:-1])
         trunk.pooler = None
         return trunk
@@ -651,7 +651,7 @@ def _layer_at(layer: Any, hidden: torch.Tensor, where: torch.Tensor, attention_m
     return layer.output(layer.intermediate(mixed), mixed)
 
 
-def _sharing_weights(module: Any) -> Any:
+def sharing_weights(module: Any) -> Any:
     """A deep copy of `module` whose memo maps each parameter and buffer to itself: new modules
     and config to change freely, the same weight tensors (no extra memory)."""
     shared = {id(t): t for t in (*module.parameters(), *module.buffers())}
@@ -661,13 +661,13 @@ def _sharing_weights(module: Any) -> Any:
 def _fused_twin(model: Any) -> Any:
     """`model` with PyTorch's fused attention (SDPA), sharing every parameter and buffer.
 
-    A copy sharing every weight (`_sharing_weights`); the eager original stays as it is for
+    A copy sharing every weight (`sharing_weights`); the eager original stays as it is for
     attention weights. Where SDPA is not supported, `model` itself is returned.
     """
     config = getattr(model, "config", None)
     if config is None or getattr(config, "_attn_implementation", None) != "eager":
         return model
-    twin = _sharing_weights(model)
+    twin = sharing_weights(model)
     try:
         twin.set_attn_implementation("sdpa")
     except (ValueError, ImportError, NotImplementedError):

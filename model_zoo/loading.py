@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import pieces
-from .bidirectional import BidirectionalLM, BidirectionalReader, load_mntp_reader, served_mntp
+from .bidirectional import BidirectionalLM, BidirectionalReader, load_mntp_reader, served_causal, served_mntp
 from .contextual import CausalLM, Encoder, MaskedLM, Reader
 from .device import select_device
 from .elmo import OPTIONS, WEIGHTS, ElmoModel, load_elmo
@@ -350,7 +350,15 @@ def _load_gguf(name: str, path: Path, device: str | None) -> Encoder:
     """A GGUF causal LM, dequantised by transformers (converted once: `gguf_checkpoint`). On a class's server
     with bf16 products (`onednn.bf16_wanted`) its linear layers multiply in bf16, as the masked LM's do: the
     GPT lessons' figures in bf16 are measured beside fp32's by model_zoo.training.measure_bf16."""
-    return _load_transformers(name, str(gguf_checkpoint(path)), "causal_lm", device, bf16=bf16_wanted(device))
+    from transformers import AutoTokenizer
+
+    checkpoint = gguf_checkpoint(path)
+    # the causal LM the masked LM made from it reads too (served_causal: one copy of the weights a process)
+    model = served_causal(checkpoint, bf16_wanted(device))
+    tokenizer = AutoTokenizer.from_pretrained(str(checkpoint))
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return CausalLM(name, model, tokenizer, select_device(device))
 
 
 def gguf_checkpoint(path: Path) -> Path:

@@ -383,10 +383,19 @@ def test_the_served_reader_shares_the_masked_lms_weights_and_reads_as_the_merged
     tiny_mntp: tuple[Path, Path], tmp_path: Path
 ) -> None:
     """Each worker used to hold SmolLM2's weights three times (the causal LM, the masked LM, the reader with
-    its adapters merged); the reader now reads the masked LM's own tensors, its adapters added unmerged."""
+    its adapters merged); the masked LM now reads the causal LM's linear weights and the reader the masked LM's,
+    each one's adapters added unmerged."""
     from peft import LoraConfig, PeftModel, get_peft_model
+    from transformers import AutoModelForCausalLM
 
-    from model_zoo.bidirectional import LowRankAdded, load_mntp, load_mntp_reader, reader_from_mntp, served_mntp
+    from model_zoo.bidirectional import (
+        LowRankAdded,
+        load_mntp,
+        load_mntp_reader,
+        reader_from_mntp,
+        served_causal,
+        served_mntp,
+    )
     from model_zoo.training.train_mntp import TARGETS
 
     fresh, tokenizer = reader_from_mntp(*tiny_mntp)
@@ -403,6 +412,14 @@ def test_the_served_reader_shares_the_masked_lms_weights_and_reads_as_the_merged
     stack = [(n, p) for n, p in served.base_model.named_parameters() if not n.endswith((".down", ".up"))]
     assert stack and all(p.data_ptr() in own for _, p in stack)  # not one weight of the stack copied
     assert served_mntp(*tiny_mntp)[0] is masked  # the Masked LM page gets the same model
+    causal = served_causal(tiny_mntp[0], False)  # GPT's pages' causal LM: the masked LM reads its linear weights
+    theirs = {p.data_ptr() for p in causal.parameters()}
+    linear = [m.base.weight for m in masked.modules() if isinstance(m, LowRankAdded)]
+    assert linear and all(w.data_ptr() in theirs for w in linear)
+    fresh_causal = AutoModelForCausalLM.from_pretrained(str(tiny_mntp[0]), attn_implementation="eager")
+    text = tokenizer("the river bank was muddy", return_tensors="pt")  # its vocabulary is its own: no [MASK] row
+    with torch.no_grad():
+        torch.testing.assert_close(causal.eval()(**text).logits, fresh_causal.eval()(**text).logits)
 
     merged = PeftModel.from_pretrained(reader_from_mntp(*tiny_mntp)[0], str(tmp_path / "reader")).merge_and_unload()
     batch = served_tokenizer("where did we sit ?", PASSAGE, return_tensors="pt")

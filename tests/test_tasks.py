@@ -222,17 +222,23 @@ def test_bert_has_segments_and_every_layer_gives_both_sentence_vectors(bert) -> 
     assert features["cls"].shape == features["mean"].shape == (bert.config.num_hidden_layers + 1, 2, 32)
 
 
-def test_fine_tuning_a_model_served_in_bf16_trains_every_weight_of_its_copy(tiny_mntp, monkeypatch) -> None:  # noqa: ANN001
-    """On a class's server the shared masked LM multiplies in bf16 (its linear weights frozen bf16 tensors);
-    fine-tuning "the whole encoder" must still train a copy's every linear layer, in fp32, and leave the
-    shared model as it was."""
-    from model_zoo.bidirectional import BidirectionalLM, load_mntp
-    from model_zoo.onednn import runs_bf16, use_bf16
+@pytest.mark.parametrize("bf16", ["0", "1"])
+def test_fine_tuning_the_served_masked_lm_trains_its_copy_and_leaves_the_causal_lm_it_reads(
+    tiny_mntp, monkeypatch, bf16: str
+) -> None:  # noqa: ANN001
+    """The page's masked LM reads its causal LM's weights, frozen (peft froze them, and a class's server holds
+    them in bf16 where the CPU multiplies bf16): fine-tuning "the whole encoder" trains every linear layer of a
+    copy all the same, in fp32, and the masked LM and the causal LM stay as they were."""
+    from model_zoo import onednn
+    from model_zoo.bidirectional import BidirectionalLM, served_causal, served_mntp
+    from model_zoo.onednn import runs_bf16
 
-    model, tokenizer = load_mntp(*tiny_mntp)
-    use_bf16(model, keep=("lm_head",))
+    monkeypatch.setenv(onednn.BF16_VAR, bf16)
+    model, tokenizer = served_mntp(*tiny_mntp)
     lm = BidirectionalLM("tiny-mntp", model, tokenizer, torch.device("cpu"))
+    causal = served_causal(tiny_mntp[0], bf16 == "1")
     before = {k: v.clone() for k, v in lm.base.state_dict().items()}
+    causal_before = {k: v.clone() for k, v in causal.state_dict().items()}
     copies: list[torch.nn.Module] = []
     train_whole = tasks.train_whole
     monkeypatch.setattr(
@@ -241,11 +247,13 @@ def test_fine_tuning_a_model_served_in_bf16_trains_every_weight_of_its_copy(tiny
     data = Split([Labelled("good film", "pos"), Labelled("bad film", "neg")] * 8, [Labelled("good film", "pos")])
     tasks.fine_tune(lm, data, epochs=1, batch_size=4, lr=1e-2)
     (copy,) = copies
-    assert not runs_bf16(copy) and runs_bf16(lm.model)
-    trained = {k: v for k, v in copy.state_dict().items() if k.endswith("proj.weight")}
-    assert trained and all(v.dtype == torch.float32 for v in trained.values())
+    assert not runs_bf16(copy) and runs_bf16(lm.model) == (bf16 == "1")
+    trained = {k: v for k, v in copy.state_dict().items() if "proj." in k and k.endswith(".weight")}
+    assert len(trained) == sum(isinstance(m, torch.nn.Linear) for m in copy.modules())
+    assert all(v.dtype == torch.float32 for v in trained.values())
     assert all(not torch.equal(v, before[k].float()) for k, v in trained.items()), "a linear layer did not learn"
     assert all(torch.equal(before[k], v) for k, v in lm.base.state_dict().items())
+    assert all(torch.equal(causal_before[k], v) for k, v in causal.state_dict().items())
 
 
 def test_fine_tuning_a_decoder_made_a_masked_lm_reads_both_ways_and_starts_from_a_probe(tiny_mntp, monkeypatch) -> None:  # noqa: ANN001

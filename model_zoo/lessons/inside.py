@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from ..bidirectional import LowRankAdded
 from ..contextual import CausalLM, Encoder, MaskedLM
 from ..errors import EmptyInput, MissingCapability, NoMaskToken
 
@@ -558,8 +559,9 @@ _PROMOTED: dict[tuple[str, int, int, int, int], list[str]] = {}  # (model, its u
 
 
 def _neuron_vectors(module: Any) -> torch.Tensor:
-    """(F, D): each MLP neuron's output vector (nn.Linear keeps (D, F); GPT-2's Conv1D keeps (F, D))."""
-    return module.weight.T if isinstance(module, torch.nn.Linear) else module.weight
+    """(F, D): each MLP neuron's output vector (nn.Linear, and a linear layer with its adapter beside it, keep
+    (D, F); GPT-2's Conv1D keeps (F, D))."""
+    return module.weight.T if isinstance(module, (torch.nn.Linear, LowRankAdded)) else module.weight
 
 
 @torch.inference_mode()

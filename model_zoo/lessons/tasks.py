@@ -803,6 +803,7 @@ def fine_tune(
     torch.manual_seed(seed)
     encoder = copy.deepcopy(model.base)
     trainable_fp32(encoder)  # a class's server multiplies the shared weights in bf16: the copy learns in fp32
+    encoder.requires_grad_(True)  # a served model's weights are frozen (peft froze a decoder made a masked LM's)
     linear = nn.Linear(model.config.hidden_size, len(data.classes)).to(model.device)
 
     def cls(chosen: list[Labelled]) -> torch.Tensor:  # (B, D)
