@@ -145,8 +145,9 @@ def served_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
 
     Its decoder is the causal LM's own (`served_causal`: the same tensors GPT's pages read), each linear layer
     with its MNTP adapter added beside it (`LowRankAdded`), not merged in: merged, a worker held SmolLM2's
-    linear weights twice (about 425 MB more in fp32), for products within rounding of the same (the masked
-    LM's fifteen sentences on one thread 1.30-1.39 s merged, 1.24-1.51 s beside, the same first guesses).
+    linear weights twice (about 425 MB more in fp32). Beside them, the adapters' products (rank 16) add about
+    4.5% of the multiply-adds (the masked LM's fifteen sentences on one thread, median 1.21-1.35 s merged,
+    1.37-1.38 s beside; the same first guesses, docs/measurements.md).
     Only its input embeddings are its own (they gain the [MASK] row). Where `onednn.bf16_wanted()` (a class's
     server on a CPU that multiplies bf16 natively), the shared linear layers multiply in bf16 and the output
     head stays fp32."""
