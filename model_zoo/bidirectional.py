@@ -93,7 +93,9 @@ def bidirectional_mask(attention_mask: torch.Tensor, dtype: torch.dtype) -> torc
 
 def with_mask_row(model: Any, vector: torch.Tensor) -> Any:
     """Give the vocabulary one more input row, the [MASK] embedding (id V). The output head is tied to
-    the same matrix, so it gains a logit for [MASK] too, which `BidirectionalLM` never offers."""
+    the same matrix, so it gains a logit for [MASK] too, which `BidirectionalLM` never offers. A model that
+    shares its weights with another (served_mntp: the causal LM's) keeps them unchanged (_own_vocabulary)."""
+    _own_vocabulary(model)
     size = model.get_input_embeddings().weight.shape[0]
     model.resize_token_embeddings(size + 1, mean_resizing=False)
     with torch.no_grad():
@@ -161,8 +163,7 @@ def served_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
         model = _served_mntp.get(key)
         if model is None:
             causal = served_causal(causal_dir, bf16)
-            model = PeftModel.from_pretrained(_own_vocabulary(sharing_weights(causal)), str(trained_dir))
-            model = model.get_base_model()
+            model = PeftModel.from_pretrained(sharing_weights(causal), str(trained_dir)).get_base_model()
             model = with_mask_row(with_low_rank_layers(model), load_file(str(trained_dir / MASK_VECTOR))["mask"])
             _weights_of[model] = causal
             _served_mntp[key] = model
@@ -181,16 +182,16 @@ def reader_from_mntp(causal_dir: Path, trained_dir: Path) -> tuple[Any, Any]:
     return reader, reader_tokenizer(tokenizer)
 
 
-def _own_vocabulary(model: Any) -> Any:
-    """`model` (a copy sharing a causal LM's weights) with parameters of its own for its input embeddings and
-    the output head tied to them, over the same tensor until with_mask_row grows them: transformers resizes
-    the matrix in place (a parameter's data), which would give the causal LM the [MASK] row too."""
+def _own_vocabulary(model: Any) -> None:
+    """`model`'s input embeddings (and the output head tied to them) on a parameter of its own, over the same
+    tensor: transformers resizes the matrix in place (a parameter's data), which would grow any model sharing
+    that parameter too (a copy of the causal LM would give it the [MASK] row)."""
     embeddings, head = model.get_input_embeddings(), model.get_output_embeddings()
     tied = head is not None and head.weight is embeddings.weight
-    embeddings.weight = torch.nn.Parameter(embeddings.weight.detach(), requires_grad=False)
+    old = embeddings.weight
+    embeddings.weight = torch.nn.Parameter(old.detach(), requires_grad=old.requires_grad)
     if tied:
         head.weight = embeddings.weight
-    return model
 
 
 def load_mntp_reader(causal_dir: Path, mntp_dir: Path, reader_dir: Path) -> tuple[Any, Any]:

@@ -291,9 +291,14 @@ def _load_transformers(
     cls = _CLASSES[kind]
     if bf16:
         serve_in_bf16(model)  # before the fused twin shares its layers
-    if tokenizer.pad_token is None:  # GPT-2 style tokenizers: batching needs a pad token
+    return cls(name, model, _padding(tokenizer), select_device(device))
+
+
+def _padding(tokenizer: Any) -> Any:
+    """`tokenizer` with a pad token: GPT-2 style tokenizers have none, and batching needs one (their end token)."""
+    if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    return cls(name, model, tokenizer, select_device(device))
+    return tokenizer
 
 
 def _from_pretrained(
@@ -355,10 +360,7 @@ def _load_gguf(name: str, path: Path, device: str | None) -> Encoder:
     checkpoint = gguf_checkpoint(path)
     # the causal LM the masked LM made from it reads too (served_causal: one copy of the weights a process)
     model = served_causal(checkpoint, bf16_wanted(device))
-    tokenizer = AutoTokenizer.from_pretrained(str(checkpoint))
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return CausalLM(name, model, tokenizer, select_device(device))
+    return CausalLM(name, model, _padding(AutoTokenizer.from_pretrained(str(checkpoint))), select_device(device))
 
 
 def gguf_checkpoint(path: Path) -> Path:

@@ -496,7 +496,9 @@ def _rows_of(out: Any, index: torch.Tensor) -> Layers:
 
 def _cache_rows(out: Any, index: torch.Tensor) -> Any:
     """A KV cache (transformers' DynamicCache) of the rows `index` of a pass's cache."""
-    return _cache_of_rows([(layer.keys, layer.values) for layer in _cache_of(out).layers], index)
+    from transformers import DynamicCache
+
+    return DynamicCache(ddp_cache_data=_rows_of(out, index))
 
 
 def _cache_of_rows(layers: Layers, index: torch.Tensor) -> Any:
