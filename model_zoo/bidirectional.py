@@ -241,12 +241,6 @@ class LowRankAdded(torch.nn.Module):
         self.register_buffer("down", down, persistent=False)  # (r, in)
         self.register_buffer("up", up, persistent=False)  # (out, r), the LoRA scaling folded in
 
-    @property
-    def weight(self) -> torch.Tensor:
-        """The layer's weight as merged, (out, in) in fp32: made on each read, for a page that reads weights (an
-        MLP neuron's output vector), not for the products."""
-        return self.base.weight.float() + self.up @ self.down
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.base(x)
         low = torch.nn.functional.linear(x, self.down)

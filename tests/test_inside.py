@@ -199,13 +199,31 @@ def test_a_token_s_path_through_a_block_adds_up(family: str, text: str, request:
     assert path.expansion > path.width == model.config.hidden_size
     assert len(path.neurons) == 3 and all(len(n.promotes) == 4 for n in path.neurons)
     assert [n.activation for n in path.neurons] == sorted((n.activation for n in path.neurons), reverse=True)
-    vectors = inside._neuron_vectors(parts.mlp_down[layer])
+    down = parts.mlp_down[layer]
+    vectors = down.weight.T if isinstance(down, torch.nn.Linear) else down.weight  # (F, D): Conv1D keeps it so
     for n in path.neurons:  # its own output vector through the head (read for all three in one product)
         own = (parts.unembedding @ vectors[n.index].to(parts.unembedding.dtype)).topk(4).indices.tolist()
         assert n.promotes == model.shown_each(own)
     assert -1 <= path.cosine(path.attention, path.stream_in) <= 1
     with pytest.raises(ValueError, match="token 99"):
         inside.block_path(model, text, 0, 99)
+
+
+def test_the_served_masked_lm_s_token_path_is_the_merged_one_s(
+    mntp: BidirectionalLM, tiny_mntp: tuple[Path, Path]
+) -> None:
+    """A class's server keeps the masked LM's adapters beside the causal LM's weights (served_mntp), not merged
+    into a copy: a token's path shows the same neurons, each promoting the same words, as the merged model's."""
+    from model_zoo.bidirectional import LowRankAdded, served_mntp
+
+    served = BidirectionalLM("tiny-mntp-served", *served_mntp(*tiny_mntp), torch.device("cpu"))
+    assert isinstance(inside.anatomy(served).mlp_down[0], LowRankAdded)
+    for layer in range(len(inside.anatomy(served).layers)):
+        got, want = (inside.block_path(m, MASKED_TEXT, layer, 4, k=4, words=3) for m in (served, mntp))
+        assert [n.index for n in got.neurons] == [n.index for n in want.neurons]
+        np.testing.assert_allclose([n.activation for n in got.neurons], [n.activation for n in want.neurons], atol=1e-5)
+        assert [n.promotes for n in got.neurons] == [n.promotes for n in want.neurons]
+        np.testing.assert_allclose(got.stream_out, want.stream_out, atol=1e-5)
 
 
 SENTENCES = [

@@ -558,10 +558,16 @@ PROMOTED_KEPT = 4096  # neurons whose promoted words are kept (a class's sentenc
 _PROMOTED: dict[tuple[str, int, int, int, int], list[str]] = {}  # (model, its unembedding, layer, neuron, words)
 
 
-def _neuron_vectors(module: Any) -> torch.Tensor:
-    """(F, D): each MLP neuron's output vector (nn.Linear, and a linear layer with its adapter beside it, keep
-    (D, F); GPT-2's Conv1D keeps (F, D))."""
-    return module.weight.T if isinstance(module, (torch.nn.Linear, LowRankAdded)) else module.weight
+def _neuron_vectors(module: Any, neurons: list[int]) -> torch.Tensor:
+    """(k, D): the output vectors of the MLP neurons `neurons` (nn.Linear keeps (D, F), GPT-2's Conv1D (F, D)).
+    A linear layer with its adapter beside it (the served masked LM) adds the adapter's part to those columns
+    alone: its whole weight merged for five neurons, on every token's path, took about half as long as the
+    class's lenses' head products (a profile of Inside the model under thirty learners, docs/measurements.md)."""
+    if isinstance(module, LowRankAdded):
+        index = torch.tensor(neurons, device=module.down.device)
+        return (module.base.weight[:, index].float() + module.up @ module.down[:, index]).T
+    index = torch.tensor(neurons, device=module.weight.device)
+    return module.weight[:, index].T if isinstance(module, torch.nn.Linear) else module.weight[index]
 
 
 @torch.inference_mode()
@@ -620,7 +626,6 @@ def _block_path(
     """The BlockPath from what a pass saw at the token: in, attention, mlp, out (D,) and neurons (F,)."""
     acts = seen["neurons"]
     top = acts.topk(min(k, len(acts)))
-    vectors = _neuron_vectors(parts.mlp_down[layer])
     indices = top.indices.tolist()
 
     def key(i: int) -> tuple[str, int, int, int, int]:
@@ -630,7 +635,7 @@ def _block_path(
     # head in one product, its 49,152 x 576 weights read once and not once a neuron (five neurons on one
     # thread: 25 ms against 55; the same words, to float rounding)
     if missing := [i for i in indices if key(i) not in _PROMOTED]:
-        rows = vectors[missing].to(parts.unembedding.dtype)
+        rows = _neuron_vectors(parts.mlp_down[layer], missing).to(parts.unembedding.dtype)
         promoted = torch.nn.functional.linear(rows, parts.unembedding).topk(words, dim=1).indices
         for i, ids in zip(missing, promoted.tolist(), strict=True):
             if len(_PROMOTED) >= PROMOTED_KEPT:
