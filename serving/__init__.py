@@ -962,9 +962,10 @@ def qa_head(model_name: str, on_progress: Callable[[float], object] | None = Non
     from model_zoo.lessons import tasks
 
     def compute() -> tasks.QAHead:
+        loaded(model_name, model_zoo.Encoder)  # a model that cannot load or read is said here, to the presser
         train, test = tasks.load_questions()
-        with _probe_gate(), low_priority_threads():
-            return tasks.train_qa(loaded(model_name, model_zoo.Encoder), train, test, on_progress=on_progress)
+        with _probe_gate():  # in the trainer process: its features' pass never holds this worker's lock
+            return TRAINER.run(tasks.train_qa_named, model_name, train, test, on_report=on_progress)
 
     return _shared(("qa head", model_name), compute)
 

@@ -63,6 +63,23 @@ def test_qa_head_trains_on_frozen_features_and_answers_inside_the_passage(bert) 
     assert 0 <= head.exact <= 1 and 0 <= head.f1 <= 1 and head.seconds > 0
 
 
+def test_the_qa_head_a_server_trains_in_its_trainer_process_is_the_one_trained_in_the_page(tiny_bert) -> None:  # noqa: ANN001
+    """serving.qa_head trains in the worker's trainer process (its features' pass would hold the page's lock):
+    the model loaded there by name, its head and held-out scores are the ones train_qa gives in the page's own
+    process, and the progress reaches the presser."""
+    from serving.runtime import Trainer
+
+    train = [Question("the bank is by the river and the boat is red", "what is red", "the boat")] * 4
+    test = [Question("the cat sat on the mat by the door", "where did the cat sit", "on the mat")]
+    here = tasks.train_qa(model_zoo.load(str(tiny_bert)), train, test)
+    seen: list[float] = []
+    there = Trainer(idle_s=5).run(tasks.train_qa_named, str(tiny_bert), train, test, on_report=seen.append)
+    np.testing.assert_allclose(there.start, here.start, atol=1e-6)
+    np.testing.assert_allclose(there.end, here.end, atol=1e-6)
+    assert (there.exact, there.f1) == (here.exact, here.f1)
+    assert seen and seen[-1] == 1.0
+
+
 def test_qa_head_learns_each_passage_s_own_span_whatever_its_length(monkeypatch) -> None:  # noqa: ANN001
     """Passages of 5 to 12 tokens trained together (padded into one tensor): the head learns the feature that
     marks each answer's start and end, and finds every answer, none in another passage's padding."""

@@ -779,6 +779,21 @@ def train_qa(
     return head
 
 
+def train_qa_named(
+    model_name: str, train: Sequence[Question], test: Sequence[Question], on_progress: Progress | None = None
+) -> QAHead:
+    """train_qa on the model `model_name`, loaded here: what a server's trainer process runs (serving.qa_head).
+    Most of the work is the questions' features, a pass of the model over about 160 passages; in a page's thread,
+    even at a lower priority, it held the worker's interpreter lock while the OS set it aside, and thirty
+    learners typing into Masked LM beside it waited 1.09-1.13 s at the p95 instead of 0.63-0.66."""
+    from ..loading import load
+
+    model = load(model_name)
+    if not isinstance(model, Encoder):
+        raise TypeError(f"{model_name} gives no vector per token")
+    return train_qa(model, train, test, on_progress=on_progress)
+
+
 # -- fine-tuning the whole encoder --------------------------------------------------------------------
 @dataclass(frozen=True)
 class FineTuned:
