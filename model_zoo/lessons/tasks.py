@@ -31,7 +31,7 @@ from torch import nn
 
 from .. import disk
 from ..contextual import Contextual, Encoder, Reader, Reading
-from ..errors import EmptyInput
+from ..errors import EmptyInput, MissingCapability
 from ..onednn import trainable_fp32
 from .probing import TaskSet
 
@@ -789,8 +789,8 @@ def train_qa_named(
     from ..loading import load
 
     model = load(model_name)
-    if not isinstance(model, Encoder):
-        raise TypeError(f"{model_name} gives no vector per token")
+    if not isinstance(model, Encoder):  # as serving.loaded says it in the worker, which checks first
+        raise MissingCapability(model_name, Encoder.__name__, f"it is a {type(model).__name__}")
     return train_qa(model, train, test, on_progress=on_progress)
 
 
