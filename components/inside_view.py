@@ -77,8 +77,25 @@ def build_lens_grid(lens: Lens, title: str) -> go.Figure:
         "title": {"text": heading},
         "height": 150 + 19 * len(rows) + extra,
         "margin": {"l": 10, "r": 10, "t": 64 + extra, "b": 60},  # the title above the rank labels (x axis on top)
-        "yaxis": {"autorange": "reversed", "type": "category", "title": {"text": _text(t_plain("inside.layer"))}},
+        "yaxis": {"autorange": "reversed", "type": "category"},
         "xaxis": {"type": "category", "side": "top"},
+        # "layer" heads the row labels, level with the ranks' #1 ... #k, upright: as the axis's title it ran
+        # sideways down the grid, and in Chinese its one character (层) lay on its side
+        "annotations": [
+            {
+                "text": _text(t_plain("inside.layer")),
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": 1,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "xshift": -4,
+                "yshift": 13,  # level with the ranks' labels above the grid
+                "showarrow": False,
+                "font": {"color": "#555"},
+            }
+        ],
     }
     return plain_figure([heat], layout)
 

@@ -327,18 +327,20 @@ function layerLines(root, data) {
     const side = el("svg:text", { x: 12, y: height / 2, "text-anchor": "middle", transform: `rotate(-90 12 ${height / 2})` });
     side.textContent = data.y_title;
     axes.append(side);
-    const marks = [];
-    data.series.forEach((s) => {
-      if (chart.hidden.has(s.name)) return;
+    // Solid lines, the dashed ones over them, then the dots (the solid series' last): a model's line that
+    // runs along a reference (GloVe at chance) shows through the dashes, and its dots on top
+    const shown = data.series.filter((s) => !chart.hidden.has(s.name));
+    const layered = [...shown.filter((s) => !s.dashed), ...shown.filter((s) => s.dashed)];
+    const lines = layered.map((s) => {
       const path = s.values.map((v, x) => `${x ? "L" : "M"}${sx(x).toFixed(1)},${sy(v).toFixed(1)}`).join("");
       const line = el("svg:path", { d: path, stroke: s.color, fill: "none", "stroke-width": 2 });
       if (s.dashed) line.setAttribute("stroke-dasharray", "6 4");
-      marks.push(line);
-      s.values.forEach((v, x) => {
-        marks.push(el("svg:circle", { cx: sx(x), cy: sy(v), r: 3.5, fill: s.color, class: "dot" }));
-      });
+      return line;
     });
-    svg.replaceChildren(axes, ...marks);
+    const dots = [...layered].reverse().flatMap((s) =>
+      s.values.map((v, x) => el("svg:circle", { cx: sx(x), cy: sy(v), r: 3.5, fill: s.color, class: "dot" })),
+    );
+    svg.replaceChildren(axes, ...lines, ...dots);
   };
 
   // Hover anywhere: a guide at the nearest layer, and every shown series' value there.

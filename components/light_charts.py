@@ -31,6 +31,9 @@ from .i18n import t_plain
 HERE = Path(__file__).resolve().parent
 # plotly's default colours, as on the app's other charts
 COLORS = ("#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52")
+# a reference line (chance), in no model's colour: a model that scores exactly chance (GloVe's sense accuracy)
+# stays visible under its dashes, where a fourth colour beside the models' (a purple by the first's blue) hid it
+REFERENCE = "#7f7f7f"
 
 
 def word_span(sentence: str, word: str) -> list[int]:

@@ -12,7 +12,15 @@ import streamlit as st
 
 from components.charts import build_similarity_heatmap
 from components.i18n import t, t_plain
-from components.light_charts import COLORS, Own, build_layer_lines, build_sense_map, chart_labels, render_light_chart
+from components.light_charts import (
+    COLORS,
+    REFERENCE,
+    Own,
+    build_layer_lines,
+    build_sense_map,
+    chart_labels,
+    render_light_chart,
+)
 from components.notices import render_script_note
 from components.quiz import Question, Solved, render_predict, render_quiz
 from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
@@ -137,8 +145,8 @@ def votes_table(sense_set: SenseSet, votes: dict[str, list[str]]) -> None:
 
 def render_measures(lines: MeasureLines) -> None:
     """Per-layer sense accuracy against chance, self- and intra-sentence similarity against the baseline."""
-    colors = {name: COLORS[i % len(COLORS)] for i, name in enumerate(lines.accuracy)}  # a model keeps its colour
     chance = t("senses.chance")
+    colors = {name: COLORS[i % len(COLORS)] for i, name in enumerate(lines.accuracy)} | {chance: REFERENCE}
     baseline = {f"{name} · {t('senses.baseline')}": values for name, values in lines.baseline.items()}
 
     def draw(

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from components.i18n import t, t_plain
-from components.light_charts import build_layer_lines, chart_labels, render_light_chart
+from components.light_charts import REFERENCE, build_layer_lines, chart_labels, render_light_chart
 from components.quiz import Question, Solved, render_predict
 from model_zoo.lessons.transfer_record import Recipe, TransferCurve
 
@@ -42,7 +42,7 @@ def render_race(model_name: str, curve: TransferCurve, recipe: Recipe, known: Ca
         dashed=(chance,),
         x_title=t_plain("transfer.axis"),
         labels=chart_labels(),
-        colors={chance: "#7f7f7f"},
+        colors={chance: REFERENCE},
         y_range=(0.0, 1.0),
         x_labels=[f"{n:g}" for n in sizes],
         x_at=[math.log2(n) for n in sizes],  # sizes that double, then the whole set: spaced as they are

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
+from components.light_charts import COLORS, REFERENCE
 from components.road import ready_lessons
 from scripts.first_screen import settle
 from tests.conftest import ROOT
@@ -570,6 +571,18 @@ def test_sense_maps_draw_move_with_the_layer_and_show_sentences(server: str, tab
     lines.locator("svg.plot").hover(position={"x": 150, "y": 100})
     assert "minilm-l6: " in lines.locator(".tip").inner_text()
     assert lines.locator(".axes text").filter(has_text="0.8").count() == 1  # accuracy on a 0 to 1 axis
+    # GloVe scores exactly chance: its line shows through the grey chance dashes, its dots on theirs
+    drawn = lines.locator("svg.plot").evaluate(
+        """s => [...s.children].filter(e => e.tagName !== 'g').map(e =>
+            [e.tagName, e.getAttribute('stroke-dasharray') ? 'dashed' : '', e.getAttribute('stroke') || e.getAttribute('fill')])"""
+    )
+    chance = drawn.index(["path", "dashed", REFERENCE])
+    assert ["path", "", COLORS[0]] in drawn[:chance]
+    dots = {
+        colour: [i for i, (tag, _, c) in enumerate(drawn) if tag == "circle" and c == colour]
+        for colour in (COLORS[0], REFERENCE)
+    }
+    assert dots[REFERENCE] and min(dots[COLORS[0]]) > max(dots[REFERENCE])
     assert tab.page.locator(".stPlotlyChart").count() == 0  # no 4.6 MB chunk before the first map
     assert tab.exceptions() == 0 and tab.blocked == []
     tab.shot("senses-top-layer")

@@ -207,3 +207,7 @@ def test_a_lens_grid_keeps_its_words_legible_on_a_phone() -> None:
     assert max(len(word) for row in heat.text for word in row) <= GRID_WORD
     assert heat.customdata[0][1] == "Luxembourg" and "%{customdata}" in heat.hovertemplate
     assert heat.colorbar.orientation == "h"
+    # the rows' heading stands upright above them (as the y axis's title it lay on its side: 层 in Chinese)
+    assert not fig.layout.yaxis.title.text
+    heading = fig.layout.annotations[0]
+    assert heading.text == "Layer" and (heading.x, heading.y, heading.xanchor) == (0, 1, "right")

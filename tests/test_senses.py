@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import model_zoo
+from components.light_charts import REFERENCE
 from model_zoo.lessons.senses import (
     SenseSet,
     cached_sense_vectors,
@@ -146,6 +147,7 @@ def test_page_default_glove_is_one_point_minilm_separates() -> None:
     accuracy = chart(at, "Nearest-neighbour sense accuracy")
     lines = {line["name"]: line for line in accuracy["series"]}
     assert lines["chance"]["dashed"] and len(lines["minilm-l6"]["values"]) == 7
+    assert lines["chance"]["color"] == REFERENCE and lines["glove-6b-50d"]["color"] != REFERENCE
     assert lines["minilm-l6"]["values"][3] > lines["glove-6b-50d"]["values"][3]
     assert accuracy["y_range"] == [0.0, 1.02] and chart(at, "Self-similarity of the word")["y_range"] is None
 
