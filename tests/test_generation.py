@@ -355,10 +355,11 @@ def test_a_blank_s_whole_sentences_start_from_its_left_guesses_pass(
 ) -> None:
     """The whole sentences of a class's blanks (shared_start_logprobs) take each blank's start, its left
     context after the start token, from the pass that gave its left guesses (next_whole_words), instead of
-    running it again: every total is the one the sentence gets alone (token_logprobs), a start the guesses
-    never read runs in the same call, and what a model keeps stays within START_POSITIONS."""
+    running it again, and each guessed word's sentence goes on from that word's first step there: every total
+    is the one the sentence gets alone (token_logprobs), in one pass or several, a start the guesses never read
+    runs in the same call, and what a model keeps stays within START_POSITIONS and WORD_STEPS."""
     from model_zoo.lessons import generation
-    from model_zoo.lessons.generation import kept_starts, next_whole_words, shared_start_logprobs
+    from model_zoo.lessons.generation import kept_starts, kept_words, next_whole_words, shared_start_logprobs
 
     model = request.getfixturevalue(zoo_model)
     blanks = ["she sat on the bank of the river and looked at the ___ for a long time", "the man went to the ___ ."]
@@ -368,8 +369,8 @@ def test_a_blank_s_whole_sentences_start_from_its_left_guesses_pass(
         for b, words in zip(blanks, next_whole_words(model, lefts, 4), strict=True)
     ]
     groups.append([f"a cat sat on the {w}" for w in ("mat", "dog", "hat")])  # a start no guess read
-    store, runs = kept_starts(model), []
-    used, padded = store.used, generation._left_padded_pass
+    store, runs, words = kept_starts(model), [], kept_words(model)
+    used, padded, stepped = store.used, generation._left_padded_pass, words.used
 
     def counted(model, rows):  # noqa: ANN001, ANN202
         runs.append(len(rows))
@@ -380,8 +381,19 @@ def test_a_blank_s_whole_sentences_start_from_its_left_guesses_pass(
         found = shared_start_logprobs(model, groups)
     finally:
         generation._left_padded_pass = padded
-    assert found == [[pytest.approx(token_logprobs(model, t).total, abs=1e-3) for t in g] for g in groups]
+    want = [[pytest.approx(token_logprobs(model, t).total, abs=1e-3) for t in g] for g in groups]
+    assert found == want
     assert store.used - used == 2 and runs == [1]  # the two blanks' starts kept, the third run alone
+    # every guessed word's sentence that goes on after the word's first token, from that token's kept step
+    goes_on = sum(len(model.last_ids(t)) > len(model.last_ids(lefts[i])) + 1 for i in range(2) for t in groups[i])
+    assert goes_on > 4 and words.used - stepped == goes_on
+    rows, tokens = generation.SHARED_ROWS, generation.SHARED_TOKENS
+    try:  # in passes of a few sentences, stepped and not mixed
+        generation.SHARED_ROWS, generation.SHARED_TOKENS = 3, 40
+        assert shared_start_logprobs(model, groups) == want
+        assert words.used - stepped == 2 * goes_on
+    finally:
+        generation.SHARED_ROWS, generation.SHARED_TOKENS = rows, tokens
     texts = [f"{w} went to the shop and bought some" for w in ("he", "she", "they", "we")]
     start = torch.tensor([generation._start_id(model)])
     keys = [tuple(torch.cat([start, model.last_ids(t, room=generation.WORD_PIECES + 1)]).tolist()) for t in texts]
@@ -392,9 +404,14 @@ def test_a_blank_s_whole_sentences_start_from_its_left_guesses_pass(
         next_whole_words(model, texts, 2)
         small = kept_starts(model)
         assert small.held <= bound and small.get(keys[0]) is None and small.get(keys[-1]) is not None
+        generation.WORD_STEPS = 3
+        generation._kept_words.pop(model)
+        next_whole_words(model, texts, 2)  # eight words' steps, the last three kept
+        assert kept_words(model).held == 3
     finally:
-        generation.START_POSITIONS = old
+        generation.START_POSITIONS, generation.WORD_STEPS = old, 512
         generation._kept.pop(model, None)
+        generation._kept_words.pop(model, None)
 
 
 def _greedy_word(model: model_zoo.CausalLM, left: torch.Tensor, first: int, p: float) -> tuple[str, float]:

@@ -20,7 +20,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 import numpy as np
 import torch
@@ -404,36 +404,64 @@ SHARED_TOKENS = 1024  # positions in one pass at most (its rows × the longest):
 @torch.inference_mode()
 def shared_start_logprobs(model: CausalLM, groups: Sequence[Sequence[str]]) -> list[list[float]]:
     """sentence_logprobs for groups of sentences that begin alike (a blank's candidates: the same words
-    before the blank), the same totals to float rounding. Each group's common first tokens run once, in one
-    left-padded pass over every group's start; then every sentence's own tokens in one right-padded pass
-    over its group's KV cache. A class's thirty blanks of a dozen candidates each cost their starts once,
-    not a dozen times: a pass over fewer tokens, where the work is the tokens (SmolLM2 on two cores). A
-    group too long for one pass (SHARED_TOKENS) goes a few sentences at a time, its start run for each: a
-    pass's memory (its KV cache and attention) stays that of a short text whatever the learner types."""
+    before the blank), the same totals to float rounding. Each group's common first tokens are read once (kept
+    from the left guesses' pass, next_whole_words, or run in one left-padded pass over the starts not kept);
+    then every sentence's own tokens in right-padded passes over its group's KV cache. A class's thirty blanks
+    of a dozen candidates each cost their starts once, not a dozen times: a pass over fewer tokens, where the
+    work is the tokens (SmolLM2 on two cores). A sentence whose first own token is a word the left guesses read
+    goes on from that word's step (kept too), one token later. Sentences go into passes by how many tokens they
+    read, whatever their group: a pass pads its rows to its longest, and a blank's candidates differ (a word of
+    three tokens, the masked LM's words read from their first). At most SHARED_ROWS sentences and SHARED_TOKENS
+    positions a pass: a pass's memory (its KV cache and attention) stays that of a short text whatever the
+    learner types."""
     start = _start_id(model)
     rows = [[_scored_ids(model, text, start) for text in group] for group in groups]
-    found: list[list[float]] = [[] for _ in groups]
-    parts: list[tuple[int, list[torch.Tensor]]] = []  # (group, some of its rows), in order
+    shared = [_shared_length(group) if group else 0 for group in rows]  # a group's start, in whichever pass
+    words = kept_words(model)
+    items: list[_Row] = []
     for g, group in enumerate(rows):
-        per = max(1, SHARED_TOKENS // max((len(r) for r in group), default=1))
-        parts += [(g, group[i : i + per]) for i in range(0, len(group), per)]
-    # Groups whose sentences run on about as long after their shared start go together: a pass pads its rows
-    # to its longest (a class's thirty blanks: 2,367 real positions, 3,572 run in the order they came)
-    after = [max((len(r) for r in group), default=0) - (_shared_length(group) if group else 0) for group in rows]
-    parts.sort(key=lambda part: after[part[0]])  # stable: a long group's parts stay in their order
-    chunk: list[tuple[int, list[torch.Tensor]]] = []
-    for part in parts:
-        together = [*chunk, part]
+        for j, row in enumerate(group):
+            n = shared[g]
+            items.append(_Row(g, j, words.get(tuple(row[: n + 1].tolist())) if len(row) > n + 1 else None))
+
+    def reads(item: _Row) -> int:  # the positions its pass runs
+        return len(rows[item.group][item.row]) - shared[item.group] - (1 if item.step is None else 2)
+
+    items.sort(key=reads)  # stable: a group's rows stay in their order
+    found: list[list[float]] = [[0.0] * len(group) for group in rows]
+    begun: dict[int, _Begun] = {}
+    chunk: list[_Row] = []
+    for item in items:
+        together = [*chunk, item]
         if chunk and (
-            sum(len(p) for _, p in together) > SHARED_ROWS
-            or sum(len(p) for _, p in together) * max(len(r) for _, p in together for r in p) > SHARED_TOKENS
+            len(together) > SHARED_ROWS
+            or len(together) * max(len(rows[r.group][r.row]) for r in together) > SHARED_TOKENS
         ):
-            _score_shared(model, [p for _, p in chunk], [found[g] for g, _ in chunk])
-            together = [part]
+            _score_rows(model, rows, shared, chunk, begun, found)
+            together = [item]
         chunk = together
     if chunk:
-        _score_shared(model, [p for _, p in chunk], [found[g] for g, _ in chunk])
+        _score_rows(model, rows, shared, chunk, begun, found)
     return found
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A sentence to score: its group, its number there, and the kept step of its first own token (or None)."""
+
+    group: int
+    row: int
+    step: _Step | None
+
+
+@dataclass(frozen=True)
+class _Begun:
+    """A group's shared start, read once for all its rows' passes: its keys, values and states, the log
+    probability of its tokens, and the log-probabilities of the token after it (V,)."""
+
+    start: _Start
+    before: float
+    last: torch.Tensor
 
 
 def _scored_ids(model: CausalLM, text: str, start: int) -> torch.Tensor:
@@ -454,39 +482,108 @@ def _shared_length(group: list[torch.Tensor]) -> int:
     return n
 
 
-def _score_shared(model: CausalLM, groups: list[list[torch.Tensor]], into: list[list[float]]) -> None:
-    """shared_start_logprobs for groups whose rows fit one pass: each group's totals appended to `into`."""
+def _begin(model: CausalLM, starts: dict[int, torch.Tensor], begun: dict[int, _Begun]) -> None:
+    """Each group of `starts` (group -> its start's token ids) not begun yet: its start from what
+    next_whole_words kept, or run (those together, one left-padded pass), then its before and last."""
+    new = [g for g in starts if g not in begun]
+    if not new:
+        return
+    store = kept_starts(model)
+    kept = {g: store.get(tuple(starts[g].tolist())) for g in new}
+    missing = [g for g in new if kept[g] is None]
+    if missing:
+        _, _, out = _left_padded_pass(model, [starts[g] for g in missing])
+        for j, g in enumerate(missing):
+            kept[g] = _start_of(out, j, len(starts[g]))
+    ready = [start for start in kept.values() if start is not None]
+    ids, mask = _left_padded([starts[g] for g in new])
+    hidden = torch.stack([_left_pad(start.hidden, ids.shape[1], dim=0) for start in ready])
+    seen = (mask[:, :-1] * mask[:, 1:]).bool()  # a real token predicted from a real one
+    before = _picked_logprobs(model, hidden[:, :-1], ids[:, 1:], seen).sum(1).tolist()
+    last = model.head_logits(hidden[:, -1]).log_softmax(-1)  # what follows each start
+    for i, (g, start) in enumerate(zip(new, ready, strict=True)):
+        begun[g] = _Begun(start, before[i], last[i])
+
+
+def _score_rows(
+    model: CausalLM,
+    rows: list[list[torch.Tensor]],
+    shared: list[int],
+    items: list[_Row],
+    begun: dict[int, _Begun],
+    found: list[list[float]],
+) -> None:
+    """shared_start_logprobs for sentences (`items`) that fit one pass: each total into `found`."""
     device = model.device
-    shared = [_shared_length(g) for g in groups]
-    starts, start_mask, hidden, layers = _start_states(model, [g[0][:n] for g, n in zip(groups, shared)])
-    seen = (start_mask[:, :-1] * start_mask[:, 1:]).bool()  # a real token predicted from a real one
-    before = _picked_logprobs(model, hidden[:, :-1], starts[:, 1:], seen).sum(1)  # (G,) log P(each shared start)
-    last = model.head_logits(hidden[:, -1]).log_softmax(-1)  # (G, V): what follows each shared start
-    owner = [g for g, group in enumerate(groups) for _ in group]
-    own = [row[shared[g] :] for g, group in enumerate(groups) for row in group]
-    ids, mask = right_padded(own)
+    groups = list(dict.fromkeys(item.group for item in items))
+    _begin(model, {g: rows[g][0][: shared[g]] for g in groups}, begun)
+    starts = [begun[g].start for g in groups]
+    width = max(start.positions for start in starts)
+    layers = [
+        (
+            torch.cat([_left_pad(start.layers[i][0], width) for start in starts]),
+            torch.cat([_left_pad(start.layers[i][1], width) for start in starts]),
+        )
+        for i in range(len(starts[0].layers))
+    ]
+    start_mask = torch.stack(
+        [_left_pad(torch.ones(1, start.positions, dtype=torch.long), width, dim=1)[0] for start in starts]
+    )
+    at = {g: i for i, g in enumerate(groups)}
+    owner = [at[item.group] for item in items]
     index = torch.tensor(owner, device=device)
-    first = last[index].gather(1, ids[:, :1].to(device)).squeeze(1)  # each row's first own token
-    totals = before[index] + first
-    if ids.shape[1] > 1:  # the tokens after each row's first, each read from the ones before it
-        # A row's last token predicts nothing the score needs: the pass reads every row without it (a
-        # blank's candidate and its right context are five or six tokens: a fifth less of this pass)
-        reads, read_mask = right_padded([row[:-1] for row in own])
-        cache = _cache_of_rows(layers, index)
-        positions = torch.tensor([shared[g] for g in owner])[:, None] + torch.arange(reads.shape[1])[None]
+    own = [rows[item.group][item.row][shared[item.group] :] for item in items]
+    before = torch.tensor([begun[g].before for g in groups], device=device)
+    last = torch.stack([begun[g].last for g in groups])
+    firsts = torch.tensor([int(row[0]) for row in own], device=device)
+    totals = before[index] + last[index].gather(1, firsts[:, None]).squeeze(1)  # each row's first own token
+    # A row whose first own token is a word the left guesses read goes on from that step: its second token read
+    # from the step's state, its pass from its third (the step's keys and values a column of its cache; the
+    # other rows' column masked)
+    stepped = [i for i, item in enumerate(items) if item.step is not None]
+    steps = [item.step for item in items if item.step is not None]
+    if steps:
+        seconds = torch.tensor([int(own[i][1]) for i in stepped], device=device)
+        logprobs = model.head_logits(torch.stack([step.hidden for step in steps]).to(device)).log_softmax(-1)
+        totals[stepped] += logprobs.gather(1, seconds[:, None]).squeeze(1)
+    skip = [int(item.step is not None) for item in items]
+    # A row's last token predicts nothing the score needs: the pass reads every row without it (a blank's
+    # candidate and its right context are five or six tokens: a fifth less of this pass)
+    reads, read_mask = right_padded([row[k:-1] for row, k in zip(own, skip, strict=True)])
+    targets, _ = right_padded([row[k + 1 :] for row, k in zip(own, skip, strict=True)])
+    if reads.shape[1]:  # the tokens after each row's first (or second), each read from the ones before it
+        cached = [(keys[index], values[index]) for keys, values in layers]
+        masks = [start_mask[owner]]
+        if steps:
+            cached = _with_steps(cached, stepped, steps)
+            masks.append(torch.tensor([[k] for k in skip], dtype=start_mask.dtype))
+        positions = torch.tensor([shared[item.group] + k for item, k in zip(items, skip, strict=True)])[:, None]
         rest = _hidden(
             model,
-            cache,
+            _cache_from(cached),
             input_ids=reads.to(device),
-            attention_mask=torch.cat([start_mask[owner], read_mask], 1).to(device),
-            position_ids=positions.to(device),
+            attention_mask=torch.cat([*masks, read_mask], 1).to(device),
+            position_ids=(positions + torch.arange(reads.shape[1])[None]).to(device),
         ).last_hidden_state
-        totals = totals + _picked_logprobs(model, rest, ids[:, 1:], mask[:, 1:].bool()).sum(1)
-    for g, total in zip(owner, totals.cpu().tolist(), strict=True):
-        into[g].append(total)
+        totals = totals + _picked_logprobs(model, rest, targets, read_mask.bool()).sum(1)
+    for item, total in zip(items, totals.cpu().tolist(), strict=True):
+        found[item.group][item.row] = total
 
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]  # a KV cache as each layer's keys and values, (B, H, T, D)
+
+
+def _with_steps(layers: Layers, rows: list[int], steps: list[_Step]) -> Layers:
+    """`layers` with one more column: the kept step of each of `rows` (in order), zeros in the others'."""
+    out = []
+    for i, (keys, values) in enumerate(layers):
+        columns = []
+        for cache, part in ((keys, [step.keys[i] for step in steps]), (values, [step.values[i] for step in steps])):
+            column = cache.new_zeros(cache.shape[0], cache.shape[1], 1, cache.shape[3])
+            column[rows, :, 0] = torch.stack(part).to(column)
+            columns.append(torch.cat([cache, column], 2))
+        out.append((columns[0], columns[1]))
+    return out
 
 
 def _rows_of(out: Any, index: torch.Tensor) -> Layers:
@@ -501,11 +598,11 @@ def _cache_rows(out: Any, index: torch.Tensor) -> Any:
     return DynamicCache(ddp_cache_data=_rows_of(out, index))
 
 
-def _cache_of_rows(layers: Layers, index: torch.Tensor) -> Any:
-    """A KV cache (transformers' DynamicCache) of the rows `index` of `layers`."""
+def _cache_from(layers: Layers) -> Any:
+    """A KV cache (transformers' DynamicCache) of `layers`."""
     from transformers import DynamicCache
 
-    return DynamicCache(ddp_cache_data=[(keys[index], values[index]) for keys, values in layers])
+    return DynamicCache(ddp_cache_data=layers)
 
 
 @dataclass(frozen=True)
@@ -520,6 +617,17 @@ class _Start:
         return int(self.hidden.shape[0])
 
 
+@dataclass(frozen=True)
+class _Step:
+    """What next_whole_words' first step left of one word's first token after its text: that position's keys
+    and values at every layer (L, H, D) and its last hidden state (D,)."""
+
+    keys: torch.Tensor
+    values: torch.Tensor
+    hidden: torch.Tensor
+    positions: int = 1
+
+
 # Left contexts next_whole_words read, kept for the whole sentences that follow. A blank's left context, after
 # the start token, is the start its candidates' whole sentences share (shared_start_logprobs), asked for a
 # second or two later: kept, that start's pass is not run again (fifteen blanks' whole sentences on one AVX2
@@ -529,15 +637,19 @@ class _Start:
 START_POSITIONS = 512
 
 
-class _KeptStarts:
-    """The kept left contexts of one model, by their token ids (shared by the worker's threads)."""
+Kept = TypeVar("Kept", _Start, _Step)
+
+
+class _KeptStarts(Generic[Kept]):
+    """The kept left contexts (or words' first steps) of one model, by their token ids (shared by the worker's
+    threads)."""
 
     def __init__(self, positions: int) -> None:
         self.positions, self.held, self.used = positions, 0, 0  # used: starts found here (tests, bench)
-        self._kept: OrderedDict[tuple[int, ...], _Start] = OrderedDict()
+        self._kept: OrderedDict[tuple[int, ...], Kept] = OrderedDict()
         self._lock = threading.Lock()
 
-    def put(self, ids: tuple[int, ...], start: _Start) -> None:
+    def put(self, ids: tuple[int, ...], start: Kept) -> None:
         if start.positions > self.positions:
             return
         with self._lock:
@@ -549,7 +661,7 @@ class _KeptStarts:
             while self.held > self.positions:
                 self.held -= self._kept.popitem(last=False)[1].positions
 
-    def get(self, ids: tuple[int, ...]) -> _Start | None:
+    def get(self, ids: tuple[int, ...]) -> Kept | None:
         with self._lock:
             found = self._kept.get(ids)
             if found is not None:
@@ -558,14 +670,41 @@ class _KeptStarts:
             return found
 
 
-_kept: weakref.WeakKeyDictionary[CausalLM, _KeptStarts] = weakref.WeakKeyDictionary()
+# Each word next_whole_words guessed for a blank: its first token's position after the left context, kept as
+# that step ran it. Eight of a blank's dozen whole sentences go on from there (shared_start_logprobs): their
+# first own token's pass is not run again, a fifth of those sentences' positions (fifteen blanks' whole
+# sentences on one AVX2 thread, fp32: 540 positions run rather than 660, 3.34 s rather than 3.70, the mean of
+# twelve runs each). At most WORD_STEPS a model, the least recently used going first (SmolLM2: 48 KB each, so
+# 25 MB at most; a worker's fifteen blanks take 120)
+WORD_STEPS = 512
+
+_kept: weakref.WeakKeyDictionary[CausalLM, _KeptStarts[_Start]] = weakref.WeakKeyDictionary()
+_kept_words: weakref.WeakKeyDictionary[CausalLM, _KeptStarts[_Step]] = weakref.WeakKeyDictionary()
 _kept_lock = threading.Lock()
 
 
-def kept_starts(model: CausalLM) -> _KeptStarts:
+def kept_starts(model: CausalLM) -> _KeptStarts[_Start]:
     """The left contexts kept for `model` (one store a loaded model, gone with it)."""
     with _kept_lock:
         return _kept.setdefault(model, _KeptStarts(START_POSITIONS))
+
+
+def kept_words(model: CausalLM) -> _KeptStarts[_Step]:
+    """The guessed words' first steps kept for `model` (one store a loaded model, gone with it)."""
+    with _kept_lock:
+        return _kept_words.setdefault(model, _KeptStarts(WORD_STEPS))
+
+
+def _keep_words(model: CausalLM, keys: list[tuple[int, ...]], step: Any) -> None:
+    """The last position of each row of a words' step (its token ids `keys[i]`, text and word's first token)
+    kept, each row its own copy (a view would hold the whole step's column while any of its rows is kept)."""
+    layers = _cache_of(step).layers
+    column = torch.stack([layer.keys[:, :, -1] for layer in layers], 1)  # (B, L, H, D)
+    values = torch.stack([layer.values[:, :, -1] for layer in layers], 1)
+    hidden = step.last_hidden_state[:, -1]
+    store = kept_words(model)
+    for i, ids in enumerate(keys):
+        store.put(ids, _Step(column[i].clone(), values[i].clone(), hidden[i].clone()))
 
 
 def _start_of(out: Any, row: int, n: int) -> _Start:
@@ -584,31 +723,6 @@ def _keep_starts(model: CausalLM, rows: list[torch.Tensor], out: Any) -> None:
         start = _start_of(out, r, len(row))
         kept = [(keys.clone(), values.clone()) for keys, values in start.layers]
         store.put(tuple(row.tolist()), _Start(kept, start.hidden.clone()))
-
-
-def _start_states(model: CausalLM, rows: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Layers]:
-    """The token id rows as one left-padded pass gives them (_left_padded_pass): the ids, their mask, the last
-    hidden states and each layer's keys and values. A row next_whole_words read is taken from what it kept;
-    the others run, together."""
-    store = kept_starts(model)
-    found: list[_Start | None] = [store.get(tuple(row.tolist())) for row in rows]
-    missing = [r for r, start in enumerate(found) if start is None]
-    if missing:
-        _, _, out = _left_padded_pass(model, [rows[r] for r in missing])
-        for j, r in enumerate(missing):
-            found[r] = _start_of(out, j, len(rows[r]))
-    ids, mask = _left_padded(rows)
-    width = ids.shape[1]
-    starts = [start for start in found if start is not None]
-    hidden = torch.stack([_left_pad(start.hidden, width, dim=0) for start in starts])
-    layers = [
-        (
-            torch.cat([_left_pad(start.layers[i][0], width) for start in starts]),
-            torch.cat([_left_pad(start.layers[i][1], width) for start in starts]),
-        )
-        for i in range(len(starts[0].layers))
-    ]
-    return ids, mask, hidden, layers
 
 
 def _left_padded(rows: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -739,6 +853,8 @@ def _whole_words(model: CausalLM, rows: list[torch.Tensor], k: int) -> list[list
             attention_mask=seen.to(device),
             position_ids=position[:, None].to(device),
         )
+        if piece == 1:  # each word's first token after its text, for the whole sentences that follow
+            _keep_words(model, [(*rows[o].tolist(), pieces[r][0]) for o, r in zip(owner.tolist(), live)], step)
         best = model.head_logits(step.last_hidden_state[:, -1]).softmax(-1).max(-1)
         following = best.indices.tolist()
         # a token that goes on a word starts with a letter or digit (an end-of-text token with "<" or nothing)
