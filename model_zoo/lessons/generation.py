@@ -420,8 +420,8 @@ def shared_start_logprobs(model: CausalLM, groups: Sequence[Sequence[str]]) -> l
     words = kept_words(model)
     items: list[_Row] = []
     for g, group in enumerate(rows):
+        n = shared[g]
         for j, row in enumerate(group):
-            n = shared[g]
             items.append(_Row(g, j, words.get(tuple(row[: n + 1].tolist())) if len(row) > n + 1 else None))
 
     def reads(item: _Row) -> int:  # the positions its pass runs
@@ -552,11 +552,12 @@ def _score_rows(
     reads, read_mask = right_padded([row[k:-1] for row, k in zip(own, skip, strict=True)])
     targets, _ = right_padded([row[k + 1 :] for row, k in zip(own, skip, strict=True)])
     if reads.shape[1]:  # the tokens after each row's first (or second), each read from the ones before it
-        cached = [(keys[index], values[index]) for keys, values in layers]
         masks = [start_mask[owner]]
         if steps:
-            cached = _with_steps(cached, stepped, steps)
+            cached = _rows_with_steps(layers, index, stepped, steps)
             masks.append(torch.tensor([[k] for k in skip], dtype=start_mask.dtype))
+        else:
+            cached = [(keys[index], values[index]) for keys, values in layers]
         positions = torch.tensor([shared[item.group] + k for item, k in zip(items, skip, strict=True)])[:, None]
         rest = _hidden(
             model,
@@ -573,16 +574,18 @@ def _score_rows(
 Layers = list[tuple[torch.Tensor, torch.Tensor]]  # a KV cache as each layer's keys and values, (B, H, T, D)
 
 
-def _with_steps(layers: Layers, rows: list[int], steps: list[_Step]) -> Layers:
-    """`layers` with one more column: the kept step of each of `rows` (in order), zeros in the others'."""
+def _rows_with_steps(layers: Layers, index: torch.Tensor, rows: list[int], steps: list[_Step]) -> Layers:
+    """The rows `index` of `layers` (the groups' starts), each with one more column: the kept step of each of
+    `rows` (in order), zeros in the others'. The column joins the few group rows before they are taken for every
+    sentence, so the sentences' cache is copied once."""
     out = []
     for i, (keys, values) in enumerate(layers):
-        columns = []
+        both = []
         for cache, part in ((keys, [step.keys[i] for step in steps]), (values, [step.values[i] for step in steps])):
-            column = cache.new_zeros(cache.shape[0], cache.shape[1], 1, cache.shape[3])
-            column[rows, :, 0] = torch.stack(part).to(column)
-            columns.append(torch.cat([cache, column], 2))
-        out.append((columns[0], columns[1]))
+            taken = torch.cat([cache, cache.new_zeros(cache.shape[0], cache.shape[1], 1, cache.shape[3])], 2)[index]
+            taken[rows, :, -1] = torch.stack(part).to(taken)
+            both.append(taken)
+        out.append((both[0], both[1]))
     return out
 
 
