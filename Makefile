@@ -90,8 +90,8 @@ $(ALLENNLP_WHEEL): | $(BIN)/python
 test: install-dev browser nginx postgresql lint $(ALLENNLP_WHEEL)
 	ALLENNLP_WHEEL=$(ALLENNLP_WHEEL) $(BIN)/python -m pytest
 
-# The fast tier: tiny models and pure code, no real weights, no browser (about two minutes on two cores).
-# Two pytest-xdist workers, one torch thread each: 3.6 min -> 2.2 min here (README).
+# The fast tier: tiny models and pure code, no real weights, no browser (2.2 min on two cores, README).
+# Two pytest-xdist workers, one torch thread each (and one numba thread: tests/conftest.py).
 test-fast: install-dev postgresql
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -m "not slow and not browser" -n 2
 

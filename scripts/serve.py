@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     # slower and no page faster: with one worker on 2 cores, Masked LM's p95 for 30 sessions was
     # 1.28-1.35 s with 1 torch thread and 0.84-0.97 s with 2 (make bench-load, 2026-11-26; docs/measurements.md).
     threads = max(1, (os.cpu_count() or 1) // args.workers)
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    env = {**os.environ, **dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"), str(threads))}
     env.setdefault("CONTEXTLAB_BF16", "auto")  # bf16 products where the CPU has them (model_zoo/onednn.py)
     if args.workers == 1:
         os.chdir(ROOT)

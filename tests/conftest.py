@@ -24,6 +24,10 @@ os.environ.setdefault("CONTEXTLAB_WARMUP", "0")  # tests load what they use, whe
 # numba's compiled umap-learn (model_zoo.disk.keep_compiled) outlives the tests' own cache folders: each test
 # worker and run loads it rather than compiling for 16-18 s (numba keys it on umap-learn's source).
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "contextlab-tests" / "numba"))
+# A test that imports numba itself before the first map would read its thread count before projection._umap
+# sets it: torch in that worker then ran on every core after it (make test-fast gives each worker one thread).
+if os.environ.get("OMP_NUM_THREADS"):
+    os.environ.setdefault("NUMBA_NUM_THREADS", os.environ["OMP_NUM_THREADS"])
 
 import pytest  # noqa: E402
 
@@ -195,7 +199,7 @@ def offline_tokenizer():
 @pytest.fixture(autouse=True)
 def fast_tier_loads_no_real_weights(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A test not marked slow (or browser) must not load the offline pack's weights: the fast
-    tier (`pytest -m "not slow and not browser"`) runs in about a minute on tiny models only.
+    tier (`pytest -m "not slow and not browser"`) runs in about two minutes on tiny models only.
     Tokenizers and configs may be read; loading an offline-pack model fails the test and says why."""
     if request.node.get_closest_marker("slow") or request.node.get_closest_marker("browser"):
         return
@@ -209,6 +213,20 @@ def fast_tier_loads_no_real_weights(request: pytest.FixtureRequest, monkeypatch:
         return load_card(card, device)  # a classic from a fake cache of tiny weights is fine
 
     monkeypatch.setattr(loading, "_load_card", refuse_the_pack)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def component_manifests_scanned_once() -> Iterator[None]:
+    """Each new AppTest scans every installed distribution's metadata for Streamlit component manifests
+    (0.2-0.3 s, some 400 times in the fast tier); the installed packages do not change during a run."""
+    import functools
+
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    manifest_scanner.scan_component_manifests = functools.cache(scan)
+    yield
+    manifest_scanner.scan_component_manifests = scan
 
 
 # -- Streamlit AppTest: every test runs the app as a served app would -----------------------
@@ -484,6 +502,13 @@ def tiny_zoo(
     monkeypatch.setattr(loading, "_load_card", tiny)
     monkeypatch.setattr(sense_data, "load_precomputed", lambda name: None)  # no maps of the real weights
     monkeypatch.setenv("CONTEXTLAB_CACHE", str(tmp_path / "cache"))  # disk caches of tiny vectors stay here
+    # but for the work a server keeps on disk across restarts keyed on the weights it was computed from (Using
+    # BERT's task heads, probing's and Word senses' vectors): done once for the session's tiny weights (2-8 s a
+    # model and task) and read back by later pages, as a restarted server reads it
+    (tmp_path / "cache").mkdir(exist_ok=True)
+    for kept in ("heads", "probing", "senses"):
+        (shared := tiny_zoo_dir.parent / f"kept-{kept}").mkdir(exist_ok=True)
+        (tmp_path / "cache" / kept).symlink_to(shared, target_is_directory=True)
     from serving import lesson_inside
 
     holding_models = (

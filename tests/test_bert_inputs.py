@@ -37,6 +37,23 @@ def test_reordering_changes_vectors_only_through_position_numbers(tiny_bert) -> 
     assert moves["cls_renumbered"].cosine < 0.999 and moves["words_renumbered"].cosine < 0.999
 
 
+@pytest.mark.parametrize("kind", ["openai-gpt", "gpt2", "llama", "bert", "qwen2"])
+def test_a_size_counts_every_layer_of_the_whole_model(kind: str) -> None:
+    """The count built from one and two layers equals the whole model's, for each kind of stack the lessons size."""
+    import torch
+    from transformers import AutoConfig, AutoModel
+
+    config = AutoConfig.for_model(
+        kind, num_hidden_layers=5, hidden_size=64, num_attention_heads=4, intermediate_size=96, vocab_size=300
+    )
+    with torch.device("meta"):
+        whole = sum(p.numel() for p in AutoModel.from_config(config).parameters())
+    size = size_from_config(kind, config)
+    assert size.layers == 5 and size.parameters == whole
+    one = AutoConfig.for_model(kind, num_hidden_layers=1, hidden_size=64, num_attention_heads=4)
+    assert size_from_config(kind, one).layers == 1
+
+
 @pytest.mark.slow
 def test_sizes_are_computed_from_configs(offline_models) -> None:
     base = size_from_json("bert-base-uncased", ASSETS / "configs" / "bert-base-uncased.json")

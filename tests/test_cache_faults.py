@@ -5,6 +5,7 @@ in one sentence that it cannot open its store."""
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 
 import numpy as np
@@ -208,3 +209,21 @@ def test_a_umap_map_has_numba_keep_umap_learns_functions() -> None:
     layouts = [f for f in vars(umap.layouts).values() if isinstance(f, Dispatcher)]
     assert layouts and not [f for f in layouts if isinstance(f._cache, NullCache)]
     assert list(Path(config.CACHE_DIR).glob("umap_*/*.nbc"))
+
+
+def test_a_map_leaves_torch_on_the_threads_its_worker_was_given() -> None:
+    """A worker given one thread of the cores (OMP_NUM_THREADS=1: scripts/serve.py's two workers on two cores)
+    runs its models on one after its first UMAP map too; numba's OpenMP layer set the thread to every core."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, torch\n"
+        "from model_zoo.lessons.projection import umap_2d\n"
+        "umap_2d(np.random.default_rng(0).normal(size=(40, 8)).astype(np.float32), seed=3)\n"
+        "print(torch.get_num_threads())"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"} | {"OMP_NUM_THREADS": "1"}
+    root = Path(__file__).resolve().parent.parent
+    ran = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0 and ran.stdout.split()[-1] == "1", ran.stderr[-2000:]

@@ -178,7 +178,10 @@ def test_a_knock_out_leaves_other_sessions_passes_through_the_shared_model_alone
         other = threading.Thread(target=lambda: seen.append(inside._last_stream(gpt2, reading, parts)))
         other.start()
         other.join(30)
-    assert not torch.equal(knocked, intact) and torch.equal(seen[0], intact)
+    # the other thread reads the intact model: equal up to float rounding (a thread of its own may take another
+    # kernel path; after the fast tier before it, they differed by 7e-9), far from what the knock-out moves
+    assert (knocked - intact).abs().max() > 1e-3
+    torch.testing.assert_close(seen[0], intact, rtol=0, atol=1e-5)
 
 
 @pytest.mark.parametrize(("family", "text"), FAMILIES)

@@ -145,6 +145,8 @@ def test_span_vectors_are_the_mean_of_the_words_pieces(tiny_bert: Path, tiny_gpt
 
 
 def test_features_are_cached_and_cut_words_are_nan(tiny_bert: Path, tmp_path: Path) -> None:
+    import torch
+
     data = sentences()
     targets = probing.select_targets(data)
     bert = model_zoo.load(tiny_bert)
@@ -154,6 +156,11 @@ def test_features_are_cached_and_cut_words_are_nan(tiny_bert: Path, tmp_path: Pa
     assert not np.isnan(features).any()
     again = probing.cached_features(bert, data, targets, tmp_path, progress.append)
     assert len(progress) == 1 and np.array_equal(features, again)  # read from disk, not recomputed
+    retrained = model_zoo.load(tiny_bert)  # the same name, trained again: its own features, not the kept ones
+    with torch.no_grad():
+        retrained.base.embeddings.word_embeddings.weight.mul_(2)
+    other = probing.cached_features(retrained, data, targets, tmp_path, progress.append)
+    assert len(progress) > 1 and not np.allclose(features, other) and len(list(tmp_path.glob("*.npy"))) == 2
     long = [Sentence("x", "train", "wikipedia", tuple(["word"] * 600), {t: (None,) * 600 for t in probing.TASKS})]
     cut = probing.word_features(bert, long, probing.Targets(np.array([0, 0]), np.array([0, 599]), np.ones(2, bool)))
     assert not np.isnan(cut[0]).any() and np.isnan(cut[1]).all()  # past 512 tokens: no vector

@@ -31,21 +31,41 @@ class Size:
         return f"{float(f'{value:.3g}'):g}{unit}"
 
 
-def size_from_config(name: str, config: Any) -> Size:
-    """Build the bare model described by `config` without allocating weights, and count."""
+def _counted(config: Any, layers: int) -> int:
+    """The parameters of the bare model of `config` cut to its first `layers` layers, built on the meta device."""
+    import copy
+
     from transformers import AutoModel
 
+    cut = copy.deepcopy(config)
+    cut.num_hidden_layers = layers
+    if isinstance(getattr(cut, "layer_types", None), list):  # per-layer kinds (sliding or full attention)
+        cut.layer_types = cut.layer_types[:layers]
     with torch.device("meta"):
-        model = AutoModel.from_config(config)
+        return sum(p.numel() for p in AutoModel.from_config(cut).parameters())
+
+
+def size_from_config(name: str, config: Any) -> Size:
+    """Count the bare model described by `config` without allocating weights.
+
+    A model is its embeddings, a stack of identical layers and what follows them, so it is built on the meta
+    device with one layer and with two, and the difference is every further layer's count. Building all of
+    GPT-3's 96 layers (or the GPT lesson's 228 in all) takes seconds even on the meta device, as each layer's
+    weights still go through torch's Python initialisers; torch's own switch for those (transformers'
+    `no_init_weights`) swaps module functions for the whole process, which a server's other threads would meet.
+    tests/test_bert_inputs.py checks the count against whole models."""
+    layers = config.num_hidden_layers
+    one = _counted(config, 1)
+    parameters = one + (layers - 1) * (_counted(config, 2) - one) if layers > 1 else _counted(config, layers)
     feed_forward = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None)
     return Size(
         name=name,
-        layers=config.num_hidden_layers,
+        layers=layers,
         hidden=config.hidden_size,
         heads=config.num_attention_heads,
         feed_forward=feed_forward or 4 * config.hidden_size,  # GPT-1 and GPT-2: 4 x hidden
         vocab=config.vocab_size,
-        parameters=sum(p.numel() for p in model.parameters()),
+        parameters=parameters,
         context=getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", 0) or 0,
     )
 

@@ -229,10 +229,18 @@ def cached_features(
     folder: Path,
     on_progress: Progress | None = None,
 ) -> np.ndarray:
-    """word_features, kept on disk in `folder` across restarts (read back memory-mapped)."""
-    key = hashlib.sha1(
-        json.dumps([model.name, [s.id for s in sentences], targets.sentence.tolist(), targets.word.tolist()]).encode()
-    ).hexdigest()[:12]
+    """word_features, kept on disk in `folder` across restarts (read back memory-mapped), keyed on the model's
+    weights as well as its name: a model trained again under its name (elmo-mini) is probed anew."""
+    from .senses import weights_version
+
+    read = [
+        model.name,
+        weights_version(model),
+        [s.id for s in sentences],
+        targets.sentence.tolist(),
+        targets.word.tolist(),
+    ]
+    key = hashlib.sha1(json.dumps(read).encode()).hexdigest()[:12]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model.name)
     path = folder / f"{safe}-{key}.npy"
     if (kept := disk.read(path, lambda found: np.load(found, mmap_mode="r"))) is not None:

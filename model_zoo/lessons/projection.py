@@ -58,6 +58,14 @@ def umap_2d(vectors: np.ndarray, seed: int = 0, n_neighbors: int = 15, min_dist:
 def _umap() -> ModuleType:
     """umap-learn, imported on the first map (importing it costs seconds), its compiled functions kept on disk
     for the next process (disk.keep_compiled: a fresh process maps in 3-5 s rather than 20)."""
+    import os
+
+    # numba's OpenMP layer sets the calling thread's OpenMP thread count to NUMBA_NUM_THREADS (every core by
+    # default) when it first runs, and torch in that thread then takes the same count: a worker given one thread
+    # of two cores (scripts/serve.py, make test-fast) ran its models on two after its first map, each such
+    # thread competing with the other worker's. The map is seeded, so single-threaded anyway (n_jobs=1 below).
+    if os.environ.get("OMP_NUM_THREADS"):
+        os.environ.setdefault("NUMBA_NUM_THREADS", os.environ["OMP_NUM_THREADS"])
     import umap
 
     from .. import disk
