@@ -90,10 +90,11 @@ $(ALLENNLP_WHEEL): | $(BIN)/python
 test: install-dev browser nginx postgresql lint $(ALLENNLP_WHEEL)
 	ALLENNLP_WHEEL=$(ALLENNLP_WHEEL) $(BIN)/python -m pytest
 
-# The fast tier: tiny models and pure code, no real weights, no browser (2.2 min on two cores, README).
-# Two pytest-xdist workers, one torch thread each (and one numba thread: tests/conftest.py).
+# The fast tier: tiny models and pure code, no real weights, no browser (2.2-2.7 min on two cores, README).
+# Two pytest-xdist workers, one torch thread each, and one numba thread as scripts/serve.py gives its workers (a
+# test that imports numba before projection._umap would otherwise put torch in its worker on both cores).
 test-fast: install-dev postgresql
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -m "not slow and not browser" -n 2
+	OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 $(BIN)/python -m pytest -m "not slow and not browser" -n 2
 
 # How much of each page the fast tier runs (the tiny zoo: tests/test_pages_fast.py and the rest).
 coverage: install-dev postgresql

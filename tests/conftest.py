@@ -24,10 +24,6 @@ os.environ.setdefault("CONTEXTLAB_WARMUP", "0")  # tests load what they use, whe
 # numba's compiled umap-learn (model_zoo.disk.keep_compiled) outlives the tests' own cache folders: each test
 # worker and run loads it rather than compiling for 16-18 s (numba keys it on umap-learn's source).
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "contextlab-tests" / "numba"))
-# A test that imports numba itself before the first map would read its thread count before projection._umap
-# sets it: torch in that worker then ran on every core after it (make test-fast gives each worker one thread).
-if os.environ.get("OMP_NUM_THREADS"):
-    os.environ.setdefault("NUMBA_NUM_THREADS", os.environ["OMP_NUM_THREADS"])
 
 import pytest  # noqa: E402
 

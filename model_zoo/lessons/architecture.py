@@ -55,8 +55,9 @@ def size_from_config(name: str, config: Any) -> Size:
     (`no_init_weights`) swaps torch's functions for the whole process, which a server's other threads would meet.
     tests/test_bert_inputs.py checks the count against whole models."""
     layers = config.num_hidden_layers
-    one = _counted(config, 1)
-    parameters = one + (layers - 1) * (_counted(config, 2) - one) if layers > 1 else _counted(config, layers)
+    parameters = _counted(config, min(layers, 1))
+    if layers > 1:
+        parameters += (layers - 1) * (_counted(config, 2) - parameters)
     feed_forward = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None)
     return Size(
         name=name,
