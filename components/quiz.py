@@ -22,6 +22,7 @@ import streamlit as st
 
 from model_zoo import ModelZooError
 
+from .charts import percent_label
 from .classroom_view import render_ask
 from .i18n import t, t_plain
 from .notices import render_error
@@ -30,14 +31,17 @@ from .notices import render_error
 def listed(
     pairs: Sequence[tuple[str, float]],
     n: int = 3,
-    number: str = ".0%",
+    number: str | None = None,
     word: Callable[[str], str] = str.strip,
     quoted: bool = False,
 ) -> str:
-    """The first `n` (word, score) pairs as the explanations quote them: "bank 76%, store 9%", or with
-    `number`=".3f" "prince 0.824, queen 0.784"; `word` writes the word, `quoted` puts it in “”."""
+    """The first `n` (word, score) pairs as the explanations quote them: probabilities as the bars beside them
+    label them ("france 99.7%, europe 0.1%, canada 0.03%": a ".0%" wrote 100%, 0%, 0% beside bars of 99.7%,
+    0.1% and 0.03%), or with `number`=".3f" "prince 0.824, queen 0.784"; `word` writes the word, `quoted` puts
+    it in “”."""
     shown = (f"“{word(w)}”" if quoted else word(w) for w, _ in pairs[:n])
-    return ", ".join(f"{w} {score:{number}}" for w, (_, score) in zip(shown, pairs[:n]))
+    score = percent_label if number is None else (lambda x: f"{x:{number}}")
+    return ", ".join(f"{w} {score(s)}" for w, (_, s) in zip(shown, pairs[:n]))
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,8 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
                     table.dataframe(written["steps"], hide_index=True, width="stretch")
             written["done"] = True
         except model_zoo.ModelZooError as err:
-            render_error(err)
+            with out:  # under the button pressed, not under the settings a screen below it
+                render_error(err)
             return
     with out:
         view.render_written(st.session_state.get("written"), shown, table, model.name)

@@ -138,3 +138,19 @@ def test_one_hot_glove_line_names_the_closest_and_farthest_pair_of_the_chart(tin
     said = all_text(at)
     assert f"“{a}” and “{b}” are the closest pair ({high:.2f})" in said
     assert f"“{c}” and “{d}” the farthest ({low:.2f})" in said
+
+
+def test_a_check_yourself_explanation_quotes_the_figures_of_the_bars(tiny_zoo: Path) -> None:
+    """Masked LM's Paris question quotes the model's top three as the page's bars label them: its ".0%" said
+    "100%, 0%, 0%" beside bars of 99.7%, 0.1% and 0.03%."""
+    import json
+
+    at = open_page("pages/masked_lm.py", text="Paris is the capital of [MASK].")
+    at.toggle(key="quiz_reveal").set_value(True).run()
+    assert not at.exception
+    bars = next(json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart") if c.proto.id.endswith("mask0"))
+    top = list(zip(bars["y"], bars["text"]))[::-1][:3]  # drawn highest on top: the last bar first
+    said = next(line for line in all_text(at).split("\n") if "Its top three:" in line)
+    assert [part.rsplit(" ", 1)[1] for part in said.split("Its top three: ")[1].split(" (")[0].split(", ")] == [
+        p for _, p in top
+    ]

@@ -203,3 +203,13 @@ def test_gpts_largest_weight_on_a_later_token_reads_plainly_when_it_is_zero(
     assert gpt_view.later_weights(3e-8) == small
     why = i18n.translate("quiz.gpt_blank.why", lang, plain=True, model="m", left="l", bert="b", masked="x", zero=zero)
     assert zero in why and "0e+00" not in why
+
+
+def test_an_error_repeats_a_long_paste_cut_short() -> None:
+    """A 3,000-character paste in the Word box: the sentence quotes its start, not all of it."""
+    from components.notices import QUOTED, error_message
+
+    pasted = "the river bank " * 200
+    err = model_zoo.WordNotInVocabulary(pasted, "glove-6b-50d", [])
+    said = rendered(error_message(err))[1]
+    assert f"“{pasted[:QUOTED]}…” is not in the vocabulary of glove-6b-50d" in said and len(said) < QUOTED + 120

@@ -169,6 +169,16 @@ def test_gpt_writes(tiny_zoo: Path) -> None:
     ok(at)
 
 
+def test_gpt_says_an_empty_prompt_under_its_write_button(tiny_zoo: Path) -> None:
+    """The sentence sat under the sampling settings, below a 900 px screen: Write seemed to do nothing."""
+    at = open_page("pages/gpt.py")
+    at.text_area(key="prompt").input("   ").run()
+    at.button(key="write").click().run()
+    main = next(b for b in at.main.children.values() if str(getattr(b.proto, "id", "")).endswith("main_output"))
+    said = [e.value for e in main.children.values() if type(e).__name__ == "Info"]
+    assert said and "The prompt is empty" in shown(said[0])
+
+
 def test_gpt_blank_draws_the_left_candidates_from_their_own_pass(tiny_zoo: Path, monkeypatch) -> None:  # noqa: ANN001
     """The left context's candidates and the masked LM's bars come from one pass each and are drawn before
     the whole-sentence scores, which wait for the class's shared passes: when those fail, the candidates
@@ -201,7 +211,7 @@ def test_gpt_blank_draws_the_left_candidates_from_their_own_pass(tiny_zoo: Path,
 
 def test_gpt_blank_finding_says_what_the_table_shows(tiny_zoo: Path, monkeypatch) -> None:  # noqa: ANN001
     """The sentence under the blank's table names the two first choices as the table ranks them, and gives the
-    seeds' point (the words after the blank change the answer) only where they did."""
+    lecture notes' point (the words after the blank change the answer) only where they did."""
     import dataclasses
 
     import serving
@@ -216,7 +226,8 @@ def test_gpt_blank_finding_says_what_the_table_shows(tiny_zoo: Path, monkeypatch
     whole = table.loc[table["Rank, whole sentence"] == 1, "Candidate"].iloc[0]
     said = finding(at)
     assert f"first guess is “{left}”" in said
-    assert ("seeds' point" in said) == (left != whole) and ("did not change its choice" in said) == (left == whole)
+    point, same = "lecture notes' point" in said, "did not change its choice" in said
+    assert point == (left != whole) and same == (left == whole)
     real = serving.left_vs_whole
 
     def reranked(same: bool):  # noqa: ANN202
@@ -234,7 +245,7 @@ def test_gpt_blank_finding_says_what_the_table_shows(tiny_zoo: Path, monkeypatch
         at.text_input(key="blank_text").input(f"The cat sat on the ___ all day{'.' if same else '!'}").run()
         ok(at)
         said = finding(at)
-        assert ("did not change its choice" in said) == same and ("seeds' point" in said) == (not same), said
+        assert ("did not change its choice" in said) == same and ("lecture notes' point" in said) == (not same), said
 
 
 def test_gpt_blank_with_two_blanks_says_to_put_one(tiny_zoo: Path) -> None:
