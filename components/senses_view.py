@@ -23,7 +23,7 @@ from components.light_charts import (
 )
 from components.notices import render_script_note
 from components.quiz import Question, Solved, render_predict, render_quiz
-from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
+from components.url import keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.lessons.sense_data import UMAP_DEFAULTS, MapView, SenseModel, SenseSet
 from model_zoo.lessons.senses import LayerMeasures, MeasureLines, PlacedOwn
 from model_zoo.registry import HIDDEN_STATES
@@ -203,13 +203,8 @@ def read_mine(word: str, contextual: list[str]) -> str:
             on_click=lambda: st.session_state.update(mine=BLOOD_BANK),
         )
         st.caption(t("senses.blood_bank_note"))
-    said_if_cut(mine=2000)
-    mine = st.text_input(
-        t("senses.mine"),
-        key="mine",
-        bind="query-params",
-        max_chars=2000,
-        placeholder=t_plain("senses.mine_placeholder", word=word),
+    mine = text_box(
+        st.text_input, t("senses.mine"), "mine", 2000, placeholder=t_plain("senses.mine_placeholder", word=word)
     )
     render_script_note(contextual, mine, HIDDEN_STATES)
     return mine

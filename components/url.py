@@ -6,15 +6,15 @@ A page reads a link's value before it draws the widget, and writes the widget's 
 `flag_from_url` (true or false), `index_from_url` (a token of the text), then `keep_in_url`. A widget bound
 natively (bind="query-params", the key is the name) drops a value it cannot take without a word: called
 before it, `key_from_url` (one of the labels it shows), `flag_from_url` or `said_if_cut` (a text longer than
-the box) say so. A value the page does not know gets one sentence, never a silent default; each name is said
+the box) say so; `text_box` draws a text box that says so of a link's text and of a paste. A value the page does not know gets one sentence, never a silent default; each name is said
 at most once a session (the first time the page reads it: later, the learner's own typing may leave a kept
 value behind, and that is no link's fault)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -108,11 +108,36 @@ def index_from_url(name: str, options: Sequence[str], default: int) -> int:
 
 def said_if_cut(**limits: int) -> None:
     """Before text boxes bound to ?name= that hold `limit` characters (said_if_cut(name=limit, ...)): a link's
-    longer text gets one sentence (the box keeps its first `limit` characters)."""
+    longer text gets one sentence (the page reads its first `limit` characters, and the address keeps those)."""
     for name, limit in limits.items():
         value = st.query_params.get(name, "")
         if _first_time(name) and len(value) > limit:
             st.info(t("url.too_long", name=name, n=len(value), limit=limit, value=value[:SHOWN]))
+            st.query_params[name] = value[:limit]
+
+
+PASTED = "_url_pasted_"  # session state, + a box's key: how long the text was that the box just cut
+
+
+def _keep_first(key: str, limit: int) -> None:
+    """on_change of text_box: a text over `limit` characters is cut to its first `limit`, and remembered."""
+    value = st.session_state[key]
+    if len(value) > limit:
+        st.session_state[key] = value[:limit]
+        st.session_state[PASTED + key] = len(value)
+
+
+def text_box(widget: Callable[..., str], label: str, key: str, limit: int, **kwargs: Any) -> str:
+    """A lesson's text box (`widget`: st.text_input or st.text_area, or a column's), bound to ?key=, that reads
+    at most `limit` characters. Not Streamlit's max_chars: its box ignores a paste over the limit without a
+    word (the box stays as it was, streamlit/streamlit#9221: its frontend drops any change longer than the
+    limit), and a learner pasting a page of text saw nothing happen. This box takes the paste, keeps its
+    first `limit` characters and says so in one sentence; a link's longer text is cut as said_if_cut says."""
+    said_if_cut(**{key: limit})
+    value = widget(label, key=key, bind="query-params", on_change=_keep_first, args=(key, limit), **kwargs)
+    if (n := st.session_state.pop(PASTED + key, None)) is not None:
+        st.info(t("url.pasted_too_long", n=f"{n:,}", limit=f"{limit:,}"), icon=":material/content_cut:")
+    return value[:limit]
 
 
 def keep_in_url(name: str, value: str | list[str] | bool | float) -> None:

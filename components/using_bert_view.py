@@ -15,7 +15,7 @@ from components.quiz import Question, Solved, render_predict, render_quiz
 from components.records import render_record
 from components.task_views import render_answer, render_task_diagram
 from components.tokens import readable
-from components.url import keep_in_url, key_from_url, said_if_cut
+from components.url import keep_in_url, key_from_url, text_box
 from model_zoo.contextual import Encoding, Guess
 from model_zoo.lessons import tasks
 from model_zoo.registry import HIDDEN_STATES, ModelCard
@@ -55,10 +55,10 @@ def read_pair(model_name: str, max_chars: int) -> tuple[str, str]:
     Chinese meets a model that learned English only."""
     st.session_state.setdefault("premise", "A woman in a red coat is walking her dog along the beach at sunset.")
     st.session_state.setdefault("hypothesis", "Someone is outside with an animal.")
-    said_if_cut(premise=max_chars, hypothesis=max_chars)
+
     a, b = st.columns(2)
-    premise = a.text_input(t("using.premise"), key="premise", bind="query-params", max_chars=max_chars)
-    hypothesis = b.text_input(t("using.hypothesis"), key="hypothesis", bind="query-params", max_chars=max_chars)
+    premise = text_box(a.text_input, t("using.premise"), "premise", max_chars)
+    hypothesis = text_box(b.text_input, t("using.hypothesis"), "hypothesis", max_chars)
     st.button(t("using.swap"), key="swap", on_click=swap, icon=":material/swap_horiz:")
     render_script_note(model_name, f"{premise} {hypothesis}", HIDDEN_STATES)
     return premise, hypothesis
@@ -81,9 +81,8 @@ def read_passage(
     keep_in_url("qa_passage", preset)
     st.session_state.setdefault("passage", passages[preset][0].passage)
     st.session_state.setdefault("question", passages[preset][0].question)
-    said_if_cut(passage=max_passage, question=max_chars)
-    passage = st.text_area(t("using.qa_passage"), key="passage", bind="query-params", max_chars=max_passage, height=150)
-    question = st.text_input(t("using.qa_question"), key="question", bind="query-params", max_chars=max_chars)
+    passage = text_box(st.text_area, t("using.qa_passage"), "passage", max_passage, height=150)
+    question = text_box(st.text_input, t("using.qa_question"), "question", max_chars)
     tries = [q.question for q in passages[preset]] + [t_plain("using.qa_unanswerable")]
     st.pills(t("using.qa_try"), tries, key="qa_try", on_change=ask)
     return passage, question

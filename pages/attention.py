@@ -13,7 +13,7 @@ from components.guide import GuidedPath, Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import render_error, render_script_note, select_model
 from components.tokens import readable, render_tokens
-from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, said_if_cut
+from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.registry import ATTENTIONS, models_where
 from serving import lesson_attention as lesson
 
@@ -51,15 +51,12 @@ def pick_text(box: st.delta_generator.DeltaGenerator) -> tuple[str, str | None] 
     a word of help, while the text is empty."""
     st.session_state.setdefault("text", EXAMPLES[0][0])
     st.session_state.setdefault("text_b", "")
-    said_if_cut(text=5000, text_b=2000)
-    text = box.text_input(t("attn.text"), key="text", bind="query-params", max_chars=5000)  # Enter applies it
+    text = text_box(box.text_input, t("attn.text"), "text", 5000)  # Enter applies it
     cols = st.columns(len(EXAMPLES))
     for i, (col, (a, b)) in enumerate(zip(cols, EXAMPLES)):
         label = f"{a} | {b}" if b else a
         col.button(label, key=f"ex{i}", on_click=use_example, args=(a, b), width="stretch", help=label)
-    text_b = st.text_input(
-        t("attn.text_b"), key="text_b", bind="query-params", max_chars=2000, help=t("attn.text_b_help")
-    )
+    text_b = text_box(st.text_input, t("attn.text_b"), "text_b", 2000, help=t("attn.text_b_help"))
     if not text.strip():
         st.info(t("attn.empty"), icon=":material/info:")
         return None

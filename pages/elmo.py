@@ -14,7 +14,7 @@ from components.guide import Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import render_error, render_lesson_miss, render_script_note, render_unavailable, select_model
 from components.training import render_elmo_training
-from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, said_if_cut
+from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.registry import HIDDEN_STATES, NEXT_WORDS, ROLES, VECTORS, models_where
 from serving import lesson_vectors
 
@@ -55,10 +55,7 @@ def next_words(model: model_zoo.ElmoModel) -> None:
     if not serving.availabilities()[lm_name].ready:
         st.info(t("elmo.no_softmax", name=model.name), icon=":material/info:")
         return
-    said_if_cut(lm_text=MAX_CHARS)
-    text = st.text_input(
-        t("elmo.lm_text"), key="lm_text", bind="query-params", max_chars=MAX_CHARS, help=t("elmo.lm_help")
-    )
+    text = text_box(st.text_input, t("elmo.lm_text"), "lm_text", MAX_CHARS, help=t("elmo.lm_help"))
     render_script_note(lm_name, text, NEXT_WORDS, family="ELMo")  # Chinese: no biLM of the zoo reads it
     # The guesses at once under the text, the examples below them: the first answer is on the first screen (issue 34)
     out = st.container(key="main_output")  # the lesson's main output (scripts/first_screen.py)
@@ -83,8 +80,7 @@ def next_words(model: model_zoo.ElmoModel) -> None:
 @st.fragment
 def weighted_sum(model: model_zoo.ElmoModel) -> None:
     """2. Three vectors per word, and ELMo's weighted sum of them with weights a learner sets."""
-    said_if_cut(sentence=MAX_CHARS)
-    sentence = st.text_input(t("elmo.sentence"), key="sentence", bind="query-params", max_chars=MAX_CHARS)
+    sentence = text_box(st.text_input, t("elmo.sentence"), "sentence", MAX_CHARS)
     render_script_note(model.name, sentence, HIDDEN_STATES, family="ELMo")
     try:
         encoding = serving.hidden_states(model.name, sentence)
@@ -131,9 +127,8 @@ def context_matters(model: model_zoo.ElmoModel) -> None:
     for i, (col, (a, b, word)) in enumerate(zip(st.columns(len(PAIRS)), PAIRS)):
         col.button(f"{word}: {a} / {b}", key=f"pair{i}", on_click=view.use_pair, args=(a, b, word), width="stretch")
     left, right = st.columns(2)
-    said_if_cut(a=MAX_CHARS, b=MAX_CHARS)
-    a = left.text_input(t("elmo.sentence_a"), key="a", bind="query-params", max_chars=MAX_CHARS)
-    b = right.text_input(t("elmo.sentence_b"), key="b", bind="query-params", max_chars=MAX_CHARS)
+    a = text_box(left.text_input, t("elmo.sentence_a"), "a", MAX_CHARS)
+    b = text_box(right.text_input, t("elmo.sentence_b"), "b", MAX_CHARS)
     render_script_note(model.name, f"{a} {b}", HIDDEN_STATES, family="ELMo")
     shared = lesson_vectors.shared_words(a, b)
     if not shared:

@@ -17,7 +17,7 @@ from components.guide import Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import render_error, render_script_note, select_model
 from components.training import render_causal_bf16
-from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
+from components.url import keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.registry import ATTENTIONS, NEXT_WORDS, models_where
 from model_zoo.types import Strategy
 from serving import lesson_attention as lesson
@@ -55,8 +55,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
     """1. Writing, one token at a time, with the candidates at each step."""
     st.header(t("gpt.write_title"))
     st.session_state.setdefault("prompt", view.PROMPTS["prompt_unicorn"])
-    said_if_cut(prompt=MAX_CHARS)
-    prompt = st.text_area(t("gpt.prompt"), key="prompt", bind="query-params", max_chars=MAX_CHARS, height=110)
+    prompt = text_box(st.text_area, t("gpt.prompt"), "prompt", MAX_CHARS, height=110)
     render_script_note(model.name, prompt, NEXT_WORDS, family="GPT")
     # Write and its text first, prompts and settings below (read before it writes): the first screen's answer (issue 34)
     out = st.container(key="main_output")  # the lesson's main output, with its buttons (scripts/first_screen.py)
@@ -160,9 +159,7 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
 
     for col, example in zip(st.columns(len(BLANKS)), BLANKS):
         col.button(example, key=f"blank_{example[:12]}", on_click=use_blank, args=(example,), width="stretch")
-    said_if_cut(blank_text=BLANK_CHARS)
-    blank_text = st.text_input(t("gpt.blank_text"), key="blank_text", bind="query-params", max_chars=BLANK_CHARS)
-    blank_text = blank_text[:BLANK_CHARS]  # what a client other than the browser sends is cut here too
+    blank_text = text_box(st.text_input, t("gpt.blank_text"), "blank_text", BLANK_CHARS)
     render_script_note((model.name, MASKED), blank_text, NEXT_WORDS, family="GPT")
     slots = None
     if blank_text.count(BLANK) > 1:  # one blank is filled and scored: a second would be read as the text "___"
@@ -192,14 +189,8 @@ def sentence_probability(model: model_zoo.CausalLM) -> None:
     """4. A sentence's probability, one factor per word."""
     st.header(t("gpt.product_title"))
     st.write(t("gpt.product_intro"))
-    said_if_cut(product_text=MAX_CHARS)
-    product_text = st.text_input(
-        t("gpt.product_text"),
-        value="The tide went out and we saw who was swimming naked.",
-        key="product_text",
-        bind="query-params",
-        max_chars=MAX_CHARS,
-    )
+    tide = "The tide went out and we saw who was swimming naked."
+    product_text = text_box(st.text_input, t("gpt.product_text"), "product_text", MAX_CHARS, value=tide)
     render_script_note(model.name, product_text, NEXT_WORDS, family="GPT")
     try:
         factors = serving.sentence_factors(model.name, product_text)

@@ -19,7 +19,7 @@ from components.i18n import t, t_plain
 from components.notices import render_error, select_model, with_bar
 from components.tokens import readable
 from components.training import render_causal_bf16
-from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, said_if_cut
+from components.url import index_from_url, keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.registry import FILL_MASK, NEXT_WORDS, models_where
 from model_zoo.types import Knocked
 from serving import lesson_inside as lesson
@@ -53,10 +53,7 @@ def use_example(text: str) -> None:
 
 def pick_text() -> str | None:
     st.session_state.setdefault("text", PARIS)
-    said_if_cut(text=MAX_CHARS)
-    text = st.text_input(
-        t("inside.text"), key="text", bind="query-params", max_chars=MAX_CHARS, help=t("inside.text_help")
-    )
+    text = text_box(st.text_input, t("inside.text"), "text", MAX_CHARS, help=t("inside.text_help"))
     return text if text.strip() else None
 
 

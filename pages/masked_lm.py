@@ -10,7 +10,7 @@ from components.guide import GuidedPath, Step, begin_path
 from components.i18n import t, t_plain
 from components.notices import render_error, render_script_note, select_model, timed_label, when_asked
 from components.training import render_masked_lm_training
-from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
+from components.url import keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.registry import FILL_MASK, models_where
 from serving import lesson_attention as lesson
 
@@ -46,10 +46,9 @@ def mask_word() -> None:
 def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
     """The learner's sentence, the guesses at once below it (the lesson's main output), then the examples and
     the other controls: on a projector and on a phone the first answer is on the first screen (issue 34)."""
-    said_if_cut(text=5000)
     # one line: Enter applies it (a box of several lines takes Enter as a new line, and a class pressing Enter
     # saw nothing happen)
-    text = st.text_input(t("mlm.text"), key="text", bind="query-params", max_chars=5000, help=t("mlm.text_help"))
+    text = text_box(st.text_input, t("mlm.text"), "text", 5000, help=t("mlm.text_help"))
     out = st.container(key="main_output")  # the lesson's main output (scripts/first_screen.py)
     view.render_examples(EXAMPLES, sources=False)  # their sources: under "More about this lesson"
     words = lesson.maskable_words(text)
@@ -98,10 +97,7 @@ def recipe(model: model_zoo.MaskedLM) -> str:
     st.session_state.setdefault("recipe_seed", 0)
     if st.button(t("mlm.resample"), icon=":material/casino:", key="resample"):
         st.session_state.recipe_seed += 1
-    said_if_cut(recipe_text=2000)
-    clean = st.text_input(
-        t("mlm.recipe_text"), value=t("mlm.recipe_default"), key="recipe_text", bind="query-params", max_chars=2000
-    )
+    clean = text_box(st.text_input, t("mlm.recipe_text"), "recipe_text", 2000, value=t("mlm.recipe_default"))
     try:
         view.render_recipe(serving.recipe_demo(model.name, clean, st.session_state.recipe_seed))
     except model_zoo.EmptyInput:

@@ -12,7 +12,7 @@ from components.guide import Step, begin_path
 from components.i18n import md_escape, t
 from components.notices import render_script_note, with_fallback
 from components.quiz import Question, Solved, render_quiz
-from components.url import flag_from_url, said_if_cut
+from components.url import flag_from_url, text_box
 from model_zoo.registry import VECTORS
 from serving import lesson_vectors
 
@@ -29,14 +29,8 @@ STEPS = (  # every step that reads the learner's words shows the box they type t
 
 def read_words() -> tuple[list[str], list[str]]:
     """The learner's words: the vocabulary of their text, and the first MAX_WORDS of it that are drawn."""
-    said_if_cut(text=MAX_CHARS)
-    text = st.text_area(
-        t("onehot.text"),
-        value=t("onehot.default_text"),
-        max_chars=MAX_CHARS,
-        key="text",
-        bind="query-params",
-        help=t("onehot.text_help"),
+    text = text_box(
+        st.text_area, t("onehot.text"), "text", MAX_CHARS, value=t("onehot.default_text"), help=t("onehot.text_help")
     )
     vocabulary = lesson_vectors.vocabulary_of(text)
     if not vocabulary:

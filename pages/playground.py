@@ -11,7 +11,7 @@ from components.i18n import md_escape, t, t_plain
 from components.models_panel import STATUS_MARK
 from components.notices import render_error, render_script_note, with_fallback
 from components.tokens import render_tokens
-from components.url import keep_in_url, key_from_url, number_from_url, said_if_cut
+from components.url import keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.capabilities import can
 from model_zoo.registry import FILL_MASK, HIDDEN_STATES, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
 from serving import lesson_vectors
@@ -78,7 +78,6 @@ def run() -> None:
     st.title(t("lesson.playground.title"))
     st.write(t("playground.intro"))
     key_from_url("model", names, "minilm-l6")  # before the picker, which drops another name without a word
-    said_if_cut(text=MAX_CHARS)
     left, right = st.columns([1, 2])
     name = left.selectbox(
         t("playground.model"),
@@ -87,12 +86,12 @@ def run() -> None:
         key="model",
         bind="query-params",
     )
-    text = right.text_area(
+    text = text_box(
+        right.text_area,
         t("playground.text"),
+        "text",
+        MAX_CHARS,
         value=t("playground.default_text"),
-        max_chars=MAX_CHARS,
-        key="text",
-        bind="query-params",
         help=t("playground.text_help"),
     )
 

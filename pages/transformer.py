@@ -14,7 +14,7 @@ from components.guide import Step, begin_path
 from components.i18n import t
 from components.notices import render_error, render_script_note, select_model
 from components.quiz import Question, Solved, render_quiz
-from components.url import keep_in_url, said_if_cut
+from components.url import keep_in_url, text_box
 from model_zoo.registry import ATTENTIONS, models_where
 from serving import lesson_attention as lesson
 
@@ -42,8 +42,7 @@ def use_example(text: str, word: str) -> None:
 def sentence(model: model_zoo.Encoder) -> model_zoo.Encoding:
     """The learner's sentence, and its encoding with every head's attention."""
     st.session_state.setdefault("tf_text", EXAMPLES[0][0])
-    said_if_cut(tf_text=2000)
-    text = st.text_input(t("tf.text"), key="tf_text", bind="query-params", max_chars=2000)
+    text = text_box(st.text_input, t("tf.text"), "tf_text", 2000)
     render_script_note(model.name, text, ATTENTIONS)
     try:
         view = serving.attention_view(model.name, text, None)

@@ -15,7 +15,7 @@ from components.i18n import t, t_plain
 from components.notices import render_error, render_script_note, select_model, timed_label, when_asked, with_bar
 from components.task_views import render_task_diagram
 from components.training import render_reader_training
-from components.url import key_from_url, said_if_cut
+from components.url import key_from_url, text_box
 from model_zoo.registry import ANSWER_SPAN, HIDDEN_STATES, models_where
 from model_zoo.types import TrainedHead
 from serving import lesson_tasks
@@ -55,8 +55,7 @@ def one_sentence(model: model_zoo.Encoder) -> None:
     st.header(t("using.sentence_title"))
     task = view.pick(t("using.task"), SETS, "task", "using.task")
     example, key = t_plain(f"using.example_{task}"), f"sentence_{task}"  # each task's sentence under its own name
-    said_if_cut(**{key: MAX_CHARS})
-    sentence = st.text_input(t("using.your_sentence"), example, key=key, bind="query-params", max_chars=MAX_CHARS)
+    sentence = text_box(st.text_input, t("using.your_sentence"), key, MAX_CHARS, value=example)
     render_script_note(model.name, sentence, HIDDEN_STATES)
     out = st.container(key="main_output")  # the lesson's main output (scripts/first_screen.py), the pooling below it
     pooling = view.pick(t("using.pooling"), POOLINGS, "pooling", "using.pooling")
@@ -78,10 +77,7 @@ def one_class_per_token(model: model_zoo.Encoder) -> None:
     """2. One class per token: a named-entity tagger, trained on a click."""
     st.header(t("using.token_title"))
     st.markdown(t("using.token_diagram"))
-    said_if_cut(ner_text=MAX_CHARS)
-    ner_text = st.text_input(
-        t("using.token_text"), value=NER_EXAMPLE, key="ner_text", bind="query-params", max_chars=MAX_CHARS
-    )
+    ner_text = text_box(st.text_input, t("using.token_text"), "ner_text", MAX_CHARS, value=NER_EXAMPLE)
     tag_model = serving.tagger_model(model.name)
     try:  # the tokens the tagger reads, which may be another model's than the page's
         render_task_diagram("token", *serving.read_texts(tag_model, ner_text), "token_diagram")
@@ -179,8 +175,7 @@ def many_languages() -> None:
     if cross is None:
         return
     view.render_cross_lingual(cross, lesson_tasks.held_out_sentences("sentiment"), multilingual, ml_reader)
-    said_if_cut(ml_own=MAX_CHARS)
-    own = st.text_input(t("using.ml_own"), key="ml_own", bind="query-params", max_chars=MAX_CHARS)
+    own = text_box(st.text_input, t("using.ml_own"), "ml_own", MAX_CHARS)
     render_script_note(ml_reader, own, HIDDEN_STATES)  # minilm-l6, standing in for the multilingual model
     if own.strip():
         try:

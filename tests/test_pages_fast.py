@@ -574,3 +574,20 @@ def test_a_plain_figure_writes_what_plotly_writes_and_reads_back_as_a_figure() -
     assert list(figure.data[0].y) == ["a", "b", None] and figure.layout.title.text == "Top words"
     figure.update_layout(height=420)
     assert figure.to_dict()["layout"]["height"] == 420
+
+
+def test_a_paste_longer_than_a_box_is_cut_to_what_it_holds_and_said_once(tiny_zoo: Path) -> None:
+    """Streamlit's max_chars ignored a paste over its limit without a word (the box stayed as it was); the
+    box now keeps the paste's first 2,000 characters, in the box and the address, and one sentence says so."""
+    pasted = "the man went to the bank . " * 100  # 2,700 characters; the Transformer's box holds 2,000
+    at = open_page("pages/transformer.py")
+    at.text_input(key="tf_text").input(pasted).run()
+    ok(at)
+    assert at.text_input(key="tf_text").value == pasted[:2000] == at.query_params["tf_text"]
+    assert "The box holds 2,000 characters: it kept the first 2,000 of the 2,700 pasted." in all_text(at)
+    at.run()
+    assert "pasted" not in all_text(at)  # said once, when it was cut
+    linked = open_page("pages/transformer.py", tf_text=pasted)
+    ok(linked)
+    assert "This link's tf_text is 2700 characters long" in all_text(linked)  # the rest: test_share_links_pages
+    assert linked.query_params["tf_text"] == pasted[:2000]
