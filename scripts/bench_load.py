@@ -43,7 +43,8 @@ The clicks section (issue 38): on Word senses' Nearest uses, each session on a w
 use to look from, 1 and then 30 at once: the seconds until the page lists its nearest uses (every word of
 the shipped sentences searched at layer 6 of minilm-l6; the index built once per server and kept on disk).
 
-The long section: each page's main box given the longest text it takes (its max_chars), one session: the
+The long section: each page's main box given the longest text it takes (its max_chars; 20,000 characters to a box
+that keeps the first characters of a paste itself, components.url.text_box), one session: the
 server's memory before, at its peak during the run and after it.
 
 Not a test: `make test` never runs it. Figures depend on the machine; run it alone on it.
@@ -1255,7 +1256,7 @@ def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: di
 
 
 # -- the longest input a box takes ---------------------------------------------------------------------
-UNLIMITED_CHARS = 20_000  # what a box without max_chars is given
+UNLIMITED_CHARS = 20_000  # what a box without max_chars is given (a text_box reads the first characters it holds)
 
 
 def long_text(page: str, chars: int, rng: random.Random) -> str:

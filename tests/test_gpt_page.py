@@ -101,7 +101,7 @@ def test_a_paragraph_in_the_blank_box_is_cut_to_a_sentence_and_said_so() -> None
     long = "The man went to the ___ to deposit his money. " + "He walked home slowly after that. " * 30
     at = open_page("pages/gpt.py", blank_text=long)
     assert not at.exception
-    assert any("so it kept the first 300" in shown(i.value) for i in at.info)
+    assert any("so the page reads its first 300" in shown(i.value) for i in at.info)
     rows = at.dataframe[0].value
     assert len(rows) >= 3 and "smollm2-135m-mlm, both sides" in set(rows["Proposed by"])
 
