@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 
+from components.charts import percent_label
 from tests.conftest import forming_answers, light_charts, light_lines, open_page, shown
 
 pytestmark = pytest.mark.slow
@@ -185,7 +186,7 @@ def test_elmo_moments_judge_against_elmo_mini(offline_models) -> None:  # noqa: 
     verdicts = judged(at, "elmo_hang", options)
     only_right(verdicts, guesses[0][0])  # "out" 41.5% on 2026-11-27 (the model before: "," 11%, "out" 5th)
     said = verdicts["camera"][1]
-    assert ", ".join(f"“{w}” {p:.0%}" for w, p in guesses[:5]) in said
+    assert ", ".join(f"“{w}” {percent_label(p)}" for w, p in guesses[:5]) in said  # as the bars label them
     out, camera = words.index("out"), words.index("camera")
     assert f"“out” is number {out + 1} ({guesses[out][1] * 100:.2g}%)" in said
     assert f"“camera” number {camera + 1:,} ({guesses[camera][1] * 100:.2g}%)" in said
@@ -319,7 +320,7 @@ def test_gpt_moments_judge_against_smollm2(offline_models) -> None:  # noqa: ANN
     assert options == sorted(options, key=str.lower)
     verdicts = judged(at, "gpt_next", options)
     only_right(verdicts, guesses[0][0].strip())  # out, 71% on 2026-11-26
-    assert ", ".join(f"{w.strip()} {p:.0%}" for w, p in guesses) in verdicts[options[0]][1]
+    assert ", ".join(f"{w.strip()} {percent_label(p)}" for w, p in guesses) in verdicts[options[0]][1]
 
     def change(model) -> float:  # noqa: ANN001  (the largest change of "cat"'s numbers, any layer)
         before, after = (model.encode(text, attentions=False) for text in (MASK_TEXT, MASK_CHANGED))
