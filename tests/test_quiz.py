@@ -57,7 +57,7 @@ def test_answers_are_computed_not_stored(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(serving, "fill_mask", lambda *args, **kwargs: fake)
     answers, why = revealed(open_page("pages/masked_lm.py"))
     assert answers[0] == "Answer: London" != real  # written as the sentence writes a name
-    assert "london 70%, rome 20%, berlin 10%" in why[0]
+    assert "london 70.0%, rome 20.0%, berlin 10.0%" in why[0]  # as the bars label them (charts.percent_label)
 
 
 def test_the_quiz_speaks_chinese() -> None:
