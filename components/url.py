@@ -5,10 +5,10 @@ A page reads a link's value before it draws the widget, and writes the widget's 
 `key_from_url` (one of a list), `keys_from_url` (several), `number_from_url` (a number in a range),
 `flag_from_url` (true or false), `index_from_url` (a token of the text), then `keep_in_url`. A widget bound
 natively (bind="query-params", the key is the name) drops a value it cannot take without a word: called
-before it, `key_from_url` (one of the labels it shows), `flag_from_url` or `said_if_cut` (a text longer than
-the box) say so; `text_box` draws a text box that says so of a link's text and of a paste. A value the page does not know gets one sentence, never a silent default; each name is said
-at most once a session (the first time the page reads it: later, the learner's own typing may leave a kept
-value behind, and that is no link's fault)."""
+before it, `key_from_url` (one of the labels it shows) or `flag_from_url` say so; `text_box` draws a text box
+that says so of a link's longer text (`said_if_cut`) and of a paste. A value the page does not know gets one
+sentence, never a silent default; each name is said at most once a session (the first time the page reads it:
+later, the learner's own typing may leave a kept value behind, and that is no link's fault)."""
 
 from __future__ import annotations
 
