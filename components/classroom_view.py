@@ -385,9 +385,9 @@ def render_question(code: str, question: QuestionLike, uses_word: Callable[[str,
                 horizontal=True,
             )
         else:
-            choice = st.text_input(t("class.your_answer"), max_chars=200)
+            choice = st.text_input(t("class.your_answer"))
         # the box's value, not session_state's copy: a fragment's form submit can reach the script before it
-        nickname = st.text_input(t("class.nickname"), max_chars=24, key="class_nickname") if big else None
+        nickname = st.text_input(t("class.nickname"), key="class_nickname") if big else None
         pressed = st.form_submit_button(t("class.send"), type="primary")
     if pressed:
         word = details.get("word")
@@ -410,7 +410,7 @@ def render_join() -> None:
     """A code box for a student who did not come through the link."""
     with st.form("class_join", border=True):
         st.subheader(t("class.join_title"))
-        code = st.text_input(t("class.code"), max_chars=12, placeholder="ABC234")
+        code = st.text_input(t("class.code"), placeholder="ABC234")
         if st.form_submit_button(t("class.join"), type="primary"):
             if not code.strip():  # not "There is no class with the code ''"
                 render_error(EmptyInput("class code"))

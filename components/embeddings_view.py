@@ -11,6 +11,7 @@ import streamlit as st
 from components.charts import build_score_bars, build_word_map
 from components.i18n import t, t_plain
 from components.quiz import Question, Solved, listed, render_predict, render_quiz
+from components.url import WORD_CHARS, text_box
 from model_zoo.lessons.axes import WordAxes
 from model_zoo.lessons.elmo_mix import ONE_VECTOR
 
@@ -77,12 +78,12 @@ def pole_pair(name: str, default: tuple[str, str], label: str) -> tuple[str, str
     a, b = st.columns(2)
     ends = []
     for column, end, word in zip((a, b), ("from", "to"), default):
-        typed = column.text_input(
+        typed = text_box(
+            column.text_input,
             t(f"emb.axes_{end}"),
-            word,
-            max_chars=40,
-            key=f"{name}_{end}",
-            bind="query-params",
+            f"{name}_{end}",
+            WORD_CHARS,
+            value=word,
             placeholder=t_plain("emb.axes_none") if not word else None,
         )
         ends.append(typed.strip().lower())

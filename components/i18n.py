@@ -40,6 +40,13 @@ def current_lang() -> str:
 
 
 _PUNCTUATION = frozenset(string.punctuation)
+QUOTED = 80  # characters of a learner's text (or a link's value) that a sentence repeats
+
+
+def shortened(text: str, limit: int = QUOTED) -> str:
+    """What a sentence repeats of a learner's text or a link's value: its first `limit` characters, and "…"
+    where it goes on (a 3,000-character paste was repeated whole, a box 560 px tall)."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 class Markdown(str):

@@ -13,7 +13,7 @@ from model_zoo.lessons.cloze import LessonCheck
 from model_zoo.registry import get_card, models_where
 from model_zoo.words import has_han
 
-from .i18n import Markdown, md_escape, strings, t, t_plain
+from .i18n import Markdown, md_escape, shortened, strings, t, t_plain
 from .url import key_from_url
 
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ M = TypeVar("M")
 T = TypeVar("T")
 
 TYPED = {"word", "text", "name"}  # the errors' fields that repeat what a learner typed or a link held
-QUOTED = 80  # characters of it an error's sentence repeats
 
 
 def render_unavailable(err: ModelUnavailable) -> None:
@@ -38,9 +37,9 @@ def render_unavailable(err: ModelUnavailable) -> None:
 def error_message(err: ModelZooError) -> str:
     """The learner-facing sentence for a model_zoo error, in the learner's language."""
     params = {k: ", ".join(v) if isinstance(v, list) else v for k, v in vars(err).items()}
-    for k in TYPED & params.keys():  # a 3,000-character paste was repeated whole, a box 560 px tall
-        if isinstance(params[k], str) and len(params[k]) > QUOTED:
-            params[k] = params[k][:QUOTED] + "…"
+    for k in TYPED & params.keys():
+        if isinstance(params[k], str):
+            params[k] = shortened(params[k])
     if isinstance(what := params.get("what"), str) and f"what.{what}" in strings("en"):
         params["what"] = t_plain(f"what.{what}")  # "the answer" in the learner's language, not model_zoo's
     key = f"error.{type(err).__name__}"

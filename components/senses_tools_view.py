@@ -18,7 +18,7 @@ from components.export import csv_safe, csv_text, download_csv
 from components.i18n import md_escape, t, t_plain
 from components.light_charts import COLORS
 from components.quiz import Question, Solved, render_predict
-from components.url import keep_in_url, key_from_url, number_from_url
+from components.url import WORD_CHARS, keep_in_url, key_from_url, limited_box, number_from_url, said_if_cut
 from model_zoo.lessons.axes import AxisView, PoleChoice, Separation
 from model_zoo.lessons.sense_data import SenseModel, SenseSet
 from model_zoo.lessons.uses import Found, Use, label_counts
@@ -74,12 +74,13 @@ def _pole(
     keep_in_url(name, chosen)
     if chosen != WORD:
         return PoleChoice(sense=keys[int(chosen) - 1])
-    typed = st.query_params.get(f"{name}_word", "")
-    typed = column.text_input(
+    said_if_cut(f"{name}_word", WORD_CHARS)
+    typed = limited_box(
+        column.text_input,
         t("senses.axes_word"),
-        typed[:40],
-        max_chars=40,
-        key=f"{name}_word_{sense_set.word}",
+        f"{name}_word_{sense_set.word}",
+        WORD_CHARS,
+        value=st.query_params.get(f"{name}_word", "")[:WORD_CHARS],
         placeholder=t_plain("senses.axes_word_placeholder"),
     )
     keep_in_url(f"{name}_word", typed)

@@ -6,9 +6,9 @@ A page reads a link's value before it draws the widget, and writes the widget's 
 `flag_from_url` (true or false), `index_from_url` (a token of the text), then `keep_in_url`. A widget bound
 natively (bind="query-params", the key is the name) drops a value it cannot take without a word: called
 before it, `key_from_url` (one of the labels it shows) or `flag_from_url` say so; `text_box` draws a text box
-that says so of a link's longer text (`said_if_cut`) and of a paste. A value the page does not know gets one
-sentence, never a silent default; each name is said at most once a session (the first time the page reads it:
-later, the learner's own typing may leave a kept value behind, and that is no link's fault)."""
+that says so of a link's longer text (`said_if_cut`) and of a paste (`limited_box`). A value the page does not
+know gets one sentence, never a silent default; each name is said at most once a session (the first time the
+page reads it: later, the learner's own typing may leave a kept value behind, and that is no link's fault)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from .i18n import t
+from .i18n import shortened, t
 
-SHOWN = 40  # characters of a link's value repeated in the sentence that says it is unknown
+WORD_CHARS = 40  # what a box for one word (or a short phrase) holds
 SAID = "_url_said"  # session state: the names whose link value this session has read
 N = TypeVar("N", int, float)
 
@@ -43,8 +43,8 @@ def keys_from_url(name: str, options: Sequence[str], default: list[str]) -> list
             t(
                 "url.unknown_some",
                 name=name,
-                value=",".join(given)[:SHOWN],
-                unknown=", ".join(unknown)[:SHOWN],
+                value=shortened(",".join(given)),
+                unknown=shortened(", ".join(unknown)),
                 options=", ".join(options),
             )
         )
@@ -62,7 +62,7 @@ def key_from_url(name: str, options: Sequence[str], default: str, aliases: Mappi
     if value in options:
         return value
     if first and value:
-        st.info(t("url.unknown", name=name, value=value[:SHOWN], default=default, options=", ".join(options)))
+        st.info(t("url.unknown", name=name, value=shortened(value), default=default, options=", ".join(options)))
     return default
 
 
@@ -83,7 +83,7 @@ def number_from_url(name: str, low: N, high: N, default: N) -> N:
     else:
         used = default
     if first and (not math.isfinite(number) or used != number):
-        st.info(t("url.number", name=name, value=value[:SHOWN], low=low, high=high, used=used))
+        st.info(t("url.number", name=name, value=shortened(value), low=low, high=high, used=used))
     return used
 
 
@@ -102,42 +102,51 @@ def index_from_url(name: str, options: Sequence[str], default: int) -> int:
     if value in options:
         return list(options).index(value)
     if first and value:
-        st.info(t("url.not_in_text", name=name, value=value[:SHOWN], used=options[default]))
+        st.info(t("url.not_in_text", name=name, value=shortened(value), used=options[default]))
     return default
 
 
-def said_if_cut(**limits: int) -> None:
-    """Before text boxes bound to ?name= that hold `limit` characters (said_if_cut(name=limit, ...)): a link's
-    longer text gets one sentence (the page reads its first `limit` characters, and the address keeps those)."""
-    for name, limit in limits.items():
-        value = st.query_params.get(name, "")
-        if _first_time(name) and len(value) > limit:
-            st.info(t("url.too_long", name=name, n=len(value), limit=limit, value=value[:SHOWN]))
-            st.query_params[name] = value[:limit]
+def said_if_cut(name: str, limit: int) -> None:
+    """Before a text box bound to ?name= that holds `limit` characters: a link's longer text gets one sentence
+    (the page reads its first `limit` characters, and the address keeps those)."""
+    value = st.query_params.get(name, "")
+    if _first_time(name) and len(value) > limit:
+        st.info(t("url.too_long", name=name, n=len(value), limit=limit, value=shortened(value)))
+        st.query_params[name] = value[:limit]
 
 
 PASTED = "_url_pasted_"  # session state, + a box's key: how long the text was that the box just cut
 
 
 def _keep_first(key: str, limit: int) -> None:
-    """on_change of text_box: a text over `limit` characters is cut to its first `limit`, and remembered."""
+    """on_change of limited_box: a text over `limit` characters is cut to its first `limit`, and remembered."""
     value = st.session_state[key]
     if len(value) > limit:
         st.session_state[key] = value[:limit]
         st.session_state[PASTED + key] = len(value)
 
 
-def text_box(widget: Callable[..., str], label: str, key: str, limit: int, **kwargs: Any) -> str:
-    """A lesson's text box (`widget`: st.text_input or st.text_area, or a column's), bound to ?key=, that reads
-    at most `limit` characters. Not Streamlit's max_chars: its box ignores a paste over the limit without a
-    word (the box stays as it was, streamlit/streamlit#9221: its frontend drops any change longer than the
-    limit), and a learner pasting a page of text saw nothing happen. This box takes the paste, keeps its
-    first `limit` characters and says so in one sentence; a link's longer text is cut as said_if_cut says."""
-    said_if_cut(**{key: limit})
-    value = widget(label, key=key, bind="query-params", on_change=_keep_first, args=(key, limit), **kwargs)
+def _say_pasted(n: int, limit: int) -> None:
+    st.info(t("url.pasted_too_long", n=f"{n:,}", limit=f"{limit:,}"), icon=":material/content_cut:")
+
+
+def limited_box(widget: Callable[..., str], label: str, key: str, limit: int, **kwargs: Any) -> str:
+    """A text box (`widget`: st.text_input or st.text_area, or a column's) that reads at most `limit`
+    characters. Not Streamlit's max_chars: its box ignores a paste over the limit without a word (the box
+    stays as it was, streamlit/streamlit#9221: its frontend drops any change longer than the limit), and a
+    learner pasting a page of text saw nothing happen. This box takes the paste, keeps its first `limit`
+    characters and says so in one sentence. (A box in a form, which has no on_change, has no max_chars either: the
+    form's page says in one sentence that the text sent is too long.)"""
+    value = widget(label, key=key, on_change=_keep_first, args=(key, limit), **kwargs)
     if (n := st.session_state.pop(PASTED + key, None)) is not None:
-        st.info(t("url.pasted_too_long", n=f"{n:,}", limit=f"{limit:,}"), icon=":material/content_cut:")
+        _say_pasted(n, limit)
     return value[:limit]
+
+
+def text_box(widget: Callable[..., str], label: str, key: str, limit: int, **kwargs: Any) -> str:
+    """A lesson's `limited_box` bound to ?key=; a link's longer text is cut as said_if_cut says."""
+    said_if_cut(key, limit)
+    return limited_box(widget, label, key, limit, bind="query-params", **kwargs)
 
 
 def keep_in_url(name: str, value: str | list[str] | bool | float) -> None:

@@ -257,6 +257,32 @@ def test_a_student_who_reloads_is_the_same_student_and_sees_what_they_sent() -> 
     assert not other.exception and other.query_params["me"] != "not an id <b>"
 
 
+def test_the_class_boxes_take_a_long_paste_and_say_in_one_sentence_what_is_too_long(tiny_zoo: Path) -> None:
+    """No box of the class page has Streamlit's max_chars, which drops a longer paste without a word
+    (streamlit/streamlit#9221): a student's long answer or nickname and a teacher's long blank sentence are
+    each answered by one sentence saying the limit, and nothing is sent."""
+    join = open_class()
+    at, code, secret = start_class()
+    next(r for r in at.radio if r.label == "Task").set_value("blank")
+    next(w for w in at.text_input if w.label.startswith("Sentence with a blank")).set_value("[MASK] is here. " * 25)
+    next(b for b in at.button if b.label == "Ask the class").click().run()
+    assert "The text is 400 characters long; the most is 300: make it shorter." in all_text(at)
+    assert store().status(code).question is None
+    question = store().ask(code, secret, "class_blank", "Which word goes in the blank?", (), {"kind": "blank"})
+    student = open_class(code=code)
+    boxes = [w for page in (join, at, student) for w in page.text_input]
+    assert {w.label for w in boxes} >= {"Class code", "Your answer", "Nickname (optional)"}
+    assert not [(w.label, w.proto.max_chars) for w in boxes if w.proto.max_chars]
+    next(w for w in student.text_input if w.label == "Your answer").set_value("France " * 40)
+    next(b for b in student.button if b.label == "Send").click().run()
+    assert "The answer is 279 characters long; the most is 200: make it shorter." in all_text(student)
+    next(w for w in student.text_input if w.label == "Your answer").set_value("France")
+    next(w for w in student.text_input if w.label == "Nickname (optional)").set_value("n" * 30)
+    next(b for b in student.button if b.label == "Send").click().run()
+    assert "The nickname is 30 characters long; the most is 24: make it shorter." in all_text(student)
+    assert store().count(code, question.id) == 0
+
+
 def test_a_class_started_at_localhost_says_its_link_reaches_no_student(monkeypatch: pytest.MonkeyPatch) -> None:
     """A teacher who opened the app as localhost gets a link and a QR code no student's device opens: the page
     says so, and names this computer's address on its network to use instead (the class stays)."""

@@ -207,7 +207,8 @@ def test_gpts_largest_weight_on_a_later_token_reads_plainly_when_it_is_zero(
 
 def test_an_error_repeats_a_long_paste_cut_short() -> None:
     """A 3,000-character paste in the Word box: the sentence quotes its start, not all of it."""
-    from components.notices import QUOTED, error_message
+    from components.i18n import QUOTED
+    from components.notices import error_message
 
     pasted = "the river bank " * 200
     err = model_zoo.WordNotInVocabulary(pasted, "glove-6b-50d", [])

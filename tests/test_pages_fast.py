@@ -576,6 +576,19 @@ def test_a_plain_figure_writes_what_plotly_writes_and_reads_back_as_a_figure() -
     assert figure.to_dict()["layout"]["height"] == 420
 
 
+def test_no_box_of_any_page_drops_a_paste_it_cannot_hold(tiny_zoo: Path) -> None:
+    """Streamlit's max_chars drops a longer paste in the browser without a word (streamlit/streamlit#9221): no
+    box of any page has one, the views a link opens included (the class page's forms: tests/test_class_page.py).
+    Each box says in one sentence what it did with a text too long for it (below, and the tests it names)."""
+    opened = [open_page(f"pages/{page}") for page in PAGES]
+    opened.append(open_page("pages/senses.py", tool="axes", axes_xa="word", axes_xb="word"))
+    boxes = [(w.key, w.label) for at in opened for w in [*at.text_input, *at.text_area]]
+    assert len(boxes) > 40 and ("axes_xb_word_bank", "The word") in boxes and ("axes_y_to", "to") in boxes
+    assert not [
+        (w.key, w.proto.max_chars) for at in opened for w in [*at.text_input, *at.text_area] if w.proto.max_chars
+    ]
+
+
 def test_a_paste_longer_than_a_box_is_cut_to_what_it_holds_and_said_once(tiny_zoo: Path) -> None:
     """Streamlit's max_chars ignored a paste over its limit without a word (the box stayed as it was); the
     box now keeps the paste's first 2,000 characters, in the box and the address, and one sentence says so."""

@@ -180,6 +180,10 @@ def test_the_axes_draw_for_every_model_and_a_word_pole(tiny_zoo: Path, few_uses:
     at.text_input(key="axes_xb_word_bank").input("money").run()
     assert not at.exception
     assert "“money”" in all_text(at)
+    pasted = "money " * 20  # 120 characters: the box holds a word or a short phrase, 40
+    at.text_input(key="axes_xb_word_bank").input(pasted).run()
+    assert at.text_input(key="axes_xb_word_bank").value == pasted[:40] == at.query_params["axes_xb_word"]
+    assert "The box holds 40 characters: it kept the first 40 of the 120 pasted." in all_text(at)
     at.text_input(key="axes_xb_word_bank").input("<b>zzqx</b>").run()  # in no sentence: one sentence, as text
     assert not at.exception
     assert any("“<b>zzqx</b>” is not among the" in shown(i.value) for i in at.info)
