@@ -24,7 +24,7 @@ from model_zoo import ModelZooError
 
 from .charts import percent_label
 from .classroom_view import render_ask
-from .i18n import t, t_plain
+from .i18n import strings, t, t_plain
 from .notices import render_error
 
 
@@ -64,7 +64,16 @@ class Question:
     def label(self, option: str) -> str:
         if self.shown is not None:
             return self.shown(option)
-        return t_plain(f"quiz.{self.key}.opt_{option}") if self.translated else option
+        return t_plain(f"quiz.{self.key}.opt_{option}") if self.translated else named(option)
+
+
+def named(option: str) -> str:
+    """A model's word as an option: a punctuation mark with its name beside it (". (full stop)": a lone "." among
+    the words was nearly invisible on a projector), any other word as it is."""
+    mark = option.strip()
+    if not mark or f"punct.{mark}" not in strings("en"):
+        return option
+    return t_plain("quiz.named_mark", mark=mark, name=t_plain(f"punct.{mark}"))
 
 
 def _solved(question: Question) -> Solved | None:
