@@ -764,6 +764,9 @@ def _byte_table() -> dict[str, int]:
 
 
 _BYTES = _byte_table()
+BYTE_GAP = (
+    "\u202f"  # between a token's bytes (‹e4 bd›): a narrow no-break space, which the pages' ␣ (a space) leaves alone
+)
 _BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")  # a sentencepiece byte, spelled as its vocabulary has it
 
 
@@ -771,5 +774,5 @@ def _byte_spelling(piece: str) -> str:
     """A token that is part of a character, as its bytes (‹e2 80›) where it is spelled in the byte-level
     alphabet; otherwise as the vocabulary spells it (a sentencepiece byte: <0xE2>)."""
     if piece and not _BYTE_TOKEN.fullmatch(piece) and all(ch in _BYTES for ch in piece):
-        return "‹" + " ".join(f"{_BYTES[ch]:02x}" for ch in piece) + "›"
+        return "‹" + BYTE_GAP.join(f"{_BYTES[ch]:02x}" for ch in piece) + "›"
     return piece

@@ -80,6 +80,26 @@ def test_a_sentence_s_factors_show_a_piece_of_a_character_as_its_bytes(gpt2) -> 
     assert factors.tokens[0].startswith("‹") and "\ufffd" not in "".join(factors.tokens)
 
 
+def test_a_written_piece_of_a_character_shows_as_its_bytes_and_the_text_takes_the_character_once_whole(gpt2) -> None:  # noqa: ANN001
+    """Writing Chinese, a byte-level GPT picks pieces of a character: "Token chosen" spells each as its bytes,
+    as the candidates beside it do (not "�"), and the text written so far adds the character once whole (it
+    ended in "�" where max tokens stopped in the middle of one)."""
+    from model_zoo.lessons.generation import choose, start_writing
+
+    pieces = gpt2.tokenizer("语", add_special_tokens=False)["input_ids"]  # 语 is three bytes: e8 af ad
+    assert len(pieces) >= 2
+    writing, _ = start_writing(gpt2, PROMPT, Strategy("greedy", max_new_tokens=len(pieces)))
+    steps = []
+    for piece in pieces:  # logits that make each piece the model's choice in turn
+        logits = torch.full((gpt2.model.config.vocab_size,), -10.0)
+        logits[piece] = 10.0
+        steps.append(choose(gpt2, writing, logits))
+    chosen = [s.token for s in steps]
+    assert chosen[0] == steps[0].candidates[0][0] and chosen[0].startswith("‹") and chosen[0].endswith("›")
+    assert "\ufffd" not in "".join(chosen) and " " not in "".join(chosen)  # the page's ␣ marks spaces only
+    assert [s.text for s in steps[:-1]] == [PROMPT] * (len(pieces) - 1) and steps[-1].text == PROMPT + "语"
+
+
 def test_sentence_probability_is_the_product_of_its_factors(gpt2) -> None:  # noqa: ANN001
     factors = token_logprobs(gpt2, PROMPT)
     ids = gpt2.tokenize(PROMPT, padding=False)["input_ids"][0].tolist()

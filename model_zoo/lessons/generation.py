@@ -155,11 +155,12 @@ def choose(model: CausalLM, writing: Writing, logits: torch.Tensor, n_candidates
     writing.last, writing.left = chosen, writing.left - 1
     writing.done = ended or writing.left <= 0
     return Step(
-        token=model.tokenizer.decode([chosen]),
+        token=model.shown_each([chosen])[0],  # a piece of a character as its bytes (‹e4 bd›), as the candidates
         token_id=chosen,
         probability=float(probs[chosen]),
         candidates=list(zip(model.shown_each(top.indices.tolist()), top.values.tolist())),
-        text=writing.prompt + model.tokenizer.decode(writing.made),
+        # a character whose last bytes are still to come is written once whole, not as "�" meanwhile
+        text=writing.prompt + model.tokenizer.decode(writing.made).rstrip("\ufffd"),
         cut=writing.cut,
         ended=ended,
     )
