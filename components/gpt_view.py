@@ -14,7 +14,7 @@ from components.quiz import Question, Solved, listed, render_predict, render_qui
 from components.records import render_record
 from components.tables import arrow_rows
 from components.tokens import readable, spaced
-from model_zoo.contextual import Encoding
+from model_zoo.contextual import BYTE_PIECE, Encoding
 from model_zoo.lessons.architecture import Size
 from model_zoo.lessons.attention import attention_to_later_tokens, layer_mean
 from model_zoo.lessons.generation import (
@@ -76,6 +76,11 @@ def render_written(written: dict[str, Any] | None, shown: Any, table: Any, model
         st.info(t("gpt.stopped", n=len(written["steps"])), icon=":material/stop_circle:")
     if written.get("ended"):
         st.caption(t("gpt.ended", token=written["ended"], n=len(written["steps"])))
+    tokens = (
+        row[column] for row in written["steps"] for column in (t_plain("gpt.col_token"), t_plain("gpt.col_candidates"))
+    )
+    if any(BYTE_PIECE.search(str(cell)) for cell in tokens):  # Chinese text: pieces of characters as their bytes
+        st.caption(t("gpt.byte_pieces"))
     st.caption(t("gpt.write_caption", name=model_name))
 
 

@@ -764,9 +764,9 @@ def _byte_table() -> dict[str, int]:
 
 
 _BYTES = _byte_table()
-BYTE_GAP = (
-    "\u202f"  # between a token's bytes (‹e4 bd›): a narrow no-break space, which the pages' ␣ (a space) leaves alone
-)
+# Between a token's bytes (‹e4 bd›): a narrow no-break space, which the pages' ␣ (for a space) leaves alone.
+BYTE_GAP = "\u202f"
+BYTE_PIECE = re.compile(r"‹[0-9a-f]{2}(?:\u202f[0-9a-f]{2})*›")  # a piece of a character as shown_each spells it
 _BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")  # a sentencepiece byte, spelled as its vocabulary has it
 
 

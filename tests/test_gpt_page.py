@@ -57,6 +57,19 @@ def test_writing_streams_the_models_own_greedy_tokens() -> None:
     assert list(steps["Token chosen"]) == [s.token.replace(" ", "␣").replace("\n", "↵") for s in expected]
 
 
+def test_writing_chinese_shows_pieces_of_characters_as_bytes_and_says_what_they_are() -> None:
+    """SmolLM2 writes Chinese a byte or two a token: "Token chosen" spelled such a piece "�" (the candidates
+    beside it, ‹e4 bd›), and the text ended in "�" where max tokens stopped inside a character."""
+    at = open_page("pages/gpt.py", max_tokens="7", prompt="我们今天去")
+    at.button(key="write").click().run(timeout=120)
+    assert not at.exception
+    steps = at.dataframe[0].value
+    chosen = " ".join(steps["Token chosen"])
+    assert "‹" in chosen and "\ufffd" not in chosen + at.code[0].value  # the model's own pieces, as their bytes
+    assert at.code[0].value.startswith("我们今天去")
+    assert any("is a piece of a character" in shown(c.value) for c in at.caption)
+
+
 def test_sampling_with_the_same_seed_writes_the_same_text() -> None:
     texts = []
     for _ in range(2):
