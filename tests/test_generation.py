@@ -100,6 +100,19 @@ def test_a_written_piece_of_a_character_shows_as_its_bytes_and_the_text_takes_th
     assert [s.text for s in steps[:-1]] == [PROMPT] * (len(pieces) - 1) and steps[-1].text == PROMPT + "语"
 
 
+def test_a_sentence_is_read_after_the_document_boundary_not_a_chat_models_turn_marker(gpt2, monkeypatch) -> None:  # noqa: ANN001
+    """SmolLM2-Instruct's bos is <|im_start|>, the start of a chat turn: a sentence read after it had "tide"
+    at 4.4e-9 where the document boundary it was pre-trained with, <|endoftext|>, gives 6.3e-5. The page's
+    factors start from <|endoftext|> wherever the vocabulary has it."""
+    import copy
+
+    tokenizer = copy.deepcopy(gpt2.tokenizer)
+    tokenizer.add_special_tokens({"bos_token": "<|im_start|>"})
+    monkeypatch.setattr(gpt2, "tokenizer", tokenizer)
+    assert tokenizer.bos_token_id != tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    assert token_logprobs(gpt2, PROMPT).start == "<|endoftext|>"
+
+
 def test_sentence_probability_is_the_product_of_its_factors(gpt2) -> None:  # noqa: ANN001
     factors = token_logprobs(gpt2, PROMPT)
     ids = gpt2.tokenize(PROMPT, padding=False)["input_ids"][0].tolist()

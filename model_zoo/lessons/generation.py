@@ -33,6 +33,7 @@ from .attention import uniform_first_token_share
 MAX_NEW_TOKENS = 64  # a page's limit: a class shares the server
 PREFILL_TOKENS = 2048  # prompts joining a batch together run in passes of at most this many (padded) tokens
 BLANK = "___"
+DOCUMENT_START = "<|endoftext|>"  # the byte-level GPTs' document boundary: what a pre-trained text comes after
 # The GPT lesson's own blanks (its example buttons): "deposit" and "river" come after the blank
 LESSON_BLANKS = ("The man went to the ___ to deposit his money.", "She sat on the ___ of the river and fished all day.")
 StrategyKind = Literal["greedy", "top_k", "top_p"]
@@ -367,7 +368,16 @@ class Factors:
 
 
 def _start_id(model: CausalLM) -> int:
+    """The token a text is read after: the pre-training corpus's document boundary where the vocabulary has one
+    (GPT-2's and SmolLM2's <|endoftext|>, the masked LM's START), else the start-of-text token. Not SmolLM2-
+    Instruct's bos, <|im_start|>: it opens a chat turn, and "The" after it has 0.027% where it has 0.6% after
+    <|endoftext|>. On the 200 development blanks (cloze_fresh_dev.tsv), <|endoftext|> against <|im_start|>:
+    perplexity of the answered sentences 52 against 104, the whole sentence's first guess right 28% against
+    23%, the left context's 22% against 19%."""
     tok = model.tokenizer
+    boundary = tok.convert_tokens_to_ids(DOCUMENT_START)  # the unknown token's id where it has none
+    if isinstance(boundary, int) and tok.convert_ids_to_tokens(boundary) == DOCUMENT_START:
+        return boundary
     start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
     if start is None:
         raise ValueError(f"{model.name} has no start-of-text token")

@@ -18,7 +18,8 @@ are measured here for the report, and no choice reads them.
 
     python -m model_zoo.training.measure_bf16            # about 5 minutes on 2 cores
     python -m model_zoo.training.measure_bf16 --reader   # the reader alone, after it is trained again
-    python -m model_zoo.training.measure_bf16 --blanks   # the GPT lesson's blanks alone, after their code changes
+    python -m model_zoo.training.measure_bf16 --blanks   # the GPT lesson's blanks and held-out perplexity alone,
+                                                         # after the code that reads a sentence changes
 """
 
 from __future__ import annotations
@@ -129,10 +130,8 @@ def _measure_causal(precision: str) -> dict[str, Any]:
     model = model_zoo.load(CAUSAL_BF16)
     assert isinstance(model, model_zoo.CausalLM)
     assert model.runs_bf16 == (precision == "bf16"), "CONTEXTLAB_BF16 did not take (no native bf16 here?)"
-    logprob, tokens, next_ids = 0.0, 0, []
+    next_ids = []
     for sentence in _held_out_sentences():
-        factors = generation.token_logprobs(model, sentence)
-        logprob, tokens = logprob + factors.total, tokens + len(factors.probabilities)
         batch = model.tokenize(sentence)
         with torch.inference_mode():
             next_ids.append(model.fast_model(**model.model_inputs(batch)).logits[0].argmax(-1).tolist())
@@ -150,14 +149,29 @@ def _measure_causal(precision: str) -> dict[str, Any]:
     rows = sampled_rows(model, parts, texts_by_split()["test"][:TEST_TEXTS], TEST_POSITIONS)
     lens = load_lens(ASSETS / "models" / f"{CAUSAL_BF16}-lens", layers, width)
     return {
-        "logprob": logprob,
-        "tokens": tokens,
+        **_held_out_logprob(model),
         "next": next_ids,
         "blanks": _lesson_blanks(model),
         "seconds_30": _fastest(whole_tables, 3),
         "logit_lens_bits": kl_bits(parts, TunedLens(layers, width), rows).tolist(),
         "tuned_lens_bits": kl_bits(parts, lens, rows).tolist(),
     }
+
+
+def _held_out_logprob(model: Any) -> dict[str, float]:
+    """The held-out sentences' summed log-probability, each read after the start token as the GPT page reads a
+    sentence (generation.token_logprobs), and their tokens."""
+    from model_zoo.lessons import generation
+
+    logprob, tokens = 0.0, 0
+    for sentence in _held_out_sentences():
+        factors = generation.token_logprobs(model, sentence)
+        logprob, tokens = logprob + factors.total, tokens + len(factors.probabilities)
+    return {"logprob": logprob, "tokens": tokens}
+
+
+def _perplexity(found: dict[str, Any]) -> float:
+    return round(math.exp(-found["logprob"] / found["tokens"]), 2)
 
 
 def _lesson_blanks(model: Any) -> list[dict[str, str]]:
@@ -172,14 +186,15 @@ def _lesson_blanks(model: Any) -> list[dict[str, str]]:
 
 
 def _measure_blanks(precision: str) -> dict[str, Any]:
-    """The GPT lesson's blanks alone, in this process's precision."""
+    """What the code that reads a sentence changes (its start token, say): the GPT lesson's blanks and the
+    held-out perplexity, in this process's precision."""
     import model_zoo
     from model_zoo.trained import CAUSAL_BF16
 
     model = model_zoo.load(CAUSAL_BF16)
     assert isinstance(model, model_zoo.CausalLM)
     assert model.runs_bf16 == (precision == "bf16"), "CONTEXTLAB_BF16 did not take"
-    return {"causal": {"blanks": _lesson_blanks(model)}}
+    return {"causal": {"blanks": _lesson_blanks(model), **_held_out_logprob(model)}}
 
 
 def _in_process(precision: str, part: str = "") -> dict[str, Any]:
@@ -260,8 +275,8 @@ def report_causal(fp32: dict[str, Any], bf16: dict[str, Any], cpu: str) -> dict[
     figures["held_out"] = {
         "sentences": len(a["next"]),
         "tokens": a["tokens"],
-        "perplexity_fp32": round(math.exp(-a["logprob"] / a["tokens"]), 2),
-        "perplexity_bf16": round(math.exp(-b["logprob"] / b["tokens"]), 2),
+        "perplexity_fp32": _perplexity(a),
+        "perplexity_bf16": _perplexity(b),
         "positions": len(pairs),
         "same_next": sum(x == y for x, y in pairs),
     }
@@ -283,8 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--blanks",
         action="store_true",
-        help="measure the GPT lesson's blanks alone (after the code that reads them changes) into "
-        "smollm2-135m.bf16.json, the other figures kept; emulated where bf16 is not native, and the file says so",
+        help="measure the GPT lesson's blanks and the held-out perplexity alone (after the code that reads a "
+        "sentence changes) into smollm2-135m.bf16.json, the other figures kept; emulated where bf16 is not native, and the file says so",
     )
     parser.add_argument(
         "--reader",
@@ -304,8 +319,16 @@ def main(argv: list[str] | None = None) -> None:
     cpu = onednn.cpu_name() + ("" if onednn.bf16_native() else " (bf16 emulated: no AVX512-BF16 or AMX)")
     if args.blanks:
         figures = json.loads(causal_bf16_file().read_text())
-        figures["lesson_blanks"] = _blank_rows(_in_process("fp32", "blanks"), _in_process("bf16", "blanks"))
-        figures["lesson_blanks_measured"] = {"script": f"{SCRIPT} --blanks", "cpu": cpu}
+        fp32, bf16 = _in_process("fp32", "blanks"), _in_process("bf16", "blanks")
+        figures["lesson_blanks"] = _blank_rows(fp32, bf16)
+        held = figures["held_out"]
+        held["tokens"] = fp32["causal"]["tokens"]
+        held["perplexity_fp32"], held["perplexity_bf16"] = _perplexity(fp32["causal"]), _perplexity(bf16["causal"])
+        figures["lesson_blanks_measured"] = {
+            "script": f"{SCRIPT} --blanks",
+            "cpu": cpu,
+            "figures": ["lesson_blanks", "held_out.tokens", "held_out.perplexity_fp32", "held_out.perplexity_bf16"],
+        }
         causal_bf16_file().write_text(json.dumps(figures, indent=1) + "\n")
         print(f"wrote {causal_bf16_file()}")
         return
