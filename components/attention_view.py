@@ -180,7 +180,11 @@ def build_bertviz_html(
         "<style>body { margin: 0; padding: 8px; background: white; color: black; }\n"
         # the view's box scrolls sideways: the app's iframe does not, and on a phone the model view's heads
         # 9-12 lay past its right edge, out of reach
-        'div[id^="bertviz-"] { overflow-x: auto; max-width: 100%; }</style>\n'
+        'div[id^="bertviz-"] { overflow-x: auto; max-width: 100%; }\n'
+        # bertviz's layer and filter pickers are the browser's default 13 px, about 30 px wide: a projector's
+        # back row could not read them, nor a finger hit them. As large as the head view's tokens at most.
+        'div[id^="bertviz-"] select { font-size: clamp(15px, 2.8vw, 24px); min-width: 3.5em; min-height: 1.8em; }\n'
+        'div[id^="bertviz-"] span { font-size: clamp(15px, 2.8vw, 24px); }</style>\n'
         f"{_vendor_scripts()}\n<script>\n{NAME_MODULES}\n</script>\n</head>\n<body>\n"
         f"{markup}{script}</body>\n</html>\n"
     )

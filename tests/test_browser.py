@@ -530,6 +530,30 @@ def test_each_of_twelve_heads_has_a_colour_of_its_own(browser, tmp_path) -> None
         tab.close()
 
 
+def test_the_head_views_layer_picker_reads_as_its_tokens_on_a_projector(browser, tmp_path) -> None:  # noqa: ANN001
+    """bertviz's Layer picker was the browser's 13 px, about 30 px wide, beside tokens scaled to 24 px: at a
+    projector's frame it is drawn as large as the tokens, on a phone at 15 px as bertviz draws them."""
+    import numpy as np
+
+    from components.attention_view import build_bertviz_html
+
+    path = tmp_path / "head.html"
+    path.write_text(build_bertviz_html("head", ["[CLS]", "the", "bank", "[SEP]"], np.full((2, 12, 4, 4), 0.25)))
+    tab = Page(browser)
+    try:
+        for width, font in ((1000, "24px"), (360, "15px")):
+            tab.page.set_viewport_size({"width": width, "height": 800})
+            tab.page.goto(path.as_uri())
+            tab.page.locator("#vis svg").first.wait_for(timeout=30_000)
+            picker = tab.page.locator("select#layer")
+            assert picker.evaluate("e => getComputedStyle(e).fontSize") == font, width
+            box = picker.bounding_box()
+            assert box is not None and box["width"] >= 3 * int(font[:-2]) and box["height"] >= 1.6 * int(font[:-2])
+        assert tab.dialogs == [] and tab.blocked == []
+    finally:
+        tab.close()
+
+
 def test_sense_maps_draw_move_with_the_layer_and_show_sentences(server: str, tab: Page) -> None:
     tab.open(f"{server}/senses?layer=1")
     plot = tab.light_chart("minilm-l6 · layer 1 of 6")
