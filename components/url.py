@@ -126,10 +126,6 @@ def _keep_first(key: str, limit: int) -> None:
         st.session_state[PASTED + key] = len(value)
 
 
-def _say_pasted(n: int, limit: int) -> None:
-    st.info(t("url.pasted_too_long", n=f"{n:,}", limit=f"{limit:,}"), icon=":material/content_cut:")
-
-
 def limited_box(widget: Callable[..., str], label: str, key: str, limit: int, **kwargs: Any) -> str:
     """A text box (`widget`: st.text_input or st.text_area, or a column's) that reads at most `limit`
     characters. Not Streamlit's max_chars: its box ignores a paste over the limit without a word (the box
@@ -139,7 +135,7 @@ def limited_box(widget: Callable[..., str], label: str, key: str, limit: int, **
     form's page says in one sentence that the text sent is too long.)"""
     value = widget(label, key=key, on_change=_keep_first, args=(key, limit), **kwargs)
     if (n := st.session_state.pop(PASTED + key, None)) is not None:
-        _say_pasted(n, limit)
+        st.info(t("url.pasted_too_long", n=f"{n:,}", limit=f"{limit:,}"), icon=":material/content_cut:")
     return value[:limit]
 
 

@@ -766,7 +766,8 @@ def _byte_table() -> dict[str, int]:
 _BYTES = _byte_table()
 # Between a token's bytes (‹e4 bd›): a narrow no-break space, which the pages' ␣ (for a space) leaves alone.
 BYTE_GAP = "\u202f"
-BYTE_PIECE = re.compile(r"‹[0-9a-f]{2}(?:\u202f[0-9a-f]{2})*›")  # a piece of a character as shown_each spells it
+# a piece of a character as shown_each spells it
+BYTE_PIECE = re.compile(f"‹[0-9a-f]{{2}}(?:{BYTE_GAP}[0-9a-f]{{2}})*›")
 _BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")  # a sentencepiece byte, spelled as its vocabulary has it
 
 
