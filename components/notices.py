@@ -174,17 +174,23 @@ def timed_label(label: str, measured: tuple[float, str] | None) -> str:
     return t("timing.label", label=Markdown(label), took=took, machine=machine_words(machine))
 
 
-def with_bar(text: str, work: Callable[[Callable[[float], object]], T]) -> T | None:
-    """work(on_progress) under a progress bar (a training the first time anyone on the server asks); on a
-    model error, None and the reason in one sentence."""
+def under_bar(text: str, work: Callable[[Callable[[float], object]], T]) -> T:
+    """work(on_progress) under a progress bar, which goes when the work ends; its errors go on to the caller."""
     bar = st.progress(0.0, text=text)
     try:
         return work(lambda f: bar.progress(f))
+    finally:
+        bar.empty()
+
+
+def with_bar(text: str, work: Callable[[Callable[[float], object]], T]) -> T | None:
+    """work(on_progress) under a progress bar (a training the first time anyone on the server asks); on a
+    model error, None and the reason in one sentence."""
+    try:
+        return under_bar(text, work)
     except ModelZooError as err:
         render_error(err)
         return None
-    finally:
-        bar.empty()
 
 
 def when_asked(

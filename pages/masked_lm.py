@@ -8,7 +8,7 @@ from components import masked_lm_view as view
 from components.frame import ensure_app_frame
 from components.guide import GuidedPath, Step, begin_path
 from components.i18n import t, t_plain
-from components.notices import render_error, render_script_note, select_model, timed_label, when_asked
+from components.notices import render_error, render_script_note, select_model, timed_label, under_bar, when_asked
 from components.training import render_masked_lm_training
 from components.url import keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.registry import FILL_MASK, models_where
@@ -170,7 +170,14 @@ def next_sentence(model: model_zoo.MaskedLM) -> None:
 
 
 def check_yourself(model: model_zoo.MaskedLM) -> None:
-    view.render_check(model.name, lambda: serving.fill_mask(model.name, PARIS, 3)[0], lambda: serving.masking_race(0))
+    # The copy question is answered by step 3's race, trained the first time anyone on the server asks (half a
+    # minute or more): under a bar that says so and how long it took when measured, not a bare spinner.
+    training = timed_label(t_plain("mlm.why_training_check"), serving.measured("why_mask"))
+    view.render_check(
+        model.name,
+        lambda: serving.fill_mask(model.name, PARIS, 3)[0],
+        lambda: under_bar(training, lambda progress: serving.masking_race(0, progress)),
+    )
 
 
 def run() -> None:

@@ -73,3 +73,43 @@ def test_the_button_quotes_the_measurement(tiny_zoo: Path, tmp_path: Path, monke
     at = open_page("pages/masked_lm.py")
     assert at.button(key="why_train").label == "Train both"
     serving.measured.clear()
+
+
+def test_the_question_that_trains_says_so_and_quotes_the_measurement(
+    tiny_zoo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Masked LM's copy question is answered by step 3's race: on a fresh server the learner waits for a
+    training, under a bar that says what trains and how long it took when measured (a bare "Asking the
+    model…" spinner sat there for 50 s)."""
+    import streamlit as st
+
+    import serving
+    from model_zoo.lessons import lexicon
+    from model_zoo.lessons.why_mask import Race
+
+    (tmp_path / "timings.json").write_text(
+        json.dumps({"why_mask": {"seconds": 51.4, "machine": "2 CPU cores, x86_64", "date": "2026-11-26"}})
+    )
+    monkeypatch.setattr(lexicon, "ASSETS", tmp_path)
+    serving.measured.clear()
+    bars: list[str] = []
+    progress = st.progress
+    monkeypatch.setattr(st, "progress", lambda value, text=None: bars.append(text) or progress(value, text=text))
+    reported: list[float] = []
+
+    def race(seed: int = 0, on_progress=None) -> Race:  # noqa: ANN001
+        on_progress(0.5)  # the training reports to the learner's bar
+        reported.append(0.5)
+        loss = {"copy": [2.0, 0.01], "masked": [3.0, 1.5]}
+        return Race([0, 10], loss, {"copy": [0.0, 0.02], "masked": [0.0, 0.3]}, 0.05, "the", 50, 100, 20, 1.0)
+
+    monkeypatch.setattr(serving, "masking_race", race)
+    at = open_page("pages/masked_lm.py")
+    at.radio(key="quiz_mlm_copy").set_value("copy").run()
+    assert not at.exception and reported == [0.5]
+    assert [unescaped(b) for b in bars] == [
+        "To answer, this trains the two tiny Transformers of “Why hide the words at all?”, once for the whole "
+        "server (the first time on a server: 51 s on 2 CPU cores, x86_64, measured)"
+    ]
+    assert [s.value for s in at.success] == ["Right: the model agrees."]
+    serving.measured.clear()
