@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,38 +46,44 @@ def test_every_timed_button_has_a_shipped_measurement() -> None:
         assert record[job]["seconds"] > 0 and "CPU cores" in record[job]["machine"] and record[job]["date"]
 
 
-def test_the_button_quotes_the_measurement(tiny_zoo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+WHY_MASK_51 = {"why_mask": {"seconds": 51.4, "machine": "2 CPU cores, x86_64", "date": "2026-11-26"}}
+
+
+@pytest.fixture
+def measured_as(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[dict], None]]:
+    """Sets the shipped measurements (assets/timings.json) the pages read: measured_as({job: record})."""
     import serving
     from model_zoo.lessons import lexicon
 
-    (tmp_path / "timings.json").write_text(
-        json.dumps({"why_mask": {"seconds": 51.4, "machine": "2 CPU cores, x86_64", "date": "2026-11-26"}})
-    )
+    def record(timings: dict) -> None:
+        (tmp_path / "timings.json").write_text(json.dumps(timings))
+        serving.measured.clear()
+
     monkeypatch.setattr(lexicon, "ASSETS", tmp_path)
+    yield record
     serving.measured.clear()
+
+
+def test_the_button_quotes_the_measurement(tiny_zoo: Path, measured_as: Callable[[dict], None]) -> None:
+    measured_as(WHY_MASK_51)
     at = open_page("pages/masked_lm.py")
     assert not at.exception
     assert (
         unescaped(at.button(key="why_train").label)
         == "Train both (the first time on a server: 51 s on 2 CPU cores, x86_64, measured)"
     )
-    (tmp_path / "timings.json").write_text(  # the machine in the page's language
-        json.dumps(
-            {"why_mask": {"seconds": 27.2, "machine": "2 CPU cores, x86_64, bf16 products", "date": "2026-11-29"}}
-        )
+    measured_as(  # the machine in the page's language
+        {"why_mask": {"seconds": 27.2, "machine": "2 CPU cores, x86_64, bf16 products", "date": "2026-11-29"}}
     )
-    serving.measured.clear()
     at = open_page("pages/masked_lm.py", lang="zh")
     assert "在 2 个 CPU 核心（x86_64），bf16 矩阵乘法 上实测 27 秒" in unescaped(at.button(key="why_train").label)
-    (tmp_path / "timings.json").write_text("{}")  # not measured: no promise at all
-    serving.measured.clear()
+    measured_as({})  # not measured: no promise at all
     at = open_page("pages/masked_lm.py")
     assert at.button(key="why_train").label == "Train both"
-    serving.measured.clear()
 
 
 def test_the_question_that_trains_says_so_and_quotes_the_measurement(
-    tiny_zoo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_zoo: Path, measured_as: Callable[[dict], None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Masked LM's copy question is answered by step 3's race: on a fresh server the learner waits for a
     training, under a bar that says what trains and how long it took when measured (a bare "Asking the
@@ -84,14 +91,9 @@ def test_the_question_that_trains_says_so_and_quotes_the_measurement(
     import streamlit as st
 
     import serving
-    from model_zoo.lessons import lexicon
     from model_zoo.lessons.why_mask import Race
 
-    (tmp_path / "timings.json").write_text(
-        json.dumps({"why_mask": {"seconds": 51.4, "machine": "2 CPU cores, x86_64", "date": "2026-11-26"}})
-    )
-    monkeypatch.setattr(lexicon, "ASSETS", tmp_path)
-    serving.measured.clear()
+    measured_as(WHY_MASK_51)
     bars: list[str] = []
     progress = st.progress
     monkeypatch.setattr(st, "progress", lambda value, text=None: bars.append(text) or progress(value, text=text))
@@ -112,4 +114,3 @@ def test_the_question_that_trains_says_so_and_quotes_the_measurement(
         "server (the first time on a server: 51 s on 2 CPU cores, x86_64, measured)"
     ]
     assert [s.value for s in at.success] == ["Right: the model agrees."]
-    serving.measured.clear()
