@@ -295,18 +295,50 @@ class Hog:
     """One more session that keeps the server busy with the longest work a learner can start."""
 
     kind: str  # "umap": Word senses' own sentence on a UMAP map with a new seed each time;
-    # "word2vec": Word embeddings' live training, 10 epochs
+    # "word2vec": Word embeddings' live training, 10 epochs; "nice19", "idle": two processes on this machine
+    # running tiny tensor steps in a Python loop (as a probe trains), at nice 19 or at SCHED_IDLE
     seconds: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     started: asyncio.Event = field(default_factory=asyncio.Event)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-HOGS = ("umap", "word2vec")
+HOGS = ("umap", "word2vec", "nice19", "idle")
+STEPS = """import torch
+lin = torch.nn.Linear(128, 128)
+opt, x = torch.optim.SGD(lin.parameters(), lr=1e-3), torch.randn(128, 128)
+while True:
+    loss = lin(x).pow(2).mean(); opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+
+async def local_trainings(hog: Hog) -> None:
+    """Two trainings' worth of CPU beside the server (the bench on the server's machine), at the priority
+    `hog.kind` names, until told to stop: which priority lets the class's page runs go first."""
+    from model_zoo.trainer_process import lowest_priority
+
+    def lower() -> None:
+        if hog.kind == "idle":
+            lowest_priority(19)
+        else:
+            os.nice(19)
+
+    loops = [subprocess.Popen([sys.executable, "-c", STEPS], preexec_fn=lower) for _ in range(2)]  # noqa: PLW1509
+    try:
+        await asyncio.sleep(3)  # torch imported: the loops run
+        hog.started.set()
+        await hog.stop.wait()
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
 
 
 async def hog_work(url: str, hog: Hog) -> None:
     """Start the long work again as soon as it ends, until told to stop; `started` is set at the first."""
+    if hog.kind in ("nice19", "idle"):
+        await local_trainings(hog)
+        return
     rng = random.Random(7)
     session = Session(url)
     page = "senses" if hog.kind == "umap" else "embeddings"
@@ -1233,7 +1265,8 @@ def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: di
         for n, hog in ((n, hog) for n in args.sessions for hog in [None, *args.hog]):
             watch.peak = watch.rss()
             hogging = Hog(hog) if hog else None
-            seed = n + 100_000 * args.seed
+            # each row its own sentences: a row typing the last row's would find its answers cached
+            seed = n + 100_000 * args.seed + 1_000 * (1 + args.hog.index(hog) if hog else 0)
             cpu0 = cpu_seconds(procs)
             typed, failures = asyncio.run(measure(url, page, n, args.rounds, seed=seed, hog=hogging))
             row, errors = page_row(typed, failures, n, watch.peak, cpu_seconds(procs) - cpu0)
@@ -1249,7 +1282,7 @@ def run_pages(args: argparse.Namespace, url: str, watch: MemoryWatch, report: di
                 f"{row['first_output_p95_s']!s:>16} {len(errors):>6} {row['peak_rss_mb']:>6} MB"
                 f" {row['server_cpu_s_per_answer']!s:>12}"
             )
-            if hogging is not None:
+            if hogging is not None and hogging.seconds:  # a session's work, timed (not the local loops)
                 print(f"    {hog} runs alongside (s): {', '.join(f'{x:.1f}' for x in hogging.seconds)}")
             for e in errors[:5]:
                 print("   ", e[:300])
@@ -1583,7 +1616,8 @@ def main(argv: list[str] | None = None) -> None:
         nargs="+",
         choices=HOGS,
         default=[],
-        help="measure again while one more session runs this long work (isolation: umap, word2vec)",
+        help="measure again while one more session runs this long work (isolation: umap, word2vec), or while two"
+        " tensor loops run on this machine at nice 19 or at the idle priority (nice19, idle)",
     )
     args = parser.parse_args(argv)
     if args.buttons == ["all"]:

@@ -483,28 +483,34 @@ def gate(name: str, slots: int) -> Line:
         return _gates.setdefault(name, Line(slots))
 
 
-TRAINING_NICE = 10  # a training's threads give way to page runs (CFS weight 110 against 1,024)
+TRAINING_NICE = 10  # where the system has no idle policy (not Linux), a training thread's nice value
 
 
 @contextmanager
 def low_priority_threads() -> Iterator[None]:
-    """Threads started inside (gensim's workers) run at a lower CPU priority: a training a learner
-    starts takes the cores only when no page run wants them. On Linux the nice value is per thread
-    and a new thread inherits its creator's; this thread's own is put back where the system lets us."""
-    if not hasattr(os, "setpriority"):  # not Linux or macOS: trainings run at normal priority
+    """Threads started inside (gensim's workers) run at the idle CPU priority (trainer_process.lowest_priority):
+    a training a learner starts takes a core only when no page run wants it. On Linux the policy is per
+    thread and a new thread inherits its creator's; this thread's own is put back where the system lets us
+    (going back from idle needs the privilege to raise priority; otherwise the thread ends with the run)."""
+    if not hasattr(os, "setpriority"):  # neither Linux nor macOS: trainings run at normal priority
         yield
         return
+    from model_zoo.trainer_process import lowest_priority
+
     me = threading.get_native_id()
+    policy = os.sched_getscheduler(me) if hasattr(os, "sched_getscheduler") else None
     before = os.getpriority(os.PRIO_PROCESS, me)
-    os.setpriority(os.PRIO_PROCESS, me, max(before, TRAINING_NICE))
+    lowest_priority(TRAINING_NICE, me)
     try:
         yield
     finally:
-        with suppress(OSError):  # raising priority back needs CAP_SYS_NICE; the thread ends with the run
+        with suppress(OSError):
+            if policy is not None:
+                os.sched_setscheduler(me, policy, os.sched_param(0))
             os.setpriority(os.PRIO_PROCESS, me, before)
 
 
-TRAINER_NICE = 19  # the trainer process takes the cores only when no page run wants them (CFS weight 15 against 1,024)
+TRAINER_NICE = 19  # where the system has no idle policy (not Linux), the trainer process's nice value
 TRAINER_IDLE_S = 120.0  # the trainer process ends after this long without a training (its memory given back)
 
 
@@ -522,9 +528,9 @@ class Trainer:
     probe trainings are small tensor steps in a Python loop and hold the lock most of the time, so a worker's
     thirty learners waited on it whenever the OS set the low-priority thread aside while it held the lock
     (Masked LM's p95 went 0.94 -> 3.2 s on two workers beside thirty Retrain presses). A process shares no
-    lock, and at nice 19 it gets the cores only when no page run wants them. It starts at the first training
-    and ends after `idle_s` without one: a worker holds its memory (torch, a few hundred MB) only while a
-    class trains.
+    lock, and at the idle CPU priority (model_zoo.trainer_process.lowest_priority) it gets a core only when no
+    page run wants it. It starts at the first training and ends after `idle_s` without one: a worker holds its
+    memory (torch, a few hundred MB) only while a class trains.
 
     Not multiprocessing (a ProcessPoolExecutor): its child re-runs the parent's `__main__`, which in a
     Streamlit worker is the last page script run, so every trainer process ran a page first (the same seed

@@ -212,7 +212,7 @@ def test_the_warm_up_waits_then_loads_each_model_and_skips_one_out_of_reach() ->
 def _counting(n: int, report: Callable[[int], object]) -> tuple[int, int]:
     for i in range(n):
         report(i)
-    return os.getpid(), os.getpriority(os.PRIO_PROCESS, 0)
+    return os.getpid(), os.sched_getscheduler(0) if hasattr(os, "SCHED_IDLE") else os.getpriority(os.PRIO_PROCESS, 0)
 
 
 def _failing(report: Callable[[int], object]) -> None:
@@ -227,8 +227,10 @@ def _dying(report: Callable[[int], object]) -> None:
 def test_a_training_runs_in_its_own_low_priority_process_and_reports_in_order() -> None:
     trainer = Trainer(idle_s=60)
     seen: list[int] = []
-    pid, nice = trainer.run(_counting, 200, on_report=seen.append)
-    assert pid != os.getpid() and nice == 19  # no page thread shares its interpreter lock, nor its priority
+    pid, priority = trainer.run(_counting, 200, on_report=seen.append)
+    assert pid != os.getpid()  # no page thread shares its interpreter lock
+    # nor its priority: on a core a page run wants, the training gives way at once (at nice 19 it did not)
+    assert priority == getattr(os, "SCHED_IDLE", 19)
     assert seen == list(range(200))  # every report, in order, in the caller's own thread
     again, _ = trainer.run(_counting, 0)
     assert again == pid  # one process serves the trainings in turn
