@@ -597,7 +597,7 @@ def train_word2vec(
     from model_zoo.lessons.word2vec import train_word2vec as train
 
     def work(report: Callable[[object], None]) -> TrainedWord2Vec:
-        with _training_gate().place(report), low_priority_threads():
+        with _training_gate().place(report), low_priority_threads(thread_ends=True):  # in Together's thread
             start = time.perf_counter()
             model = train(lexicon.corpus(), settings, watch=watch, on_epoch=report)
             seconds = time.perf_counter() - start

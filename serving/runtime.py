@@ -487,11 +487,16 @@ TRAINING_NICE = 10  # where the system has no idle policy (not Linux), a trainin
 
 
 @contextmanager
-def low_priority_threads() -> Iterator[None]:
-    """Threads started inside (gensim's workers) run at the idle CPU priority (trainer_process.lowest_priority):
-    a training a learner starts takes a core only when no page run wants it. On Linux the policy is per
-    thread and a new thread inherits its creator's; this thread's own is put back where the system lets us
-    (going back from idle needs the privilege to raise priority; otherwise the thread ends with the run)."""
+def low_priority_threads(thread_ends: bool = False) -> Iterator[None]:
+    """This thread and the threads started inside (gensim's workers; on Linux a new thread inherits its
+    creator's priority) run at the idle CPU priority (trainer_process.lowest_priority): a training a learner
+    starts takes a core only when no page run wants it. This thread's own priority is put back after.
+
+    Going back from the idle policy needs the privilege to raise priority. Without it a page's script
+    thread, which Streamlit may hand the learner's next run, would stay idle and wait behind the whole class;
+    so there this thread goes to nice TRAINING_NICE instead (back to its own nice needs the privilege too,
+    but a nice-10 run is only slower), unless `thread_ends` (a thread of the training's own, which ends
+    with it: serving.runtime.Together's)."""
     if not hasattr(os, "setpriority"):  # neither Linux nor macOS: trainings run at normal priority
         yield
         return
@@ -500,14 +505,31 @@ def low_priority_threads() -> Iterator[None]:
     me = threading.get_native_id()
     policy = os.sched_getscheduler(me) if hasattr(os, "sched_getscheduler") else None
     before = os.getpriority(os.PRIO_PROCESS, me)
-    lowest_priority(TRAINING_NICE, me)
+    if thread_ends or may_raise_priority(before):
+        lowest_priority(TRAINING_NICE, me)
+    else:
+        os.setpriority(os.PRIO_PROCESS, me, max(before, TRAINING_NICE))
     try:
         yield
     finally:
-        with suppress(OSError):
+        with suppress(OSError):  # not allowed: the thread keeps the lower priority until it ends
             if policy is not None:
                 os.sched_setscheduler(me, policy, os.sched_param(0))
             os.setpriority(os.PRIO_PROCESS, me, before)
+
+
+def may_raise_priority(nice: int) -> bool:
+    """Whether this process may put a thread back to nice `nice` (and from the idle policy) after lowering
+    it: root, or an RLIMIT_NICE that allows it (Linux's rule, 20 - nice; CAP_SYS_NICE alone is not seen)."""
+    if os.geteuid() == 0:
+        return True
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NICE)[0]
+        return soft == resource.RLIM_INFINITY or soft >= 20 - nice
+    except (ImportError, AttributeError, ValueError, OSError):  # no RLIMIT_NICE here (macOS)
+        return False
 
 
 TRAINER_NICE = 19  # where the system has no idle policy (not Linux), the trainer process's nice value

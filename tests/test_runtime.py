@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from model_zoo.errors import ModelUnavailable
+from serving import runtime
 from serving.runtime import Line, Memo, Together, Trainer, TrainingStopped, gate, start_warm_up
 
 
@@ -271,3 +272,35 @@ def test_the_trainer_process_ends_when_no_training_came_for_a_while() -> None:
         while time.monotonic() < deadline:
             os.kill(pid, 0)
             time.sleep(0.1)
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="the idle policy is Linux's")
+@pytest.mark.skipif(os.geteuid() != 0, reason="putting a thread back from idle needs root (CI runs as root)")
+@pytest.mark.parametrize("privileged", [True, False])
+def test_a_training_in_a_page_thread_never_leaves_that_thread_idle(monkeypatch, privileged: bool) -> None:
+    """In a page's script thread (which Streamlit may hand the learner's next run) a training goes to the idle
+    policy only where the server may put the thread back after; elsewhere to nice 10, as a thread of its own
+    that ends with the training may go idle anyway."""
+    if not privileged:
+        monkeypatch.setattr(os, "geteuid", lambda: 1000)  # a server run by a user, RLIMIT_NICE 0 (Linux's default)
+
+    def lowness() -> tuple[int, int]:
+        me = threading.get_native_id()
+        return os.sched_getscheduler(me), os.getpriority(os.PRIO_PROCESS, me)
+
+    seen: dict[str, tuple[int, int]] = {}
+
+    def page_thread() -> None:
+        seen["before"] = lowness()
+        with runtime.low_priority_threads():
+            seen["page"] = lowness()
+        seen["after"] = lowness()
+        with runtime.low_priority_threads(thread_ends=True):
+            seen["own"] = lowness()
+
+    thread = threading.Thread(target=page_thread)
+    thread.start()
+    thread.join()
+    assert seen["before"] == (os.SCHED_OTHER, 0) == seen["after"]
+    assert seen["page"] == ((os.SCHED_IDLE, 0) if privileged else (os.SCHED_OTHER, runtime.TRAINING_NICE))
+    assert seen["own"][0] == os.SCHED_IDLE
