@@ -5,17 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 # pandas whole, before any page runs: plotly reads pandas from sys.modules without importing it
 # (_plotly_utils.optional_imports), so on a fresh server a figure built while another session's
 # thread was still importing pandas met a half-made module (AttributeError: no pandas.Series).
 import pandas  # noqa: F401
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 import serving
 from components import classroom_view
 from components.frame import app_frame, app_style
-from components.i18n import DEFAULT_LANG, LANGS, t
+from components.i18n import DEFAULT_LANG, LANGS, shortened, t
 from components.road import CLASSROOM, HOME, PLAYGROUND, Lesson, ready_lessons
 from components.url import key_from_url
 from model_zoo import ModelZooError
@@ -26,6 +28,31 @@ FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"  # local: n
 def page(lesson: Lesson, default: bool = False) -> st.Page:
     title = t(f"lesson.{lesson.key}.title")
     return st.Page(lesson.file, title=title, icon=lesson.icon, url_path=lesson.key, default=default)
+
+
+ASKED = "_unknown_page"  # the page a link asked for that the app lacks, said atop the road it opened
+
+
+def unknown_page(pages: list[st.Page]) -> str:
+    """The page a URL asks for that the app does not have ("/home": "home"), else "". The road opens instead,
+    with one line in the learner's language saying so: left to st.navigation, Streamlit covers the road with
+    its own English box ("Page not found ... no corresponding file was found in the app's pages/ directory").
+    Streamlit has no hook for an unknown path, so this reads and clears the page its run was asked for. A
+    fresh server's first visitor is sent to the road without the box, the path left only in the URL."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return ""
+    known = [p.url_path for p in pages]  # read in a run only: a bare process's st.Page has none
+    manager = ctx.pages_manager
+    asked = manager.intended_page_name or ""
+    if asked and not manager.intended_page_script_hash and asked not in known:
+        manager.set_script_intent("", "")  # no page asked for: st.navigation opens the default one, the road
+        return asked
+    path = unquote(urlparse(st.context.url or "").path).strip("/")  # the browser's, a known page's trimmed
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    if base and (path == base or path.startswith(f"{base}/")):
+        path = path[len(base) :].strip("/")
+    return path if path and path not in known else ""
 
 
 def class_mode_on(url_path: str) -> None:
@@ -78,11 +105,17 @@ def run() -> None:
         t("app.nav.lessons"): [page(lesson) for lesson in ready_lessons()],
         t("app.nav.tools"): [page(PLAYGROUND), page(CLASSROOM)],
     }
+    if asked := unknown_page([p for pages in sections.values() for p in pages]):
+        st.session_state[ASKED] = asked
     try:
         # expanded: every lesson stays in view (by default Streamlit folds all but ten under "View more").
         chosen = st.navigation({name: pages for name, pages in sections.items() if pages}, expanded=True)
         class_mode_on(chosen.url_path)
         with app_frame(chosen.url_path):
+            if chosen.url_path != "":  # on another page than the road, said no more
+                st.session_state.pop(ASKED, None)
+            elif asked := st.session_state.get(ASKED, ""):  # on the road's runs until the learner moves on
+                st.info(t("url.no_page", value=shortened(asked)), icon=":material/signpost:")
             chosen.run()
     finally:  # after the first page run, also when it stops or reruns itself; once per server
         serving.warm_up()

@@ -222,6 +222,31 @@ def test_home_map_and_models_panel(server: str, tab: Page) -> None:
     assert clipped == []  # a lesson's name wraps in the map's narrow columns instead of being cut
 
 
+@pytest.mark.parametrize(
+    ("path", "said"),
+    [
+        ("home?lang=en", "This link asks for the page “home”, which ContextLab does not have, so it opened the road"),
+        (
+            "<img src=x onerror=alert(1)>?lang=zh",
+            "这个链接要求打开页面“<img src=x onerror=alert(1)>”，ContextLab 没有这个页面",
+        ),
+    ],
+)
+def test_a_link_to_a_page_the_app_lacks_opens_the_road_saying_so(server: str, tab: Page, path: str, said: str) -> None:
+    """/home (or a mistyped lesson) opens the road with one line in the learner's language, the path shown as
+    text, not Streamlit's English "Page not found" box over it; the address bar then reads the road's."""
+    tab.open(f"{server}/{path}")
+    assert tab.page.get_by_role("dialog").count() == 0, tab.page.get_by_role("dialog").all_inner_texts()
+    assert said in tab.page.inner_text("body")
+    assert tab.page.locator("[data-testid='stMain'] img[src=x]").count() == 0 and tab.dialogs == []  # shown as text
+    assert urlparse(tab.page.url).path == "/"
+    assert tab.exceptions() == 0 and tab.blocked == []
+    tab.page.locator('[data-testid="stSidebarNav"]').get_by_text("试验场" if "zh" in path else "Playground").click()
+    tab.page.wait_for_function("() => location.pathname.endsWith('/playground')")
+    tab.settle()
+    assert said not in tab.page.inner_text("body")  # said once, where the link landed
+
+
 def test_language_choice_is_in_the_url_and_survives_navigation(server: str, tab: Page) -> None:
     tab.open(server)
     tab.page.get_by_text("简体中文", exact=True).click()
