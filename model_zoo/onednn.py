@@ -8,8 +8,13 @@ the same fp32 weights (no copy, no repacking) and the same results to within 5e-
 `OneDNNLinear` is `nn.Linear` with that product; it falls back to `F.linear` wherever the
 fast path does not apply (autograd on, another dtype or device). `use_onednn(model)` turns
 a model's plain linear layers into it, after checking once, on this machine, that the
-kernel exists and agrees with `F.linear`. CONTEXTLAB_ONEDNN=0 turns it off (`make bench`
-uses that to show what it contributes).
+kernel exists and agrees with `F.linear`. CONTEXTLAB_ONEDNN chooses: `1` every layer, `0` none,
+`auto` (the default) every layer on CPUs with AVX-512 and only the wide ones (a vocabulary head,
+`WIDE` outputs or more) elsewhere (`make bench` loads with 1 and 0 to show what it contributes).
+Measured on an AVX2-only EPYC (Zen 3; one thread, as each of a class server's two workers runs;
+medians of interleaved runs, 2026-12-04): SmolLM2-135M's body products took 5-46% longer with
+oneDNN than with MKL (16 to 540 rows), and fifteen sentences through the masked LM 1.20 s against
+1.04 s; its 49,152-word head was the other way, 15 rows 28 against 37 ms, 31 rows 43 against 53.
 
 `BF16Linear` goes further for a class's server (`use_bf16`): the layer's weights are kept in
 bfloat16 and its product runs in bf16 (accumulated in fp32), while everything between the
@@ -56,8 +61,30 @@ class OneDNNLinear(torch.nn.Linear):
         return _product(x, self.weight, self.bias)
 
 
+WIDE = 8192  # outputs of a layer that is a vocabulary head, not a layer of the body
+
+
+def _choice() -> str:
+    return os.environ.get(ENV_VAR, "auto").strip().lower()
+
+
 def enabled() -> bool:
-    return os.environ.get(ENV_VAR, "1").strip().lower() not in ("0", "false", "no", "off")
+    """CONTEXTLAB_ONEDNN is not `0`: some layers (`takes`) may get oneDNN's product."""
+    return _choice() not in ("0", "false", "no", "off")
+
+
+def takes(width: int) -> bool:
+    """Whether CONTEXTLAB_ONEDNN gives a layer of `width` outputs oneDNN's product: `1` yes, `0` no, `auto` (or
+    unset) on an AVX-512 CPU (`suits_cpu`) or for a wide layer (a vocabulary head), where it was the faster one."""
+    if not enabled():
+        return False
+    return _choice() in ("1", "true", "yes", "on") or suits_cpu() or width >= WIDE
+
+
+@cache
+def suits_cpu() -> bool:
+    """Whether oneDNN's product is the faster one for every layer on this CPU: where it has AVX-512."""
+    return "avx512f" in _cpu_flags()
 
 
 @cache
@@ -76,7 +103,7 @@ def available() -> bool:
 
 
 def use_onednn(model: torch.nn.Module) -> int:
-    """Turn `model`'s plain `nn.Linear` layers on CPU into `OneDNNLinear` in place; how many were.
+    """Turn `model`'s plain `nn.Linear` layers on CPU that it `takes` into `OneDNNLinear` in place; how many were.
 
     Other dtypes keep `F.linear` at call time. Parameters are untouched (a model sharing them
     with another is unaffected but for speed). Does nothing when turned off, when the kernel
@@ -86,7 +113,7 @@ def use_onednn(model: torch.nn.Module) -> int:
         return 0
     changed = 0
     for module in model.modules():
-        if type(module) is torch.nn.Linear and module.weight.device.type == "cpu":
+        if type(module) is torch.nn.Linear and module.weight.device.type == "cpu" and takes(module.out_features):
             module.__class__ = OneDNNLinear
             changed += 1
     return changed

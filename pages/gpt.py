@@ -106,8 +106,7 @@ def writing(model: model_zoo.CausalLM) -> None:  # not a fragment: only a whole-
                     written["steps"].append(view.step_row(step, len(written["steps"]) + 1))
                     written["text"], written["cut"] = step.text, step.cut
                     written["ended"] = step.token if step.ended else ""
-                    shown.code(step.text, language=None, wrap_lines=True)
-                    table.dataframe(written["steps"], hide_index=True, width="stretch")
+                    view.render_progress(written, shown, table)
             written["done"] = True
         except model_zoo.ModelZooError as err:
             with out:  # under the button pressed, not under the settings a screen below it

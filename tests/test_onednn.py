@@ -17,7 +17,8 @@ def test_kernel_is_available_on_x86_builds() -> None:
     assert onednn.available()
 
 
-def test_onednn_linear_matches_f_linear_and_falls_back_for_autograd() -> None:
+def test_onednn_linear_matches_f_linear_and_falls_back_for_autograd(monkeypatch) -> None:
+    monkeypatch.setenv(onednn.ENV_VAR, "1")  # taken on any CPU: the layer itself is what is tested
     torch.manual_seed(0)
     plain = torch.nn.Linear(32, 24)
     fast = torch.nn.Linear(32, 24)
@@ -40,7 +41,9 @@ def test_only_the_fused_twin_gets_it_and_the_switch_turns_it_off(tiny_bert, monk
 
     model = model_zoo.load(tiny_bert)
     assert kinds(model.model) == {torch.nn.Linear}  # the eager model stays stock: it gives attention weights
-    assert kinds(model.fast_model) == ({onednn.OneDNNLinear} if onednn.available() else {torch.nn.Linear})
+    for layer in (m for m in model.fast_model.modules() if isinstance(m, torch.nn.Linear)):
+        taken = onednn.available() and onednn.takes(layer.out_features)
+        assert type(layer) is (onednn.OneDNNLinear if taken else torch.nn.Linear)
     text = "the man went to the bank"
     torch.testing.assert_close(
         torch.from_numpy(model.encode(text, attentions=False).hidden_states),
@@ -50,9 +53,40 @@ def test_only_the_fused_twin_gets_it_and_the_switch_turns_it_off(tiny_bert, monk
     )
     monkeypatch.setenv(onednn.ENV_VAR, "0")
     assert kinds(model_zoo.load(tiny_bert).fast_model) == {torch.nn.Linear}
+    monkeypatch.setenv(onednn.ENV_VAR, "1")
+    assert kinds(model_zoo.load(tiny_bert).fast_model) == (
+        {onednn.OneDNNLinear} if onednn.available() else {torch.nn.Linear}
+    )
+
+
+@pytest.mark.parametrize(("flags", "body"), [("fpu sse avx2 fma", False), ("fpu avx2 avx512f avx512bw", True)])
+def test_auto_gives_the_body_onednn_on_avx512_cpus_only_and_a_vocabulary_head_everywhere(
+    flags: str, body: bool, monkeypatch
+) -> None:
+    """Where oneDNN's product was measured slower for the body's layers (an AVX2-only EPYC), they keep MKL's;
+    a vocabulary head, where it was faster there too, takes it."""
+    monkeypatch.setattr(onednn, "_cpu_flags", lambda: set(flags.split()))
+    onednn.suits_cpu.cache_clear()
+    try:
+        for value in ("auto", None):
+            if value is None:
+                monkeypatch.delenv(onednn.ENV_VAR, raising=False)
+            else:
+                monkeypatch.setenv(onednn.ENV_VAR, value)
+            narrow, wide = torch.nn.Linear(8, 4), torch.nn.Linear(8, onednn.WIDE)
+            assert (onednn.takes(4), onednn.takes(onednn.WIDE)) == (body, True)
+            assert onednn.use_onednn(torch.nn.Sequential(narrow, wide)) == (1 + body if onednn.available() else 0)
+            assert isinstance(wide, onednn.OneDNNLinear) == onednn.available()
+        monkeypatch.setenv(onednn.ENV_VAR, "1")
+        assert onednn.takes(4) and onednn.takes(onednn.WIDE)
+        monkeypatch.setenv(onednn.ENV_VAR, "0")
+        assert not onednn.takes(4) and not onednn.takes(onednn.WIDE)
+    finally:
+        onednn.suits_cpu.cache_clear()
 
 
 def test_f_linear_is_what_other_devices_and_dtypes_get(monkeypatch) -> None:
+    monkeypatch.setenv(onednn.ENV_VAR, "1")
     layer = torch.nn.Linear(8, 4).to(torch.float64)
     onednn.use_onednn(layer)
     called = []
