@@ -62,6 +62,7 @@ class OneDNNLinear(torch.nn.Linear):
 
 
 WIDE = 8192  # outputs of a layer that is a vocabulary head, not a layer of the body
+YES, NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # how CONTEXTLAB_ONEDNN / _BF16 say yes and no
 
 
 def _choice() -> str:
@@ -70,15 +71,14 @@ def _choice() -> str:
 
 def enabled() -> bool:
     """CONTEXTLAB_ONEDNN is not `0`: some layers (`takes`) may get oneDNN's product."""
-    return _choice() not in ("0", "false", "no", "off")
+    return _choice() not in NO
 
 
 def takes(width: int) -> bool:
     """Whether CONTEXTLAB_ONEDNN gives a layer of `width` outputs oneDNN's product: `1` yes, `0` no, `auto` (or
     unset) on an AVX-512 CPU (`suits_cpu`) or for a wide layer (a vocabulary head), where it was the faster one."""
-    if not enabled():
-        return False
-    return _choice() in ("1", "true", "yes", "on") or suits_cpu() or width >= WIDE
+    choice = _choice()
+    return choice not in NO and (choice in YES or suits_cpu() or width >= WIDE)
 
 
 @cache
@@ -164,7 +164,7 @@ def bf16_wanted(device: str | None = None) -> bool:
     from .device import select_device
 
     choice = os.environ.get(BF16_VAR, "0").strip().lower()
-    wanted = choice in ("1", "true", "yes", "on") or (choice == "auto" and bf16_native())
+    wanted = choice in YES or (choice == "auto" and bf16_native())
     return wanted and select_device(device).type == "cpu"
 
 
