@@ -89,6 +89,21 @@ def _worker_for(url: str, cookie: str | None) -> tuple[str, str]:
         return response.headers["X-ContextLab-Worker"], given
 
 
+def _landing(url: str, headers: dict[str, str]) -> tuple[int, str]:
+    """The status of a request to `url` and where it is sent on (its Location header), redirects not followed."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.netloc, timeout=60)
+    try:
+        connection.request("GET", parts.path + (f"?{parts.query}" if parts.query else ""), headers=headers)
+        response = connection.getresponse()
+        return response.status, response.headers.get("Location", "")
+    finally:
+        connection.close()
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not Path(NGINX).exists(), reason="nginx is not installed (make nginx)")
 def test_two_workers_share_a_class_and_each_browser_stays_on_its_own() -> None:
@@ -116,6 +131,14 @@ def test_two_workers_share_a_class_and_each_browser_stays_on_its_own() -> None:
             assert response.headers["Content-Encoding"] == "gzip"  # the frontend goes out compressed
             packed = response.read()
         assert len(packed) < len(gzip.decompress(packed)) / 2
+
+        # a link below a page's path opens the page (Streamlit alone shows a blank page there: its scripts are
+        # asked for under the wrong folder); the frontend's own requests there are left alone
+        visit = {"Accept": "text/html,application/xhtml+xml"}
+        assert _landing(f"{url}/masked_lm/x?text=a%20b", visit) == (302, f"{url}/masked_lm?text=a%20b")
+        assert _landing(f"{url}/nothing/here", visit) == (302, f"{url}/nothing")
+        assert _landing(f"{url}/masked_lm/_stcore/health", {})[0] == 404
+        assert _landing(f"{url}/{script[1]}", visit)[0] == 200
 
         async def fill_in() -> list[str]:
             session = bench_load.Session(url)
