@@ -88,14 +88,16 @@ http {{
     # folder, gets the index again and shows a blank page. Such a visit goes to the path's first part instead,
     # which Streamlit opens (that page, or its "Page not found" and the road). Only a page visit (its Accept
     # names text/html): the frontend's own requests under a page's path (its base-path probe,
-    # /masked_lm/_stcore/health) and Streamlit's folders are left as they are.
+    # /masked_lm/_stcore/health) and Streamlit's folders are left as they are. Read from the path as sent
+    # ($request_uri, still percent-encoded), not $uri: $uri is decoded, and a %0d%0a in it would end the
+    # Location header and let a link set headers of its own (a cookie) in the answer.
     map $http_accept $page_visit {{
         default 0;
         "~text/html" 1;
     }}
-    map "$page_visit$uri" $nested_page {{
+    map "$page_visit$request_uri" $nested_page {{
         default "";
-        "~^1/(?!(?:static|_stcore|media|component|app)/)(?<first>[^/]+)/." /$first;
+        "~^1/(?!(?:static|_stcore|media|component|app)/)(?<first>[^/?]+)/[^?]" /$first;
     }}
     map $upstream_addr $worker {{
         default "";

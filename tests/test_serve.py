@@ -137,6 +137,8 @@ def test_two_workers_share_a_class_and_each_browser_stays_on_its_own() -> None:
         visit = {"Accept": "text/html,application/xhtml+xml"}
         assert _landing(f"{url}/masked_lm/x?text=a%20b", visit) == (302, f"{url}/masked_lm?text=a%20b")
         assert _landing(f"{url}/nothing/here", visit) == (302, f"{url}/nothing")
+        sent_on = _landing(f"{url}/a%0d%0aSet-Cookie:%20evil=1/b", visit)  # a header of the link's own: none
+        assert sent_on == (302, f"{url}/a%0d%0aSet-Cookie:%20evil=1")
         assert _landing(f"{url}/masked_lm/_stcore/health", {})[0] == 404
         assert _landing(f"{url}/{script[1]}", visit)[0] == 200
 
