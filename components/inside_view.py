@@ -21,7 +21,7 @@ from components.charts import (
     plain_figure,
 )
 from components.export import csv_text
-from components.i18n import t, t_plain
+from components.i18n import Markdown, t, t_plain
 from components.tables import arrow_rows
 from components.tokens import readable
 from model_zoo.lessons.inside import BlockPath, Knocked, Lens, WeightAndEffect, settles_at
@@ -357,12 +357,19 @@ def width_options(own: int) -> tuple[str, ...]:
 
 def settles_finding(model_name: str, logit: Lens, tuned: Lens | None) -> str:
     """Where the answer settles through each lens (from the grids), and the token it is read at."""
-    layers = len(logit.rows) - 1
-    said = [t("inside.settles", answer=word(logit.answer), layer=settles_at(logit), layers=layers, model=model_name)]
+    said = [t("inside.settles", answer=word(logit.answer), where=settles_where(logit), model=model_name)]
     if tuned is not None:
-        said.append(t("inside.settles_tuned", layer=settles_at(tuned)))
+        said.append(t("inside.settles_tuned", where=settles_where(tuned)))
     said.append(t(read_at_key(logit), n=logit.at, token=readable(logit.tokens[logit.at]), model=model_name))
     return " ".join(said)
+
+
+def settles_where(lens: Lens) -> Markdown:
+    """From which layer the lens's first guess is the final answer for good, said for its three cases: from the
+    input embeddings (the grid's row "emb", layer 0), only at the last layer, or from a layer between."""
+    layer, layers = settles_at(lens), len(lens.rows) - 1
+    key = "inside.settles_emb" if layer == 0 else "inside.settles_last" if layer == layers else "inside.settles_from"
+    return t(key, layer=layer, layers=layers)
 
 
 def read_at_key(lens: Lens) -> str:

@@ -427,6 +427,16 @@ def test_where_the_answer_is_read_is_told_from_positions_not_from_the_tokens_tex
     assert read_at_key(inside.Lens(["the", "masks"], 1, "w", [], 2)) == "inside.read_at_last"  # a causal LM
 
 
+def test_where_the_answer_settles_is_said_for_the_embeddings_the_last_layer_and_a_layer_between() -> None:
+    """The page says from which layer the answer is the first guess for good: "from layer 0" would read as a
+    layer, and "from layer 30 of 30 on" as if more came after the last."""
+    from components.inside_view import settles_where
+
+    assert settles_where(lens_of([1, 1, 1])).startswith("it is the first guess already in the input embeddings")
+    assert settles_where(lens_of([9, 9, 1])) == "it is the first guess only at the last layer, **2**"
+    assert settles_where(lens_of([5, 1, 3, 1, 1])) == "it is the first guess from layer **3** of 4 on"
+
+
 def test_a_knock_out_that_changes_nothing_reads_0_pp() -> None:
     from components.inside_view import signed_pp
 
