@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from components.charts import build_score_bars
-from components.i18n import md_escape, t, t_plain
+from components.i18n import md_escape, strings, t, t_plain
 from components.notices import render_script_note, timed_label, when_asked
 from components.quiz import Question, Solved, render_predict, render_quiz
 from components.records import render_record
@@ -146,8 +147,20 @@ def render_sentence_diagram(pooling: str, encoding: Encoding) -> None:
 def render_verdict(guesses: list[Guess], pooling: str) -> None:
     """The head's probabilities for the learner's sentence, and the class it gives."""
     label = t_plain(f"using.pooling_{pooling}")
-    st.plotly_chart(build_score_bars(guesses, t_plain("using.probabilities", pooling=label)), key="sentence_bars")
-    st.write(t("using.verdict", label=guesses[0][0], p=f"{guesses[0][1]:.0%}"))
+    st.plotly_chart(class_bars(guesses, t_plain("using.probabilities", pooling=label)), key="sentence_bars")
+    st.write(t("using.verdict", label=class_name(guesses[0][0]), p=f"{guesses[0][1]:.0%}"))
+
+
+def class_name(label: str) -> str:
+    """A task's class (the data's label: positive, spam, entailment) as the learner's language writes it: in
+    Chinese the word with the data's label beside it ("正面（positive）"), in English the label itself."""
+    key = f"using.class_{label}"
+    return t_plain(key) if key in strings("en") else label
+
+
+def class_bars(guesses: list[Guess], title: str) -> go.Figure:
+    """A head's probabilities for each class, the classes named as class_name writes them."""
+    return build_score_bars([(class_name(label), p) for label, p in guesses], title)
 
 
 def render_tags(tagger: tasks.Tagger, tagged: list[tasks.TaggedWord], tag_model: str) -> None:
@@ -245,7 +258,10 @@ def render_cross_lingual(cross: tasks.CrossLingual, english: int, multilingual: 
     a.metric(t("using.ml_english", n=english), f"{cross.english:.0%}")
     b.metric(t("using.ml_chinese", n=len(cross.guesses)), f"{cross.chinese:.0%}")
     columns = [t_plain(f"using.ml_col_{k}") for k in ("text", "gold", "given", "p")]
-    rows = [dict(zip(columns, (x.text, x.label, given, f"{p:.0%}"))) for x, given, p in cross.guesses]
+    rows = [
+        dict(zip(columns, (x.text, class_name(x.label), class_name(given), f"{p:.0%}")))
+        for x, given, p in cross.guesses
+    ]
     st.dataframe(rows, hide_index=True, width="stretch", height=240)
     st.caption(t("using.ml_note" if multilingual else "using.ml_note_english", model=ml_reader))
 
@@ -324,10 +340,10 @@ def render_guess_sentence(
         return Solved(found[-1][0][0], {"sentence": sentence, "p": f"{found[-1][0][1]:.0%}", "model": model_name})
 
     about = {"task": t_plain(f"using.task_{task}"), "sentence": sentence, "pooling": label}
-    question = Question("using_sentence", tuple(sorted(classes)), solve, about=about)
+    question = Question("using_sentence", tuple(sorted(classes)), solve, shown=class_name, about=about)
     if render_predict(question, model_name) is not None:
         title = t_plain("using.probabilities", pooling=label)
-        st.plotly_chart(build_score_bars(found[-1], title), key="guess_sentence_bars")
+        st.plotly_chart(class_bars(found[-1], title), key="guess_sentence_bars")
 
 
 def render_guess_swap(
@@ -344,13 +360,13 @@ def render_guess_swap(
     def solve() -> Solved:
         found.append(classify(hypothesis, premise))
         (answer, p), (orig, p0) = found[-1][0], classify(premise, hypothesis)[0]
-        facts = {"p": f"{p:.0%}", "orig": orig, "p0": f"{p0:.0%}", "model": model_name}
+        facts = {"p": f"{p:.0%}", "orig": class_name(orig), "p0": f"{p0:.0%}", "model": model_name}
         return Solved(answer, facts | {"changed": pairs.swaps_changed, "swaps": pairs.swaps})
 
     about = {"a": hypothesis, "b": premise}
-    question = Question("using_swap", tuple(sorted(pairs.head.classes)), solve, about=about)
+    question = Question("using_swap", tuple(sorted(pairs.head.classes)), solve, shown=class_name, about=about)
     if render_predict(question, model_name) is not None:
-        st.plotly_chart(build_score_bars(found[-1], t_plain("using.pair_probabilities")), key="swap_guess_bars")
+        st.plotly_chart(class_bars(found[-1], t_plain("using.pair_probabilities")), key="swap_guess_bars")
 
 
 def render_guess_qa(reader: str, read: Callable[[str], tasks.Answer]) -> None:

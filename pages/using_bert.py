@@ -8,7 +8,6 @@ import streamlit as st
 import model_zoo
 import serving
 from components import using_bert_view as view
-from components.charts import build_score_bars
 from components.frame import ensure_app_frame
 from components.guide import Step, begin_path
 from components.i18n import t, t_plain
@@ -111,7 +110,7 @@ def two_sentences(model: model_zoo.Encoder) -> None:
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        st.plotly_chart(build_score_bars(guesses, t_plain("using.pair_probabilities")), key="pair_bars")
+        st.plotly_chart(view.class_bars(guesses, t_plain("using.pair_probabilities")), key="pair_bars")
         if not serving.loaded(model.name, model_zoo.Encoder).has_segments:
             separator = lesson_tasks.pair_separator(encoding) or "·"
             st.caption(t("using.pair_no_segments", model=model.name, separator=separator))
@@ -179,7 +178,9 @@ def many_languages() -> None:
     render_script_note(ml_reader, own, HIDDEN_STATES)  # minilm-l6, standing in for the multilingual model
     if own.strip():
         try:
-            st.plotly_chart(build_score_bars(serving.classify(ml_reader, "sentiment", "mean", own)), key="ml_own_bars")
+            st.plotly_chart(
+                view.class_bars(serving.classify(ml_reader, "sentiment", "mean", own), ""), key="ml_own_bars"
+            )
         except model_zoo.ModelZooError as err:
             render_error(err)
 

@@ -91,6 +91,11 @@ def test_empty_sentence_gets_a_sentence() -> None:
 def test_the_page_speaks_chinese() -> None:
     at = open_page("pages/using_bert.py", lang="zh")
     assert not at.exception and "BERT 先在普通文本上训练一次" in all_text(at)
+    # a class is named in Chinese, the data's label beside it: on the bars, in the verdict and the guesses
+    assert at.radio(key="predict_using_sentence").options == ["负面（negative）", "正面（positive）"]
+    shown = bars(at, "sentence_bars")  # the example sentence's (a widget changed here would be read in English)
+    assert set(shown) == {"负面（negative）", "正面（positive）"}
+    assert f"分类头的判断是 {max(shown, key=shown.__getitem__)}，" in all_text(at)
 
 
 def test_the_tagger_trains_on_the_probing_data_and_tags_the_sentence() -> None:
