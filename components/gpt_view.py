@@ -184,7 +184,7 @@ def render_blank_left(masked_name: str, candidates: list[Candidate]) -> BlankSlo
     """What one pass of the causal LM gives: the left context's candidates, drawn at once. The masked LM's
     guesses (render_blank_masked) and the whole-sentence scores (a dozen sentences each, in passes the class
     shares: render_blank) fill the slots as they come."""
-    left, right = st.columns([3, 2])
+    left, right = st.columns([2, 1])  # the table's five columns in view beside the chart
     slots = BlankSlots(left.empty(), right.empty(), st.empty())
     show_blank_table(slots, candidates, masked_name)
     slots.finding.caption(t("gpt.blank_scoring", n=len(candidates)))
@@ -197,7 +197,16 @@ def show_blank_table(slots: BlankSlots, rows: list[Candidate], masked_name: str)
     with slots.table.container():
         # drawn two or three times a blank (the left guesses, then the whole sentences): as an Arrow table, not
         # through pandas (1.3 -> 0.13 ms a draw on one thread)
-        st.dataframe(arrow_rows(blank_table(rows, masked_name)), hide_index=True, width="stretch", placeholder="—")
+        # as wide as its longest word ("windowpiano" was cut short), no wider: the scores beside it stay in view
+        longest = max((len(r.candidate) for r in rows), default=0)
+        words = {t_plain("gpt.col_candidate"): st.column_config.TextColumn(width=min(200, max(80, 8 * longest + 24)))}
+        st.dataframe(
+            arrow_rows(blank_table(rows, masked_name)),
+            hide_index=True,
+            width="stretch",
+            placeholder="—",
+            column_config=words,
+        )
         if any(not r.left_rank for r in rows):  # its "Proposed by" column is off a narrow screen: said here too
             st.caption(t("gpt.from_masked_note", name=masked_name))
 
