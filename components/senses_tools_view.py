@@ -15,12 +15,12 @@ import streamlit as st
 
 from components.charts import build_axes_map, build_lines, build_score_bars
 from components.export import csv_safe, csv_text, download_csv
-from components.i18n import md_escape, t, t_plain
+from components.i18n import current_lang, md_escape, t, t_plain
 from components.light_charts import COLORS
 from components.quiz import Question, Solved, render_predict
 from components.url import WORD_CHARS, keep_in_url, key_from_url, limited_box, number_from_url, said_if_cut
 from model_zoo.lessons.axes import AxisView, PoleChoice, Separation
-from model_zoo.lessons.sense_data import SenseModel, SenseSet
+from model_zoo.lessons.sense_data import SenseModel, SenseSet, chinese_names
 from model_zoo.lessons.uses import Found, Use, label_counts
 
 WORD = "word"  # a pole option: a word the learner types, not a sense of the word
@@ -62,7 +62,7 @@ def _pole(
     """One pole: a sense of the word (by its number in the legend) or a word typed below."""
     keys = sense_set.sense_keys
     options = [str(i + 1) for i in range(len(keys))] + [WORD]
-    labels = sense_set.labels
+    labels = sense_labels(sense_set)
     chosen = key_from_url(name, options, default)
     chosen = column.selectbox(
         label,
@@ -108,9 +108,15 @@ def choose_axes(sense_set: SenseSet) -> tuple[tuple[PoleChoice, PoleChoice], tup
     return x_ends, y_ends
 
 
+def sense_labels(sense_set: SenseSet) -> dict[str, str]:
+    """The legend's name of each sense of `sense_set` (SenseSet.labels): in Chinese, each sense's Chinese name
+    before WordNet's English gloss ("2. 河岸 · sloping land …"), which has no Chinese of its own."""
+    return sense_set.labels_named(chinese_names() if current_lang() == "zh" else {})
+
+
 def pole_name(sense_set: SenseSet, end: PoleChoice) -> str:
     """A pole as a label: its sense's number and short gloss, or the word in quotes."""
-    return short_label(sense_set.labels[end.sense]) if end.sense else f"“{end.word}”"
+    return short_label(sense_labels(sense_set)[end.sense]) if end.sense else f"“{end.word}”"
 
 
 def short_label(label: str) -> str:
@@ -129,7 +135,7 @@ def render_axes(
 ) -> int | None:
     """The uses on the learner's axes, how the x axis separates two senses at every layer, and what removing
     its direction does to the nearest-use sense accuracy. Returns the use clicked on the map, if any."""
-    labels = sense_set.labels
+    labels = sense_labels(sense_set)
     x_from, x_to = pole_name(sense_set, x_ends[0]), pole_name(sense_set, x_ends[1])
     x_title = t_plain("senses.axes_x_title", a=x_from, b=x_to)
     if y_ends is None:
@@ -252,7 +258,7 @@ def pick_query(sense_set: SenseSet, mine: str, clicked: int | None) -> str:
     if clicked is not None and str(clicked) in options:
         st.session_state[f"near_use_{sense_set.word}"] = str(clicked)
     default = key_from_url("near_use", options, options[0])
-    labels = sense_set.labels
+    labels = sense_labels(sense_set)
     chosen = st.selectbox(
         t("senses.near_from"),
         options,
@@ -391,7 +397,7 @@ def depth_bucket(first: int | None, depth: int) -> str:
 def render_guess_axis(sense_set: SenseSet, model_name: str, separation: Callable[[], Separation]) -> None:
     """Predict, then see: along the axis from the word's first sense to its second, where in the depth does the
     model first tell them apart (AUC at least 0.9)? After the pick, the AUC at every layer."""
-    labels = sense_set.labels
+    labels = sense_labels(sense_set)
     a, b = short_label(labels[sense_set.sense_keys[0]]), short_label(labels[sense_set.sense_keys[1]])
     found: list[Separation] = []
 

@@ -23,6 +23,7 @@ from components.light_charts import (
 )
 from components.notices import render_script_note
 from components.quiz import Question, Solved, render_predict, render_quiz
+from components.senses_tools_view import sense_labels
 from components.url import keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.lessons.sense_data import UMAP_DEFAULTS, MapView, SenseModel, SenseSet
 from model_zoo.lessons.senses import LayerMeasures, MeasureLines, PlacedOwn
@@ -78,7 +79,7 @@ def render_sense_map(
     """`model`'s map of every use of the word at `layer`, xy (n, 2), coloured by sense; the learner's
     sentence `mine` as a star where `own` places it, its hover card the vote of its nearest uses. With `pick`,
     a contextual model's points can be clicked: returns the use clicked, in the run that follows the click."""
-    labels = sense_set.labels
+    labels = sense_labels(sense_set)
     star = None
     if own is not None:
         note = t_plain("senses.vote", sense=labels[own.sense], share=f"{own.share:.0%}")
@@ -100,7 +101,7 @@ def sense_map_chart(
 ) -> dict[str, Any]:
     """The light chart of the word's uses at xy (n, 2), coloured by sense, its hover card each use's sentence
     and gloss; `star`, the learner's sentence; with `pick`, a click on a point sends the use back."""
-    labels = sense_set.labels
+    labels = sense_labels(sense_set)
     return build_sense_map(
         xy,
         sense_set.sense_numbers,
@@ -130,7 +131,7 @@ NO_LAYER = "—"  # a model with fewer layers than the deepest on the page (elmo
 
 def votes_table(sense_set: SenseSet, votes: dict[str, list[str]]) -> None:
     """The votes (model -> a sense key per layer) as a table, a row per model and a column per layer."""
-    labels = sense_set.labels
+    labels = sense_labels(sense_set)
     table = {name: [labels[sense].split(".")[0] for sense in senses] for name, senses in votes.items()}
     width = max(len(v) for v in table.values())
     st.dataframe(
@@ -256,7 +257,8 @@ def render_guess_vote(
     """Predict, then see: which sense the nearest uses give `sentence`'s word at the model's top layer (every
     sense of the set is an option, by its legend label cut short). After the pick, the vote at every layer."""
     labels = {
-        key: textwrap.shorten(label.split(" (")[0], 30, placeholder="…") for key, label in sense_set.labels.items()
+        key: textwrap.shorten(label.split(" (")[0], 30, placeholder="…")
+        for key, label in sense_labels(sense_set).items()
     }
     found: list[list[tuple[str, float]]] = []
 

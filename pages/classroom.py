@@ -17,6 +17,7 @@ from components.i18n import t, t_plain
 from components.light_charts import Own, build_sense_map, chart_labels, render_light_chart
 from components.notices import render_error, render_script_note
 from components.quiz import listed
+from components.senses_tools_view import sense_labels
 from model_zoo import ModelZooError
 from model_zoo.registry import FILL_MASK, list_models
 from serving import class_mode, lesson_senses
@@ -128,7 +129,7 @@ def sentence_map(code: str, secret: str, question: QuestionInfo) -> None:
     except ModelZooError as err:
         render_error(err)
         return
-    names = [sense_set.labels[k] for k in sense_set.sense_keys]
+    names = [sense_labels(sense_set)[k] for k in sense_set.sense_keys]
     stars = [
         Own(float(x), float(y), s, t_plain("senses.vote", sense=names[v], share=f"{share:.0%}"), v)
         for (x, y), s, v, share in zip(drawn.points, drawn.sentences, drawn.votes, drawn.shares, strict=True)

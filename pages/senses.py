@@ -330,7 +330,7 @@ def nearest_uses(sense_set: SenseSet, models: list[SenseModel]) -> None:
         render_error(err)
         return
     sentences = [s.words for s in lesson_uses.shipped_uses().sentences]
-    names = {k: tools.short_label(label) for s in SETS.values() for k, label in s.labels.items()}
+    names = {k: tools.short_label(label) for s in SETS.values() for k, label in tools.sense_labels(s).items()}
     tools.render_nearest(found, sentences, word, layer, model.name, names)
     class_wide(model.name)
 

@@ -118,6 +118,21 @@ def test_sense_legend_cuts_glosses_between_words_with_an_ellipsis(tiny_zoo: Path
     assert any(entry.endswith("…") for entry in maps[0]["senses"])  # bank's money sense is longer than a legend line
 
 
+def test_sense_legend_names_each_sense_in_chinese_before_wordnets_gloss(tiny_zoo: Path) -> None:
+    """WordNet's glosses are English only: in Chinese each sense's short Chinese name comes first (2. 银行 · a
+    financial…), for every sense the lesson ships."""
+    from model_zoo.lessons.sense_data import chinese_names
+
+    at = open_page("pages/senses.py", lang="zh")
+    assert not at.exception
+    maps = [m for m in (json.loads(c.proto.bytes) for c in at.get("bidi_component")) if m["kind"] == "map"]
+    names, bank = chinese_names(), load_senses()["bank"]
+    heads = [f"{i + 1}. {names[key]} · " for i, key in enumerate(bank.sense_keys)]
+    assert maps and [entry[: len(head)] for entry, head in zip(maps[0]["senses"], heads)] == heads
+    assert heads == ["1. 河岸 · ", "2. 银行 · "]
+    assert set(names) == {key for s in load_senses().values() for key in s.sense_keys}  # none left in English
+
+
 def test_probing_task_chips_wrap_and_table_headers_fit(tiny_zoo: Path) -> None:
     at = open_page("pages/probing.py")
     assert not at.exception

@@ -19,6 +19,7 @@ import numpy as np
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 SENSES = ASSETS / "senses" / "senses.tsv"
+NAMES_ZH = ASSETS / "senses" / "names_zh.tsv"  # a short Chinese name for each sense (written for ContextLab)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,15 @@ class SenseSet:
     def labels(self) -> dict[str, str]:
         """Sense key -> "1. sloping land (especially the slope beside a body of water)": the legend's names,
         numbered in the order the senses are met, each gloss cut only at a word boundary (`short_gloss`)."""
-        return {k: f"{i + 1}. {short_gloss(self.glosses[k])}" for i, k in enumerate(self.sense_keys)}
+        return self.labels_named({})
+
+    def labels_named(self, names: dict[str, str]) -> dict[str, str]:
+        """`labels`, each sense's name in `names` (sense key -> a word in the learner's language) put before
+        WordNet's English gloss: "2. 河岸 · sloping land (especially the slope beside a body of water)"."""
+        return {
+            k: f"{i + 1}. {names[k] + ' · ' if k in names else ''}{short_gloss(self.glosses[k])}"
+            for i, k in enumerate(self.sense_keys)
+        }
 
 
 GLOSS_CHARS = 60  # a legend entry's gloss at most; the hover card shows it whole
@@ -84,6 +93,13 @@ def load_senses(path: Path = SENSES) -> dict[str, SenseSet]:
         )
         for word, items in rows.items()
     }
+
+
+@cache
+def chinese_names(path: Path = NAMES_ZH) -> dict[str, str]:
+    """Sense key -> its short Chinese name (银行, 河岸): shown before WordNet's English gloss in Chinese."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        return {r["sense_key"]: r["name"] for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)}
 
 
 def lesson_words(sets: dict[str, SenseSet], first: tuple[str, ...] = ("bank", "stick")) -> list[str]:
