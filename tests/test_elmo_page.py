@@ -86,7 +86,7 @@ def test_a_word_picked_in_one_sentence_is_not_carried_to_another() -> None:
 
 def test_presets_set_the_softmax_weights() -> None:
     at = open_page("pages/elmo.py")
-    assert "s = softmax(weights) = token 0.33, LSTM-1 0.33, LSTM-2 0.33" in all_text(at)
+    assert "s = softmax(w₀, w₁, w₂) = token 0.33, LSTM-1 0.33, LSTM-2 0.33" in all_text(at)
     at.button(key="preset_token").click().run()
     assert not at.exception
     assert "token 1.00, LSTM-1 0.00, LSTM-2 0.00" in all_text(at)

@@ -83,7 +83,7 @@ def test_elmo_presets_set_the_weights_they_name() -> None:
 
     def weights(key: str) -> tuple[float, float, float]:
         click(at, key)
-        (line,) = captions(at, "s = softmax(weights)")
+        (line,) = captions(at, "s = softmax(w₀, w₁, w₂)")
         found = re.search(r"token ([\d.]+), LSTM-1 ([\d.]+), LSTM-2 ([\d.]+)", line)
         assert found, line
         return float(found[1]), float(found[2]), float(found[3])
