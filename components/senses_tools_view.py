@@ -110,7 +110,7 @@ def choose_axes(sense_set: SenseSet) -> tuple[tuple[PoleChoice, PoleChoice], tup
 
 def sense_labels(sense_set: SenseSet) -> dict[str, str]:
     """The legend's name of each sense of `sense_set` (SenseSet.labels): in Chinese, each sense's Chinese name
-    before WordNet's English gloss ("2. 河岸 · sloping land …"), which has no Chinese of its own."""
+    before WordNet's English gloss ("1. 河岸 · sloping land …"), which has no Chinese of its own."""
     return sense_set.labels_named(chinese_names() if current_lang() == "zh" else {})
 
 

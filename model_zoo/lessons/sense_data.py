@@ -54,7 +54,7 @@ class SenseSet:
 
     def labels_named(self, names: dict[str, str]) -> dict[str, str]:
         """`labels`, each sense's name in `names` (sense key -> a word in the learner's language) put before
-        WordNet's English gloss: "2. 河岸 · sloping land (especially the slope beside a body of water)"."""
+        WordNet's English gloss: "1. 河岸 · sloping land (especially the slope beside a body of water)"."""
         return {
             k: f"{i + 1}. {names[k] + ' · ' if k in names else ''}{short_gloss(self.glosses[k])}"
             for i, k in enumerate(self.sense_keys)
