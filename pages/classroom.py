@@ -129,7 +129,7 @@ def sentence_map(code: str, secret: str, question: QuestionInfo) -> None:
     except ModelZooError as err:
         render_error(err)
         return
-    names = [sense_labels(sense_set)[k] for k in sense_set.sense_keys]
+    names = list(sense_labels(sense_set).values())  # in sense_keys' order, as sense_set.labels
     stars = [
         Own(float(x), float(y), s, t_plain("senses.vote", sense=names[v], share=f"{share:.0%}"), v)
         for (x, y), s, v, share in zip(drawn.points, drawn.sentences, drawn.votes, drawn.shares, strict=True)
