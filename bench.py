@@ -464,7 +464,7 @@ def free_port() -> int:
 
 
 def cold_start(
-    path: str = "/", drawn_when: str = '[data-testid="stDataFrame"]', then: Callable[[Any], dict] | None = None
+    path: str = "/", drawn_when: str = '[data-testid="stTable"]', then: Callable[[Any], dict] | None = None
 ) -> dict[str, float]:
     """`make run` (already installed), then open `path` in headless Chromium as soon as the
     server answers: seconds until `drawn_when` is on the page, from the start and from opening.

@@ -14,10 +14,13 @@ from streamlit.runtime.state.session_state_proxy import get_session_state
 # On a phone (Streamlit stacks columns under 640 px), where nothing hovers, toolbars are shown at all times:
 # plotly's would lie over a chart's title (the charts' PNG stays a camera click away on a wider screen), and a
 # table's (download, search, full screen), drawn above the table, over the line before it: a table gets room.
+# The models' tables keep their columns a readable width and scroll sideways: squeezed into 360 px, a column of
+# Chinese text broke after every second character and stood each row 150 px high. (The lessons' small tables fit.)
 STYLE = (
     "<style>@media (max-width: 640px) {"
     " .js-plotly-plot .modebar-container { display: none !important; }"
     " [data-testid='stElementContainer']:has([data-testid='stDataFrame']) { margin-top: 2rem; }"
+    " .st-key-models_panel th, .st-key-models_panel td { min-width: 10rem; }"
     "}</style>"
 )
 

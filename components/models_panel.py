@@ -7,12 +7,10 @@ import streamlit as st
 
 from model_zoo import Availability, ModelCard
 
-from .i18n import t, t_data
+from .i18n import md_escape, t, t_data
 
-# A table is drawn on a canvas, in the page's text font: its marks are characters every text font has (an emoji
-# needs an emoji font, which a browser may lack: Debian's Chromium without fonts-noto-color-emoji drew ✅ and 💾
-# as empty boxes). Markdown gets Streamlit's icon font (served by the app itself) instead.
-STATUS_ICON = {"installed": "✓", "cached": "✓", "needs download": "↓", "coming": "…", "missing": "✗"}
+# A status as Streamlit's icon font draws it (the app serves the font itself): an emoji needs an emoji font, which
+# a browser may lack (Debian's Chromium without fonts-noto-color-emoji drew ✅ and 💾 as empty boxes).
 STATUS_MARK = {
     "installed": ":material/check_circle:",
     "cached": ":material/save:",
@@ -27,20 +25,21 @@ def status_key(status: str) -> str:
 
 
 def build_model_table(cards: list[ModelCard], states: dict[str, Availability]) -> pd.DataFrame:
-    """One row a model, every cell already in the learner's language."""
+    """One row a model, every cell Markdown in the learner's language (st.table reads its cells as Markdown): a
+    card's own text escaped, so it shows as written; the UI's strings as t gives them."""
     rows = []
     for card in cards:
         state = states[card.name]
         rows.append(
             {
-                t("models.col.name"): card.name,
-                t("models.col.family"): card.family,
+                t("models.col.name"): md_escape(card.name),
+                t("models.col.family"): md_escape(card.family),
                 t("models.col.kind"): t(f"kind.{card.kind}"),
-                t("models.col.source"): t_data(f"card.{card.name}.source", card.source),
-                t("models.col.size"): t_data(f"card.{card.name}.size", card.size),
-                t("models.col.licence"): t_data(f"card.{card.name}.licence", card.licence),
+                t("models.col.source"): md_escape(t_data(f"card.{card.name}.source", card.source)),
+                t("models.col.size"): md_escape(t_data(f"card.{card.name}.size", card.size)),
+                t("models.col.licence"): md_escape(t_data(f"card.{card.name}.licence", card.licence)),
                 t("models.col.capabilities"): t("models.list_separator").join(t(f"cap.{c}") for c in card.capabilities),
-                t("models.col.status"): f"{STATUS_ICON[state.status]} {t('status.' + status_key(state.status))}",
+                t("models.col.status"): f"{STATUS_MARK[state.status]} {t('status.' + status_key(state.status))}",
                 t("models.col.reason"): t(
                     "reason." + status_key(state.status), package=card.package or "", name=card.name
                 ),
@@ -56,15 +55,19 @@ DETAILS = ("name", "family", "source", "licence", "reason")
 
 
 def render_models_panel(cards: list[ModelCard], states: dict[str, Availability]) -> None:
+    with st.container(key="models_panel"):  # the key names it for the phone's style (frame.STYLE)
+        _models_panel(cards, states)
+
+
+def _models_panel(cards: list[ModelCard], states: dict[str, Availability]) -> None:
     st.subheader(t("models.title"), anchor="models")
     st.caption(t("models.caption"))
     table = build_model_table(cards, states)
-    for columns in (GLANCE, DETAILS):
-        st.dataframe(
-            table[[t(f"models.col.{c}") for c in columns]],
-            hide_index=True,
-            width="stretch",
-            column_config={t("models.col.size"): st.column_config.TextColumn(help=t("models.size_help"))},
-        )
+    # Static tables: a cell's text wraps, and every row shows. st.dataframe's grid cut a source, a model's
+    # abilities and why it is missing at the column's edge, and scrolled the 18 rows inside a ten-row box.
+    for columns, note in ((GLANCE, "models.size_help"), (DETAILS, None)):
+        st.table(table[[t(f"models.col.{c}") for c in columns]], hide_index=True)
+        if note:
+            st.caption(t(note))
     ready = sum(s.ready for s in states.values())
     st.caption(t("models.summary", ready=ready, total=len(cards)))

