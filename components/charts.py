@@ -158,6 +158,12 @@ def cut(text: str, fit: int) -> str:
     return text if len(text) <= fit else text[: fit - 1] + "…"
 
 
+def two_lines(text: str, fit: int) -> list[str]:
+    """`text` in at most two lines of `fit` characters, the second cut (cut) where it runs longer: a token's
+    box holds two ("<|endoftext|>", the [CLS] of a model without one, read "<|endo…" on one line)."""
+    return [text] if len(text) <= fit else [text[:fit], cut(text[fit:], fit)]
+
+
 TITLE_CHARS = 40  # a chart's title wraps after this many characters: plotly draws a title on one line, cut at
 # the chart's edge, and a phone's chart (358 px) holds about 44 characters of its 17 px title (a Chinese
 # character, drawn about twice as wide, counts two)
@@ -865,7 +871,7 @@ def build_task_diagram(
     shapes: list[dict] = []
     notes: list[dict] = []
 
-    def box(x0: float, x1: float, y0: float, y1: float, fill: str, text: str = "", size: int = 12) -> None:
+    def box(x0: float, x1: float, y0: float, y1: float, fill: str, text: str | list[str] = "", size: int = 12) -> None:
         shapes.append(
             {"type": "rect", "x0": x0, "x1": x1, "y0": y0, "y1": y1, "fillcolor": fill, "line": {"color": "#555"}}
         )
@@ -874,7 +880,7 @@ def build_task_diagram(
                 {
                     "x": (x0 + x1) / 2,
                     "y": (y0 + y1) / 2,
-                    "text": _text(text),
+                    "text": "<br>".join(_texts([text] if isinstance(text, str) else text)),
                     "showarrow": False,
                     "font": {"size": size},
                 }
@@ -886,7 +892,7 @@ def build_task_diagram(
     size = 11 if n <= 10 else 9  # px of a token's text: a question and its passage have many
     fit = max(2, int(0.9 * PHONE_CHART_PX / (n + 0.2) / (TOKEN_CHAR_PX * size / 11)))  # characters a box holds
     for i, (token, segment, position) in enumerate(zip(tokens, segments, positions)):
-        box(i - 0.45, i + 0.45, 0.0, 0.6, "#dbeafe" if segment == 0 else "#dcfce7", cut(token, fit), size)
+        box(i - 0.45, i + 0.45, 0.0, 0.6, "#dbeafe" if segment == 0 else "#dcfce7", two_lines(token, fit), size)
         line(i, 0.6, i, 1.0)
         line(i, 2.0, i, 2.4)
         name = (

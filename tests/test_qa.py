@@ -496,8 +496,9 @@ def test_a_class_server_in_bf16_holds_one_bf16_copy_for_the_masked_lm_and_the_re
 
 
 def test_the_diagram_s_token_labels_fit_their_boxes_on_a_phone() -> None:
-    """A phone draws the diagram about 350 px wide: a long token (SmolLM2's <|endoftext|>, a long word) is cut
-    with "…" to what its box holds there (it ran over its neighbours), a short one is drawn whole."""
+    """A phone draws the diagram about 350 px wide: a long token (SmolLM2's <|endoftext|>, a long word) goes on
+    two lines of what its box holds there (on one it ran over its neighbours, and cut it read "<|endo…"), cut
+    with "…" only beyond them; a short one is drawn whole on one line."""
     import html
 
     from components.charts import build_task_diagram
@@ -510,13 +511,19 @@ def test_the_diagram_s_token_labels_fit_their_boxes_on_a_phone() -> None:
         n = len(tokens)
         figure = build_task_diagram("token", tokens, [0] * n, [*range(n - 3), None, n - 3, n - 2][:n], labels)
         boxes = [s for s in figure.layout.shapes if s.type == "rect" and s.y0 == 0.0]
-        drawn = [html.unescape(a.text) for a in figure.layout.annotations if a.y == 0.3]  # as plotly shows it
+        # as plotly shows it: a box's lines
+        drawn = [html.unescape(a.text).split("<br>") for a in figure.layout.annotations if a.y == 0.3]
         px = 350 / (figure.layout.xaxis.range[1] - figure.layout.xaxis.range[0])
         assert len(boxes) == len(drawn) == n
-        for token, text, box in zip(tokens, drawn, boxes):
-            assert len(text) * 5.6 <= (box.x1 - box.x0) * px  # at 11 px a character is 5.0-5.5 px in Chromium
+        for token, lines, box in zip(tokens, drawn, boxes):
+            assert len(lines) <= 2  # two lines fill the box's 0.6 of the diagram's 5.1 (280 px) at 11 px
+            for line in lines:  # at 11 px a character is 5.0-5.5 px in Chromium
+                assert len(line) * 5.6 <= (box.x1 - box.x0) * px
+            text = "".join(lines)
             assert text == token or (text.endswith("…") and token.startswith(text[:-1]))
-        assert "Barack" in drawn or n < 9  # a short word stays whole
+        assert ["Barack"] in drawn or n < 9  # a short word stays whole, on one line
+        # the [CLS] stand-in on two lines: whole beside six tokens, one character short beside eight (at 9 px)
+        assert drawn[0] == (["<|endof", "text|>"] if n < 9 else ["<|endo", "ftext…"])
 
 
 def test_picking_a_reader_keeps_what_the_page_shows_under_both_rules(
