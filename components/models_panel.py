@@ -40,12 +40,17 @@ def build_model_table(cards: list[ModelCard], states: dict[str, Availability]) -
                 t("models.col.licence"): md_escape(t_data(f"card.{card.name}.licence", card.licence)),
                 t("models.col.capabilities"): t("models.list_separator").join(t(f"cap.{c}") for c in card.capabilities),
                 t("models.col.status"): f"{STATUS_MARK[state.status]} {t('status.' + status_key(state.status))}",
-                t("models.col.reason"): t(
-                    "reason." + status_key(state.status), package=card.package or "", name=card.name
-                ),
+                t("models.col.reason"): reason(card, state),
             }
         )
     return pd.DataFrame(rows)
+
+
+def reason(card: ModelCard, state: Availability) -> str:
+    """Why a model is here or not, in the learner's language: a model installed without a package of its own
+    came with ContextLab itself (elmo-mini, trained by the project), not "from PyPI package" (blank)."""
+    key = "shipped" if state.status == "installed" and not card.package else status_key(state.status)
+    return t(f"reason.{key}", package=card.package or "", name=card.name)
 
 
 # What a teacher reads at a glance fits a projector's width (1440 px); where each model comes from, its

