@@ -22,7 +22,7 @@ import streamlit as st
 from model_zoo import EmptyInput, ModelZooError
 
 from .charts import build_score_bars
-from .i18n import md_escape, t, t_plain
+from .i18n import current_lang, md_escape, t, t_plain
 from .notices import render_error
 from .road import CLASSROOM, HOME, PLAYGROUND, ready_lessons
 
@@ -117,9 +117,10 @@ def session_id() -> str:
 
 
 def here() -> str:
-    """This view as a path on this server with its query (what "Bring the class here" sends students to)."""
+    """This view as a path on this server with its query (what "Bring the class here" sends students to). The
+    teacher's language stays behind: each student reads the lesson in their own (follow_now adds it)."""
     url = urlsplit(st.context.url or "/")
-    query = [(k, v) for k, v in parse_qsl(url.query) if k not in ("code", "key", JOINED, ME)]
+    query = [(k, v) for k, v in parse_qsl(url.query) if k not in ("code", "key", "lang", JOINED, ME)]
     return (url.path or "/") + ("?" + urlencode(query, quote_via=quote) if query else "")
 
 
@@ -327,7 +328,8 @@ def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) 
         st.session_state["class_follow_seen"] = now.follow_n
         target = page_of(now.follow)
         if target is not None:  # the class's code goes along: a tab that reconnects to another worker rejoins
-            st.switch_page(target[0], query_params=target[1] | {JOINED: code, ME: session_id()})
+            ours = {"lang": current_lang(), JOINED: code, ME: session_id()}  # a link of before kept ?lang=
+            st.switch_page(target[0], query_params=target[1] | ours)
     elif seen is None:
         st.session_state["class_follow_seen"] = now.follow_n
     shown = st.session_state["class_shown"] = _signature(now)

@@ -163,6 +163,22 @@ def test_the_teacher_brings_the_class_to_a_view_and_releases_it() -> None:
     assert store().status(code).follow is None
 
 
+def test_a_student_brought_to_a_lesson_keeps_their_own_language() -> None:
+    """The teacher's English does not travel with "Bring the class here": a student reading in Chinese lands on
+    the lesson in Chinese (the link kept the teacher's ?lang=en and turned the student's page English)."""
+    at, code, secret = start_class()
+    student = open_class(code=code, lang="zh")
+    assert not student.exception
+    at.switch_page("pages/onehot.py").run()
+    next(b for b in at.button if b.label == "Bring the class here").click().run()
+    follow = store().status(code).follow
+    assert follow is not None and "lang=" not in follow
+    student.run()
+    assert not student.exception
+    assert student.query_params["lang"] in ("zh", ["zh"]) and student.query_params["class"] in (code, [code])
+    assert "机器" in student.title[0].value or "向量" in student.title[0].value  # (AppTest's URL is the road's)
+
+
 def test_bad_answers_and_nicknames_are_stored_and_shown_as_text() -> None:
     """The reliability tests' bad inputs as a class's answers (and nicknames): the projector draws them as
     text (escaped in the chart, plain text in the moderation list), runs nothing and stays up."""
