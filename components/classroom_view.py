@@ -361,8 +361,9 @@ def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) 
 def render_question(code: str, question: QuestionLike, uses_word: Callable[[str, str], bool], big: bool) -> None:
     """One question as a student answers it: the options (or a box), a nickname on the Class page, Send."""
     qid, details = question.id, question.details
-    labels: dict[str, str] = details.get("labels", {})
-    (st.subheader if big else st.markdown)(md_escape(question.prompt))
+    ours = details.get("in", {}).get(current_lang(), {})  # the question as written in this student's language
+    labels: dict[str, str] = ours.get("labels", details.get("labels", {}))
+    (st.subheader if big else st.markdown)(md_escape(ours.get("prompt", question.prompt)))
     sent_key = f"class_sent_{qid}"
     if sent_key not in st.session_state and (before := store().my_answer(code, session_id(), qid)) is not None:
         st.session_state[sent_key] = before  # this tab sent it before a reload: asked once, then remembered

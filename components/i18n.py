@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 import string
+import threading
 import tomllib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -34,9 +37,35 @@ def strings(lang: str) -> dict[str, str]:
         return _flatten(tomllib.load(fh))
 
 
+T = TypeVar("T")
+_SPEAKING = threading.local()  # a script thread's language for a moment (speaking), over the session's
+
+
 def current_lang() -> str:
-    lang = st.session_state.get("lang", DEFAULT_LANG)
+    lang = getattr(_SPEAKING, "lang", None) or st.session_state.get("lang", DEFAULT_LANG)
     return lang if lang in LANGS else DEFAULT_LANG
+
+
+@contextmanager
+def speaking(lang: str) -> Iterator[None]:
+    """Strings in `lang` for a moment, whatever the session reads: what the teacher sends the class is written
+    in every language, and each student reads their own (the session's "lang" is the language switch's
+    widget, which a script may not set once drawn)."""
+    before = getattr(_SPEAKING, "lang", None)
+    _SPEAKING.lang = lang
+    try:
+        yield
+    finally:
+        _SPEAKING.lang = before
+
+
+def in_every_language(write: Callable[[], T]) -> dict[str, T]:
+    """What `write` gives in each language of the app, keyed by language."""
+    written: dict[str, T] = {}
+    for lang in LANGS:
+        with speaking(lang):
+            written[lang] = write()
+    return written
 
 
 _PUNCTUATION = frozenset(string.punctuation)

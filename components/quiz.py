@@ -24,7 +24,7 @@ from model_zoo import ModelZooError
 
 from .charts import percent_label
 from .classroom_view import render_ask
-from .i18n import strings, t, t_plain
+from .i18n import in_every_language, strings, t, t_plain
 from .notices import render_error
 
 
@@ -117,6 +117,12 @@ def _ask_class(question: Question, model: str = "") -> None:
             "model": model or str(solved.facts.get("model", "")) or t_plain("class.the_model"),
             "labels": {o: question.label(o) for o in question.options},
             "why": t_plain(f"quiz.{question.key}.why", answer=answer, **solved.facts),
+            "in": in_every_language(  # each student reads the question in their own language
+                lambda: {
+                    "prompt": t_plain(f"quiz.{question.key}.q", **question.about),
+                    "labels": {o: question.label(o) for o in question.options},
+                }
+            ),
         }
 
     render_ask(question.key, t_plain(f"quiz.{question.key}.q", **question.about), question.options, details)

@@ -179,6 +179,33 @@ def test_a_student_brought_to_a_lesson_keeps_their_own_language() -> None:
     assert "机器" in student.title[0].value or "向量" in student.title[0].value  # (AppTest's URL is the road's)
 
 
+def test_each_student_reads_the_teachers_question_in_their_own_language(tiny_zoo: Path) -> None:
+    """An English teacher's question reaches a student who reads Chinese in Chinese, options included: the
+    heading was the teacher's English in an otherwise Chinese page. The projector keeps the teacher's language."""
+    at, code, secret = start_class()
+    at.switch_page("pages/onehot.py").run()
+    next(b for b in at.button if b.key == "class_ask_onehot_cos").click().run()
+    assert not at.exception
+    asked = store().status(code).question
+    assert asked is not None and asked.prompt.startswith("What is the cosine similarity")
+    student = open_class(code=code, lang="zh")
+    assert not student.exception
+    said = all_text(student)
+    assert "“dog”和“cat”的 one-hot 向量的余弦相似度是多少？" in said and "cosine similarity" not in said
+    english = open_class(code=code, lang="en")
+    assert "cosine similarity" in all_text(english)
+    # the Class page's own tasks too
+    at = open_class(code=code, key=secret, lang="en")
+    next(r for r in at.radio if r.label == "Task").set_value("blank")
+    next(w for w in at.text_input if w.label.startswith("Sentence with a blank")).set_value(
+        "Paris is the capital of [MASK]."
+    )
+    next(b for b in at.button if b.label == "Ask the class").click().run()
+    assert not at.exception and "Which word does the model put in the blank?" in all_text(at)
+    student.run()
+    assert "模型会在空格里填哪个词？Paris is the capital of [MASK]." in all_text(student)
+
+
 def test_bad_answers_and_nicknames_are_stored_and_shown_as_text() -> None:
     """The reliability tests' bad inputs as a class's answers (and nicknames): the projector draws them as
     text (escaped in the chart, plain text in the moderation list), runs nothing and stays up."""
