@@ -7,6 +7,7 @@ lessons (their "Ask the class" button, while this tab teaches); the open tasks f
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 from urllib.parse import urlsplit
 
 import streamlit as st
@@ -75,7 +76,7 @@ def ask_open_task(code: str, secret: str) -> None:
             raise TooLong("text", len(text), BLANK_CHARS)
         if task == "sentence":
             prompts = in_every_language(lambda: t_plain("class.sentence_q", word=word))
-            details = {"kind": "sentence", "word": word, "model": class_mode.map_model()}
+            details: dict[str, Any] = {"kind": "sentence", "word": word, "model": class_mode.map_model()}
         else:
             model, top = class_mode.blank_answers(text)
             prompts = in_every_language(lambda: t_plain("class.blank_q", text=text))
