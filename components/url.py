@@ -106,43 +106,64 @@ def index_from_url(name: str, options: Sequence[str], default: int) -> int:
     return default
 
 
-def said_if_cut(name: str, limit: int) -> None:
+def said_if_cut(name: str, limit: int, around: str | None = None) -> None:
     """Before a text box bound to ?name= that holds `limit` characters: a link's longer text gets one sentence
-    (the page reads its first `limit` characters, and the address keeps those)."""
+    (the page reads `limit` characters of it, kept_part's, and the address keeps those)."""
     value = st.query_params.get(name, "")
     if _first_time(name) and len(value) > limit:
-        st.info(t("url.too_long", name=name, n=len(value), limit=limit, value=shortened(value)))
-        st.query_params[name] = value[:limit]
+        kept = st.query_params[name] = kept_part(value, limit, around)
+        said = "url.too_long" if kept == value[:limit] else "url.too_long_around"
+        st.info(t(said, name=name, n=len(value), limit=limit, value=shortened(value), mark=around or ""))
+
+
+def kept_part(text: str, limit: int, around: str | None = None) -> str:
+    """`limit` characters of a longer `text`: its first ones, or, where the page reads a mark (`around`: GPT's
+    ___, a [MASK]) that comes only after them, those that end a little past the mark, begun at a word. A paste
+    of 300 words with its blank near word 150 was cut before the blank, and the page said there was none."""
+    mark = text.find(around) if around else -1
+    if mark < 0 or mark + len(around or "") <= limit:
+        return text[:limit]
+    end = min(len(text), mark + len(around or "") + limit // 4)  # some of the sentence after the mark too
+    start = end - limit
+    space = text.find(" ", start, mark)  # begin at a word where one begins before the mark
+    return text[space + 1 if space >= 0 else start : end]
 
 
 PASTED = "_url_pasted_"  # session state, + a box's key: how long the text was that the box just cut
 
 
-def _keep_first(key: str, limit: int) -> None:
-    """on_change of limited_box: a text over `limit` characters is cut to its first `limit`, and remembered."""
+def _keep_first(key: str, limit: int, around: str | None) -> None:
+    """on_change of limited_box: a text over `limit` characters is cut (kept_part), and its length remembered."""
     value = st.session_state[key]
     if len(value) > limit:
-        st.session_state[key] = value[:limit]
-        st.session_state[PASTED + key] = len(value)
+        kept = st.session_state[key] = kept_part(value, limit, around)
+        st.session_state[PASTED + key] = (len(value), around if kept != value[:limit] else None)
 
 
-def limited_box(widget: Callable[..., str], label: str, key: str, limit: int, **kwargs: Any) -> str:
+def limited_box(
+    widget: Callable[..., str], label: str, key: str, limit: int, around: str | None = None, **kwargs: Any
+) -> str:
     """A text box (`widget`: st.text_input or st.text_area, or a column's) that reads at most `limit`
     characters. Not Streamlit's max_chars: its box ignores a paste over the limit without a word (the box
     stays as it was, streamlit/streamlit#9221: its frontend drops any change longer than the limit), and a
-    learner pasting a page of text saw nothing happen. This box takes the paste, keeps its first `limit`
-    characters and says so in one sentence. (A box in a form, which has no on_change, has no max_chars either: the
-    form's page says in one sentence that the text sent is too long.)"""
-    value = widget(label, key=key, on_change=_keep_first, args=(key, limit), **kwargs)
-    if (n := st.session_state.pop(PASTED + key, None)) is not None:
-        st.info(t("url.pasted_too_long", n=f"{n:,}", limit=f"{limit:,}"), icon=":material/content_cut:")
+    learner pasting a page of text saw nothing happen. This box takes the paste, keeps `limit` characters
+    (kept_part: the first ones, or those around the mark `around` the page reads) and says so in one sentence.
+    (A box in a form, which has no on_change, has no max_chars either: the form's page says in one sentence that
+    the text sent is too long.)"""
+    value = widget(label, key=key, on_change=_keep_first, args=(key, limit, around), **kwargs)
+    if (pasted := st.session_state.pop(PASTED + key, None)) is not None:
+        n, moved = pasted
+        said = "url.pasted_around" if moved else "url.pasted_too_long"
+        st.info(t(said, n=f"{n:,}", limit=f"{limit:,}", mark=moved or ""), icon=":material/content_cut:")
     return value[:limit]
 
 
-def text_box(widget: Callable[..., str], label: str, key: str, limit: int, **kwargs: Any) -> str:
+def text_box(
+    widget: Callable[..., str], label: str, key: str, limit: int, around: str | None = None, **kwargs: Any
+) -> str:
     """A lesson's `limited_box` bound to ?key=; a link's longer text is cut as said_if_cut says."""
-    said_if_cut(key, limit)
-    return limited_box(widget, label, key, limit, bind="query-params", **kwargs)
+    said_if_cut(key, limit, around)
+    return limited_box(widget, label, key, limit, around, bind="query-params", **kwargs)
 
 
 def keep_in_url(name: str, value: str | list[str] | bool | float) -> None:

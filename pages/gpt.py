@@ -158,13 +158,15 @@ def left_against_both(model: model_zoo.CausalLM) -> None:
 
     for col, example in zip(st.columns(len(BLANKS)), BLANKS):
         col.button(example, key=f"blank_{example[:12]}", on_click=use_blank, args=(example,), width="stretch")
-    blank_text = text_box(st.text_input, t("gpt.blank_text"), "blank_text", BLANK_CHARS)
+    blank_text = text_box(st.text_input, t("gpt.blank_text"), "blank_text", BLANK_CHARS, BLANK)
     render_script_note((model.name, MASKED), blank_text, NEXT_WORDS, family="GPT")
     slots = None
     if blank_text.count(BLANK) > 1:  # one blank is filled and scored: a second would be read as the text "___"
         st.info(t("gpt.one_blank", blank=BLANK, n=blank_text.count(BLANK)), icon=":material/info:")
         return
     try:
+        if not blank_text.strip():  # an emptied box is said as Masked LM says it, not as a missing ___
+            raise model_zoo.EmptyInput("text")
         if BLANK not in blank_text:
             raise model_zoo.NoMaskToken(BLANK)
         # Drawn as they come: the left context's candidates (one pass, and a step or two more for the tokens

@@ -53,7 +53,7 @@ def use_example(text: str) -> None:
 
 def pick_text() -> str | None:
     st.session_state.setdefault("text", PARIS)
-    text = text_box(st.text_input, t("inside.text"), "text", MAX_CHARS, help=t("inside.text_help"))
+    text = text_box(st.text_input, t("inside.text"), "text", MAX_CHARS, "[MASK]", help=t("inside.text_help"))
     return text if text.strip() else None
 
 

@@ -48,7 +48,7 @@ def fill_in_the_blanks(model: model_zoo.MaskedLM) -> None:
     the other controls: on a projector and on a phone the first answer is on the first screen (issue 34)."""
     # one line: Enter applies it (a box of several lines takes Enter as a new line, and a class pressing Enter
     # saw nothing happen)
-    text = text_box(st.text_input, t("mlm.text"), "text", 5000, help=t("mlm.text_help"))
+    text = text_box(st.text_input, t("mlm.text"), "text", 5000, "[MASK]", help=t("mlm.text_help"))
     out = st.container(key="main_output")  # the lesson's main output (scripts/first_screen.py)
     view.render_examples(EXAMPLES, sources=False)  # their sources: under "More about this lesson"
     words = lesson.maskable_words(text)

@@ -617,3 +617,30 @@ def test_a_paste_longer_than_a_box_is_cut_to_what_it_holds_and_said_once(tiny_zo
     ok(linked)
     assert "This link's tf_text is 2700 characters long" in all_text(linked)  # the rest: test_share_links_pages
     assert linked.query_params["tf_text"] == pasted[:2000]
+
+
+def test_a_long_paste_keeps_the_blank_the_page_reads(tiny_zoo: Path) -> None:
+    """300 words with GPT's blank near word 150: the box kept its first 300 characters, the blank with the rest,
+    and the page said both that and "There is no ___ in the text". It now keeps the 300 around the blank, says
+    so in one sentence, and fills it. A link's long text to Inside the model keeps its [MASK] the same way."""
+    from components.url import kept_part
+
+    words = [f"word{i}" for i in range(300)]
+    pasted = " ".join([*words[:150], "___", *words[150:]])
+    at = open_page("pages/gpt.py")
+    at.text_input(key="blank_text").input(pasted).run()
+    ok(at)
+    kept = at.text_input(key="blank_text").value
+    assert "___" in kept and len(kept) <= 300 and kept in pasted and not kept.startswith(" ")
+    said = all_text(at)
+    assert f"The box holds 300 characters: of the {len(pasted):,} pasted it kept the 300 around the first ___." in said
+    assert "There is no ___" not in said and "kept the first" not in said
+    linked = open_page("pages/inside.py", text=pasted.replace("___", "[MASK]"))
+    ok(linked)
+    assert "[MASK]" in linked.query_params["text"] and "reads the 300 around its first [MASK]" in all_text(linked)
+    emptied = open_page("pages/gpt.py")
+    emptied.text_input(key="blank_text").input("  ").run()
+    ok(emptied)
+    assert "The text is empty: type something first." in all_text(emptied) and "There is no" not in all_text(emptied)
+    assert kept_part("a b [MASK] c", 300, "[MASK]") == "a b [MASK] c"  # a text that fits is kept whole
+    assert kept_part("x" * 400, 300, "___") == "x" * 300  # no mark: the first characters
