@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from components.charts import percent_label
-from tests.conftest import forming_answers, light_charts, light_lines, open_page, shown
+from tests.conftest import all_text, forming_answers, light_charts, light_lines, open_page, shown
 
 pytestmark = pytest.mark.slow
 
@@ -89,6 +89,20 @@ def test_transfer_first_point_is_guessed_from_the_curve_drawn(monkeypatch: pytes
     assert f"one-hot counts {acc['onehot'][0]:.0%}" in said
     after = light_lines(at, "transfer_chart")
     assert all(len(v) == len(curve.curve.sizes) for v in after.values())  # now the whole curve
+    # the race answers, not elmo-mini ("elmo-mini says: one-hot word counts" credited the model with the race)
+    assert "the race says" in [m.label for m in at.metric] and "elmo-mini says" not in [m.label for m in at.metric]
+    # where the pre-trained line does not lead at once, one line says so and from where it does, from the curve
+    first = next(
+        i for i in range(len(acc["pretrained"])) if acc["pretrained"][i] > max(acc["random"][i], acc["onehot"][i])
+    )
+    said = all_text(at)
+    if first == 0:
+        assert "does not lead here" not in said
+    else:
+        assert f"With 16 labelled sentences the pre-trained line does not lead here: {acc['pretrained'][0]:.0%}" in said
+        assert (
+            f"Its head start shows from {curve.curve.sizes[first]} sentences on: {acc['pretrained'][first]:.0%}" in said
+        )
     # What the one-hot classifier can weigh: the words of its 16 labelled sentences, the race's own draw
     data = load_sentences("sentiment")
     labels = [x.label for x in data.train]
