@@ -22,7 +22,7 @@ import streamlit as st
 from model_zoo import EmptyInput, ModelZooError
 
 from .charts import build_score_bars
-from .i18n import current_lang, md_escape, t, t_plain
+from .i18n import current_lang, in_every_language, md_escape, t, t_plain
 from .notices import render_error
 from .road import CLASSROOM, HOME, PLAYGROUND, ready_lessons
 
@@ -358,11 +358,17 @@ def render_student(code: str, uses_word: Callable[[str, str], bool], big: bool) 
     watch()
 
 
+def in_each_language(prompt: Callable[[], str], labels: Callable[[], dict[str, str]] = dict) -> dict[str, Any]:
+    """A question's prompt and its options' labels as each language writes them: its details' "in", from which
+    every student reads their own (render_question). `prompt` and `labels` write them in the language spoken."""
+    return in_every_language(lambda: {"prompt": prompt(), "labels": labels()})
+
+
 def render_question(code: str, question: QuestionLike, uses_word: Callable[[str, str], bool], big: bool) -> None:
     """One question as a student answers it: the options (or a box), a nickname on the Class page, Send."""
     qid, details = question.id, question.details
     ours = details.get("in", {}).get(current_lang(), {})  # the question as written in this student's language
-    labels: dict[str, str] = ours.get("labels", details.get("labels", {}))
+    labels: dict[str, str] = ours.get("labels") or details.get("labels", {})
     (st.subheader if big else st.markdown)(md_escape(ours.get("prompt", question.prompt)))
     sent_key = f"class_sent_{qid}"
     if sent_key not in st.session_state and (before := store().my_answer(code, session_id(), qid)) is not None:

@@ -23,8 +23,8 @@ import streamlit as st
 from model_zoo import ModelZooError
 
 from .charts import percent_label
-from .classroom_view import render_ask
-from .i18n import in_every_language, strings, t, t_plain
+from .classroom_view import in_each_language, render_ask
+from .i18n import current_lang, strings, t, t_plain
 from .notices import render_error
 
 
@@ -111,21 +111,20 @@ def _ask_class(question: Question, model: str = "") -> None:
         if solved is None:
             return None
         answer = question.label(solved.answer)
+        written = in_each_language(prompt, lambda: {o: question.label(o) for o in question.options})
         return {
             "kind": "lesson",
             "answer": solved.answer,
             "model": model or str(solved.facts.get("model", "")) or t_plain("class.the_model"),
-            "labels": {o: question.label(o) for o in question.options},
+            "labels": written[current_lang()]["labels"],  # the projector's, in the teacher's language
             "why": t_plain(f"quiz.{question.key}.why", answer=answer, **solved.facts),
-            "in": in_every_language(  # each student reads the question in their own language
-                lambda: {
-                    "prompt": t_plain(f"quiz.{question.key}.q", **question.about),
-                    "labels": {o: question.label(o) for o in question.options},
-                }
-            ),
+            "in": written,  # each student reads the question in their own language
         }
 
-    render_ask(question.key, t_plain(f"quiz.{question.key}.q", **question.about), question.options, details)
+    def prompt() -> str:
+        return t_plain(f"quiz.{question.key}.q", **question.about)
+
+    render_ask(question.key, prompt(), question.options, details)
 
 
 def render_quiz(questions: Sequence[Question]) -> None:

@@ -120,10 +120,9 @@ def kept_part(text: str, limit: int, around: str | None = None) -> str:
     """`limit` characters of a longer `text`: its first ones, or, where the page reads a mark (`around`: GPT's
     ___, a [MASK]) that comes only after them, those that end a little past the mark, begun at a word. A paste
     of 300 words with its blank near word 150 was cut before the blank, and the page said there was none."""
-    mark = text.find(around) if around else -1
-    if mark < 0 or mark + len(around or "") <= limit:
+    if not around or (mark := text.find(around)) < 0 or mark + len(around) <= limit:
         return text[:limit]
-    end = min(len(text), mark + len(around or "") + limit // 4)  # some of the sentence after the mark too
+    end = min(len(text), mark + len(around) + limit // 4)  # some of the sentence after the mark too
     start = end - limit
     space = text.find(" ", start, mark)  # begin at a word where one begins before the mark
     return text[space + 1 if space >= 0 else start : end]

@@ -14,7 +14,7 @@ import streamlit as st
 
 from components import classroom_view as view
 from components.frame import ensure_app_frame, open_at_top
-from components.i18n import current_lang, in_every_language, t, t_plain
+from components.i18n import current_lang, t, t_plain
 from components.light_charts import Own, build_sense_map, chart_labels, render_light_chart
 from components.notices import render_error, render_script_note
 from components.quiz import listed
@@ -75,14 +75,14 @@ def ask_open_task(code: str, secret: str) -> None:
         if task == "blank" and len(text) > BLANK_CHARS:
             raise TooLong("text", len(text), BLANK_CHARS)
         if task == "sentence":
-            prompts = in_every_language(lambda: t_plain("class.sentence_q", word=word))
+            written = view.in_each_language(lambda: t_plain("class.sentence_q", word=word))
             details: dict[str, Any] = {"kind": "sentence", "word": word, "model": class_mode.map_model()}
         else:
             model, top = class_mode.blank_answers(text)
-            prompts = in_every_language(lambda: t_plain("class.blank_q", text=text))
+            written = view.in_each_language(lambda: t_plain("class.blank_q", text=text))
             details = {"kind": "blank", "model": model, "answer": top[0][0].strip(), "top": listed(top, n=5)}
-        details["in"] = {lang: {"prompt": prompt} for lang, prompt in prompts.items()}  # each student's own
-        class_mode.store().ask(code, secret, f"class_{task}", prompts[current_lang()], (), details)
+        details["in"] = written  # each student reads the question in their own language
+        class_mode.store().ask(code, secret, f"class_{task}", written[current_lang()]["prompt"], (), details)
     except ModelZooError as err:
         render_error(err)
         return
