@@ -60,6 +60,7 @@ def class_mode_on(url_path: str) -> None:
     server when the class changes), and a teacher's class box in the sidebar. The store is opened only in a
     tab that has joined or started a class."""
     classroom_view.install(class_store, push_on_change)
+    classroom_view.keep_teaching_tab()  # a reload of a teacher's tab keeps its class (the Class page's too)
     if url_path == CLASSROOM.key:
         return
     if classroom_view.STUDENT not in st.session_state and (followed := st.query_params.get(classroom_view.JOINED)):

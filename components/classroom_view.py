@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 from collections.abc import Callable, Hashable, Sequence
+from functools import cache
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -80,6 +81,7 @@ class Store(Protocol):
     def follow(self, code: str, secret: str, link: str | None) -> None: ...
     def join(self, code: str) -> ClassLike: ...
     def my_answer(self, code: str, session: str, question: int) -> str | None: ...
+    def check_teacher(self, code: str, secret: str) -> bool: ...
 
 
 Push = Callable[[str, Hashable, Callable[[Any], Hashable]], bool]
@@ -103,6 +105,65 @@ def teacher() -> tuple[str, str] | None:
     """(code, secret) where this tab teaches a class."""
     found = st.session_state.get(TEACHER)
     return found if isinstance(found, tuple) and _stores else None
+
+
+# A teacher's tab keeps its class in the browser's sessionStorage, so that a reload of a lesson (or a worker that
+# restarted) keeps the sidebar's class box. Not in the lesson's URL: the projector shows the address bar, and the
+# secret would be on the wall. sessionStorage is this tab's alone (another tab, another device, a student's
+# browser never read it) and goes when the tab closes. A Streamlit v2 component, mounted in the page itself.
+_TAB_KEY = "class_tab"  # the component's widget key (its element is hidden: frame.STYLE)
+_FORGET = "class_tab_forget"  # session_state: the tab's kept class is no longer taught (ended, or not its own)
+_TAB_JS = """
+export default function (component) {
+  const KEY = "contextlab.teaching";
+  const keep = component.data;  // "code secret": keep it; "": forget it; null: read it and say what it holds
+  try {
+    if (keep === "") sessionStorage.removeItem(KEY);
+    else if (typeof keep === "string") sessionStorage.setItem(KEY, keep);
+    else {
+      const found = sessionStorage.getItem(KEY);
+      if (found && component.setTriggerValue) component.setTriggerValue("found", found);
+    }
+  } catch (err) {}  // storage turned off in this browser: a reload loses the class box, nothing else
+}
+"""
+
+
+@cache
+def _tab_component() -> Any:
+    """Registered once per server (a name registered twice warns)."""
+    return st.components.v2.component("contextlab_class_tab", js=_TAB_JS)
+
+
+def keep_teaching_tab() -> None:
+    """On every page run (app.py): where this tab teaches, keep its class in the tab's sessionStorage; in a
+    fresh session (a reload), read it back and teach again once the store confirms the secret. A tab that keeps
+    nothing sends nothing and costs no run."""
+    found = teacher()
+    if found is not None:
+        _tab_component()(data=" ".join(found), key=_TAB_KEY)
+        return
+    if st.session_state.pop(_FORGET, False):
+        _tab_component()(data="", key=_TAB_KEY)
+        return
+    # a trigger: set in the one run after the script read it; absent where no browser runs it (bare mode)
+    kept = getattr(_tab_component()(data=None, key=_TAB_KEY, on_found_change=lambda: None), "found", None)
+    if not isinstance(kept, str) or not _stores:
+        return
+    code, _, secret = kept.partition(" ")
+    try:
+        ok = bool(code and secret) and store().check_teacher(code, secret)
+    except ModelZooError:  # no class store on this server: nothing to restore
+        ok = False
+    if ok:
+        st.session_state[TEACHER] = (code, secret)
+        st.rerun()
+    forget_teaching_tab()
+
+
+def forget_teaching_tab() -> None:
+    """The class this tab kept is over (ended, or its secret no longer opens it): the next run forgets it."""
+    st.session_state[_FORGET] = True
 
 
 def session_id() -> str:

@@ -17,7 +17,8 @@ from streamlit.runtime.state.session_state_proxy import get_session_state
 # The models' tables keep their columns a readable width and scroll sideways: squeezed into 360 px, a column of
 # Chinese text broke after every second character and stood each row 150 px high. (The lessons' small tables fit.)
 STYLE = (
-    "<style>@media (max-width: 640px) {"
+    "<style>.st-key-class_tab { display: none; }"  # classroom_view.keep_teaching_tab's: draws nothing
+    " @media (max-width: 640px) {"
     " .js-plotly-plot .modebar-container { display: none !important; }"
     " [data-testid='stElementContainer']:has([data-testid='stDataFrame']) { margin-top: 2rem; }"
     " .st-key-models_panel th, .st-key-models_panel td { min-width: 10rem; }"

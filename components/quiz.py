@@ -173,7 +173,7 @@ def render_predict(question: Question, model: str) -> Solved | None:
             yours.metric(t("predict.yours"), question.label(choice))
             theirs.metric(t("predict.model", model=model), answer)
             if choice == solved.answer:
-                st.success(t("predict.same"), icon=":material/check_circle:")
+                st.success(t("predict.same", model=model), icon=":material/check_circle:")
             else:
                 st.info(t("predict.differs", model=model), icon=":material/lightbulb:")
             _why(question, solved, answer)

@@ -186,6 +186,7 @@ def follow_and_end(code: str, secret: str) -> None:
         if st.button(t("class.end"), type="primary", icon=":material/logout:"):
             store.end_class(code, secret)
             st.session_state.pop(view.TEACHER, None)
+            view.forget_teaching_tab()
             st.query_params.clear()
             st.session_state["class_ended"] = True
             st.rerun()

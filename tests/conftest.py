@@ -285,12 +285,18 @@ def title_of(spec: dict) -> str:
     return spec["layout"]["title"]["text"].replace("<br>", " ")
 
 
+def light_chart_elements(at) -> list:  # noqa: ANN001
+    """The page's light chart components (components/light_charts.py), not the other v2 components a page
+    mounts (the class box's keeper, components/classroom_view.py, which draws nothing)."""
+    return [c for c in at.get("bidi_component") if c.proto.component_name == "contextlab_light_chart"]
+
+
 def light_charts(at) -> dict[str, dict]:  # noqa: ANN001
     """The page's charts drawn by the app's own script (components/light_charts.py), by key, as the browser
     gets them."""
     import json
 
-    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.bytes) for c in at.get("bidi_component")}
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.bytes) for c in light_chart_elements(at)}
 
 
 def light_lines(at, key: str) -> dict[str, list[float]]:  # noqa: ANN001

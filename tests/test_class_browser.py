@@ -220,6 +220,53 @@ def test_asking_from_a_lessons_foot_opens_the_projector_at_its_top(browser, tmp_
             teacher.close()
 
 
+def test_a_teachers_reloaded_lesson_keeps_the_class_box_and_no_other_tab_gets_it(browser, tmp_path: Path) -> None:  # noqa: F811
+    """A teacher who reloads a lesson (or whose worker restarted) keeps the sidebar's class box: the tab keeps
+    its class in sessionStorage, never in the lesson's address, which the projector shows. Another browser
+    opening the same address is not a teacher; once the class ends, a reload forgets it."""
+    with serve({"CONTEXTLAB_DB": f"sqlite:///{tmp_path / 'class.sqlite3'}"}) as url:
+        teacher, other = Page(browser), Page(browser)
+        box = '[data-testid="stSidebar"] .st-key-class_teacher_box'
+        try:
+            teacher.open(f"{url}/class?lang=en")
+            teacher.page.get_by_role("button", name="Start a class").click()
+            teacher.page.wait_for_function("() => new URLSearchParams(location.search).has('key')", timeout=WAIT_MS)
+            code = parse_qs(urlparse(teacher.page.url).query)["code"][0]
+            secret = parse_qs(urlparse(teacher.page.url).query)["key"][0]
+            teacher.settle()
+            teacher.page.get_by_role("link", name="One-hot vectors").first.click()
+            teacher.page.locator(box).wait_for(timeout=WAIT_MS)
+            lesson = teacher.page.url
+            assert secret not in lesson and "/onehot" in lesson
+            teacher.page.reload()
+            teacher.page.locator(box).wait_for(timeout=WAIT_MS)  # the box is back after the reload
+            teacher.settle()
+            assert f"Teaching class {code}" in teacher.page.locator(box).inner_text()
+            assert teacher.page.get_by_role("button", name="Bring the class here").count() == 1
+            teacher.shot("class-teacher-lesson-reloaded")
+
+            other.open(lesson)  # the same address in another browser: a learner, not the teacher
+            other.settle()
+            assert other.h1() and other.page.locator(box).count() == 0
+
+            teacher.page.locator(box).get_by_role("link", name="Back to the projector").click()
+            teacher.page.get_by_text("End the class", exact=True).click()
+            teacher.page.get_by_role("button", name="End the class and delete its answers").click()
+            teacher.page.get_by_text("The class has ended").first.wait_for(timeout=WAIT_MS)
+            teacher.open(f"{url}/onehot?lang=en")
+            teacher.settle()
+            teacher.page.reload()
+            teacher.settle()
+            assert teacher.page.locator(box).count() == 0
+            assert teacher.page.evaluate("() => sessionStorage.getItem('contextlab.teaching')") is None
+            for each in (teacher, other):
+                assert each.exceptions() == 0
+                assert each.blocked == []
+        finally:
+            teacher.close()
+            other.close()
+
+
 # -- two workers behind nginx, the class in PostgreSQL ----------------------------------------------
 @pytest.fixture
 def class_postgres(postgres_server: str) -> Iterator[str]:

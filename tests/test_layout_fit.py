@@ -13,7 +13,7 @@ import pytest
 
 from components.charts import build_probe_curves, build_probe_weights, build_word_map
 from model_zoo.lessons.sense_data import load_senses
-from tests.conftest import open_page
+from tests.conftest import light_chart_elements, open_page
 
 # The default word list of the Word embeddings map and where GloVe 6B 50d puts it (glove-6b-50d, seed 0),
 # rounded: king, queen and princess within a few pixels of each other.
@@ -105,7 +105,7 @@ def test_word_map_labels_of_words_on_one_spot_take_different_sides() -> None:
 def test_sense_legend_cuts_glosses_between_words_with_an_ellipsis(tiny_zoo: Path) -> None:
     at = open_page("pages/senses.py")
     assert not at.exception
-    maps = [m for m in (json.loads(c.proto.bytes) for c in at.get("bidi_component")) if m["kind"] == "map"]
+    maps = [m for m in (json.loads(c.proto.bytes) for c in light_chart_elements(at)) if m["kind"] == "map"]
     assert maps
     glosses = [g.split(";")[0] for g in load_senses()["bank"].glosses.values()]
     for entry in maps[0]["senses"]:
@@ -125,7 +125,7 @@ def test_sense_legend_names_each_sense_in_chinese_before_wordnets_gloss(tiny_zoo
 
     at = open_page("pages/senses.py", lang="zh")
     assert not at.exception
-    maps = [m for m in (json.loads(c.proto.bytes) for c in at.get("bidi_component")) if m["kind"] == "map"]
+    maps = [m for m in (json.loads(c.proto.bytes) for c in light_chart_elements(at)) if m["kind"] == "map"]
     names, bank = chinese_names(), load_senses()["bank"]
     heads = [f"{i + 1}. {names[key]} · " for i, key in enumerate(bank.sense_keys)]
     assert maps and [entry[: len(head)] for entry, head in zip(maps[0]["senses"], heads)] == heads

@@ -22,7 +22,7 @@ from model_zoo.lessons.senses import (
     static_sense_vectors,
     vote,
 )
-from tests.conftest import all_text, open_page, shown, title_of
+from tests.conftest import all_text, light_chart_elements, open_page, shown, title_of
 
 
 # -- the data ---------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def test_umap_projection_is_deterministic_for_a_seed() -> None:
 # -- the page ---------------------------------------------------------------------------------------
 def light_charts(at) -> list[dict]:
     """The page's maps and line charts (components/light_charts.py), as the browser gets them."""
-    return [json.loads(c.proto.bytes) for c in at.get("bidi_component")]
+    return [json.loads(c.proto.bytes) for c in light_chart_elements(at)]
 
 
 def chart_titles(at) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import serving
 from components.i18n import translate
-from tests.conftest import all_text, open_page, shown, title_of
+from tests.conftest import all_text, light_chart_elements, open_page, shown, title_of
 
 
 def infos(at) -> str:  # noqa: ANN001
@@ -215,7 +215,7 @@ def test_senses_link(tiny_zoo: Path) -> None:
     ]
     assert at.text_input(key="mine").value == "a stick of wood ."
     assert at.query_params["models"] == "glove-6b-50d,minilm-l6" and at.query_params["method"] == "umap"
-    maps = [json.loads(c.proto.bytes).get("title") for c in at.get("bidi_component")]  # the page's own SVG charts
+    maps = [json.loads(c.proto.bytes).get("title") for c in light_chart_elements(at)]  # the page's own SVG charts
     assert maps[:2] == ["glove-6b-50d · one vector per word", "minilm-l6 · layer 1 of 2"]
     assert "Every sentence gives GloVe the same vector for “stick”" in all_text(at)
 
