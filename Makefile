@@ -31,8 +31,10 @@ install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
 
+# Two malloc arenas, as scripts/serve.py gives its workers: a session's script runs in a thread of its own,
+# and glibc's default arenas (8 a core) kept a worker 0.7 GB above it under a class.
 run: install
-	$(BIN)/streamlit run app.py --server.port $(PORT)
+	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} $(BIN)/streamlit run app.py --server.port $(PORT)
 
 # For a class: WORKERS app processes behind nginx on PORT, each browser kept on one worker
 # (scripts/serve.py; needs Debian's nginx-light). WORKERS=1 is `make run`.

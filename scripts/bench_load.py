@@ -376,13 +376,41 @@ async def hog_work(url: str, hog: Hog) -> None:
 
 
 class MemoryWatch(threading.Thread):
-    """Peak RSS of the server processes (a worker or several), sampled every 50 ms."""
+    """Peak RSS of the server processes (a worker or several), summed, sampled every 50 ms; and each app
+    process's own peak over the whole run, RSS and PSS (its share of pages it shares: the model files two
+    workers map), PSS read every second (the kernel adds it up page by page)."""
 
     def __init__(self, pids: list[int]) -> None:
         super().__init__(daemon=True)
         self.procs = [psutil.Process(p) for p in pids]
         self.peak = 0
+        self.each: dict[str, dict[str, int]] = {}  # an app process's port: its peak "rss" and "pss", bytes
         self.done = threading.Event()
+
+    def apps(self) -> dict[str, psutil.Process]:
+        """The app (Streamlit) processes among the watched ones and their descendants, by port."""
+        found = {}
+        for root in self.procs:
+            try:
+                for proc in (root, *root.children(recursive=True)):
+                    args = proc.cmdline()
+                    if "streamlit" in " ".join(args) and "--server.port" in args:
+                        found[args[args.index("--server.port") + 1]] = proc
+            except psutil.Error:
+                pass
+        return found
+
+    def per_app(self) -> None:
+        for port, proc in self.apps().items():
+            try:
+                info = proc.memory_full_info()
+            except psutil.Error:
+                continue
+            peak = self.each.setdefault(port, {"rss": 0, "pss": 0})
+            peak["rss"], peak["pss"] = max(peak["rss"], info.rss), max(peak["pss"], getattr(info, "pss", 0))
+
+    def per_app_mb(self) -> dict[str, dict[str, int]]:
+        return {port: {k: round(v / 2**20) for k, v in peak.items()} for port, peak in sorted(self.each.items())}
 
     def rss(self) -> int:
         total = 0
@@ -394,8 +422,12 @@ class MemoryWatch(threading.Thread):
         return total
 
     def run(self) -> None:
+        tick = 0
         while not self.done.wait(0.05):
             self.peak = max(self.peak, self.rss())
+            tick += 1
+            if tick % 20 == 0:
+                self.per_app()
 
 
 def check_answers(typed: list[Typed]) -> list[str]:
@@ -411,9 +443,17 @@ def check_answers(typed: list[Typed]) -> list[str]:
         bert = model_zoo.availability(model_zoo.get_card("bert-base-uncased")).ready
         model = model_zoo.load("bert-base-uncased" if bert else "smollm2-135m-mlm")
         assert isinstance(model, model_zoo.MaskedLM)
+        # In bf16 a batch's products round otherwise than one sentence's alone, so guesses a hair apart may
+        # trade places (6 of 60 sentences' second and third, on an AMX Xeon, 2026-12-04): there the page's
+        # three must be among this pass's five. Another session's answer would bring other words.
+        loose = model.runs_bf16
         for t in masked:
             expected = [token for token, _ in model.fill_mask(t.sentence, 8)[0]]
-            if t.run.bars[:3] != expected[:3]:
+            if (
+                (set(t.run.bars[:3]) - set(expected[:5]) or len(t.run.bars) < 3)
+                if loose
+                else t.run.bars[:3] != expected[:3]
+            ):
                 wrong.append(f"masked_lm: {t.sentence!r} got {t.run.bars[:3]}, expected {expected[:3]}")
     for t in typed:
         if t.page != "masked_lm" and t.marker.encode() not in t.run.payload:
@@ -457,7 +497,13 @@ def server_pids(url: str, own: subprocess.Popen | None) -> list[int]:
 
 def start_server(port: int) -> subprocess.Popen:
     """One app process on `port`, started and awaited as `make serve` starts its workers."""
-    proc = subprocess.Popen(serve.worker_command(port), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        serve.worker_command(port),
+        cwd=ROOT,
+        env=serve.worker_env(os.cpu_count() or 1),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         serve.wait_healthy(port)
     except SystemExit:
@@ -1655,6 +1701,8 @@ def main(argv: list[str] | None = None) -> None:
             run_clicks(args, url, watch, report)
         watch.done.set()
         report["baseline_rss_mb"] = round(baseline / 2**20)
+        report["peak_per_worker_mb"] = watch.per_app_mb()
+        print("each app process's peak over the run (MB):", report["peak_per_worker_mb"])
         if args.json:
             args.json.write_text(json.dumps(report, indent=2) + "\n")
     finally:

@@ -14,6 +14,11 @@ N processes of the app listen on PORT+1 .. PORT+N (loopback only) and nginx list
 - on a CPU that multiplies bf16 natively (AVX512-BF16, AMX), the masked LM and the reader on its
   weights multiply in bf16 (CONTEXTLAB_BF16=auto unless set; model_zoo/onednn.py): for thirty
   sentences 0.63 s instead of 0.89 s, their pages saying so with the scores measured again in bf16.
+- glibc's malloc keeps at most two arenas in each worker (MALLOC_ARENA_MAX=2 unless set, `worker_env`):
+  Streamlit runs each session's script in a thread of its own, and by default glibc gives threads up to
+  8 arenas a core, each keeping what its threads freed. With every page in use by thirty sessions, a
+  worker's peak RSS fell from 2.63-2.73 GB to 1.97 GB, the pages' p95 within the runs' spread
+  (docs/deploy.md, 2026-12-04).
 - the workers share the model files and caches on disk (~/.cache/contextlab, the Hugging Face
   cache); each holds its own copy of the models in memory (about 1 GB a worker).
 - a worker that stops is started again; meanwhile nginx passes its browsers to the others (their
@@ -132,6 +137,16 @@ http {{
 """
 
 
+def worker_env(threads: int, base: dict[str, str] | None = None) -> dict[str, str]:
+    """A worker's environment: `threads` torch threads, bf16 products where the CPU has them, two malloc
+    arenas (the module's docstring says why); what `base` (the environment) sets itself is kept."""
+    env = {**(os.environ if base is None else base)}
+    env.update(dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"), str(threads)))
+    env.setdefault("CONTEXTLAB_BF16", "auto")  # bf16 products where the CPU has them (model_zoo/onednn.py)
+    env.setdefault("MALLOC_ARENA_MAX", "2")
+    return env
+
+
 def worker_command(port: int) -> list[str]:
     return [
         sys.executable,
@@ -173,8 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     # slower and no page faster: with one worker on 2 cores, Masked LM's p95 for 30 sessions was
     # 1.28-1.35 s with 1 torch thread and 0.84-0.97 s with 2 (make bench-load, 2026-11-26; docs/measurements.md).
     threads = max(1, (os.cpu_count() or 1) // args.workers)
-    env = {**os.environ, **dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"), str(threads))}
-    env.setdefault("CONTEXTLAB_BF16", "auto")  # bf16 products where the CPU has them (model_zoo/onednn.py)
+    env = worker_env(threads)
     if args.workers == 1:
         os.chdir(ROOT)
         os.execve(sys.executable, worker_command(args.port)[:-2], env)  # the app alone, on all interfaces
