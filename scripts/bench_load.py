@@ -388,14 +388,19 @@ class MemoryWatch(threading.Thread):
         self.done = threading.Event()
 
     def apps(self) -> dict[str, psutil.Process]:
-        """The app (Streamlit) processes among the watched ones and their descendants, by port."""
+        """The app (Streamlit) processes among the watched ones and their descendants, by port, and each one's
+        trainer process (serving.runtime.Trainer) as "PORT trainer"."""
         found = {}
         for root in self.procs:
             try:
                 for proc in (root, *root.children(recursive=True)):
                     args = proc.cmdline()
                     if "streamlit" in " ".join(args) and "--server.port" in args:
-                        found[args[args.index("--server.port") + 1]] = proc
+                        port = args[args.index("--server.port") + 1]
+                        found[port] = proc
+                        for child in proc.children(recursive=True):
+                            if "model_zoo.trainer_process" in child.cmdline():
+                                found[f"{port} trainer"] = child
             except psutil.Error:
                 pass
         return found

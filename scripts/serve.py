@@ -17,8 +17,8 @@ N processes of the app listen on PORT+1 .. PORT+N (loopback only) and nginx list
 - glibc's malloc keeps at most two arenas in each worker (MALLOC_ARENA_MAX=2 unless set, `worker_env`):
   Streamlit runs each session's script in a thread of its own, and by default glibc gives threads up to
   8 arenas a core, each keeping what its threads freed. With every page in use by thirty sessions, a
-  worker's peak RSS fell from 2.63-2.73 GB to 1.97 GB, the pages' p95 within the runs' spread
-  (docs/deploy.md, 2026-12-04).
+  worker's peak RSS was 2.14-2.73 GB with glibc's default and 1.96-1.98 GB with two arenas (two runs each,
+  two workers, an AMX Xeon), the pages' p95 within the runs' spread (docs/deploy.md, 2026-12-04).
 - the workers share the model files and caches on disk (~/.cache/contextlab, the Hugging Face
   cache); each holds its own copy of the models in memory (about 1 GB a worker).
 - a worker that stops is started again; meanwhile nginx passes its browsers to the others (their

@@ -631,7 +631,9 @@ def _probing_data() -> tuple[list[model_zoo.lessons.probing.Sentence], model_zoo
     return sentences, probing.select_targets(sentences)
 
 
-TRAINER = Trainer()  # the probe retrainings and the masking race run in this worker's trainer process
+TRAINER = (
+    Trainer()
+)  # the probe retrainings, the masking race, the reader's head and fine-tuning run in this worker's trainer process
 
 
 def warm_trainer() -> None:
@@ -1003,13 +1005,15 @@ def _reading_batcher(model_name: str) -> MicroBatcher[tuple[str, str], model_zoo
 def fine_tuned(
     model_name: str, task: str, on_progress: Callable[[float], object] | None = None
 ) -> model_zoo.lessons.tasks.FineTuned:
-    """A copy of the whole encoder fine-tuned on `task` (one at a time per server, at low priority)."""
+    """A copy of the whole encoder fine-tuned on `task` (one at a time per server, in this worker's trainer process,
+    at the idle priority)."""
     from model_zoo.lessons import tasks
 
     def compute() -> tasks.FineTuned:
+        loaded(model_name, model_zoo.Encoder)  # a model that cannot load or read is said here, to the presser
         data = tasks.load_pairs() if task == "nli" else tasks.load_sentences(task)
-        with _probe_gate(), low_priority_threads():
-            return tasks.fine_tune(loaded(model_name, model_zoo.Encoder), data, on_progress=on_progress)
+        with _probe_gate():  # in the trainer process: the copy, its gradients and AdamW's moments stay out of here
+            return TRAINER.run(tasks.fine_tune_named, model_name, data, on_report=on_progress)
 
     return _shared(("fine-tuned", model_name, task), compute)
 

@@ -120,8 +120,8 @@ def test_two_workers_share_a_class_and_each_browser_stays_on_its_own() -> None:
             except OSError:
                 assert proc.poll() is None and time.time() < deadline, "serve.py did not come up"
                 time.sleep(1)
-        # each worker's torch gets its share of the cores and glibc two malloc arenas (a worker held 0.7 GB
-        # more under a class with the default's 8 a core: scripts/serve.py), unless the environment says otherwise
+        # each worker's torch gets its share of the cores and glibc two malloc arenas (a worker peaked 0.2-0.7 GB
+        # higher under a class with the default's 8 a core: scripts/serve.py), unless the environment says otherwise
         workers = bench_load.worker_processes(url)
         assert len(workers) == 2
         for worker in workers.values():

@@ -840,6 +840,19 @@ def fine_tune(
     return train_whole(encoder, cls, linear, groups, data, epochs, batch_size, on_progress, seed)
 
 
+def fine_tune_named(model_name: str, data: Split, on_progress: Progress | None = None) -> FineTuned:
+    """fine_tune on the model `model_name`, loaded here: what a server's trainer process runs (serving.fine_tuned).
+    Its copy of the whole encoder, the copy's gradients and AdamW's two moments are four times the model's
+    weights (2.2 GB more for SmolLM2-135M made a masked LM): in a page's thread, thirty presses at once took both
+    workers of a class's server to 5.2-5.3 GB each (an AMX Xeon, 2026-12-04; docs/deploy.md)."""
+    from ..loading import load
+
+    model = load(model_name)
+    if not isinstance(model, Encoder):  # as serving.loaded says it in the worker, which checks first
+        raise MissingCapability(model_name, Encoder.__name__, f"it is a {type(model).__name__}")
+    return fine_tune(model, data, on_progress=on_progress)
+
+
 def train_whole(
     network: nn.Module,
     features: Callable[[list[Labelled]], torch.Tensor],
