@@ -32,7 +32,7 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 # Two malloc arenas, as scripts/serve.py gives its workers: a session's script runs in a thread of its own,
-# and with glibc's default arenas (8 a core) a worker peaked 0.2-0.7 GB higher under a class.
+# and with glibc's default arenas (8 a core) a worker peaked 0.2-0.8 GB higher under a class.
 run: install
 	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} $(BIN)/streamlit run app.py --server.port $(PORT)
 

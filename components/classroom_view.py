@@ -10,6 +10,7 @@ typed is shown as text: widget values, plotly bars (escaped in components.charts
 from __future__ import annotations
 
 import io
+import logging
 import os
 import re
 import secrets
@@ -153,12 +154,15 @@ def keep_teaching_tab() -> None:
     code, _, secret = kept.partition(" ")
     try:
         ok = bool(code and secret) and store().check_teacher(code, secret)
-    except ModelZooError:  # no class store on this server: nothing to restore
-        ok = False
+    except Exception as err:  # noqa: BLE001  the store away for now (a restarting database): the lesson goes on,
+        # the tab keeps its class, and its next reload asks again
+        logging.getLogger(__name__).warning("a teacher's tab could not be checked: %s", type(err).__name__)
+        return
     if ok:
         st.session_state[TEACHER] = (code, secret)
-        st.rerun()
-    forget_teaching_tab()
+    else:  # ended, or not a class's secret: forgotten in the run that follows
+        forget_teaching_tab()
+    st.rerun()
 
 
 def forget_teaching_tab() -> None:

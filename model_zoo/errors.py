@@ -6,6 +6,19 @@ from __future__ import annotations
 class ModelZooError(Exception):
     """Base class: every message is one or two plain sentences, safe to show on a page."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled as its class, message and attributes, not by calling __init__ again with the message (the
+        subclasses' __init__ take other arguments): a training in the trainer process that raises one reaches
+        the page as itself, not as "the training stopped" (serving.runtime.Trainer)."""
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(cls: type[ModelZooError], args: tuple[object, ...], state: dict[str, object]) -> ModelZooError:
+    err = cls.__new__(cls, *args)
+    err.args = args
+    err.__dict__.update(state)
+    return err
+
 
 class UnknownModel(ModelZooError, KeyError):
     def __init__(self, name: str, known: list[str]) -> None:

@@ -6,6 +6,7 @@ the job needs."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import pickle
@@ -45,16 +46,24 @@ def give_back_memory() -> None:
     """What a finished job freed, back to the system: a job's tensors are freed to glibc's malloc, which keeps
     the pages for later; malloc_trim returns them. Fine-tuning's copy, gradients and AdamW's moments
     otherwise stayed on this process's RSS until it ended (where there is no glibc, nothing to do)."""
-    import ctypes
-    import ctypes.util
     import gc
 
     gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's malloc_trim, looked up once (find_library runs ldconfig); None without glibc."""
+    import ctypes
+    import ctypes.util
+
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):
-        pass
+        return None
 
 
 def preload(module: str, report: Any) -> None:

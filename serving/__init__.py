@@ -631,9 +631,8 @@ def _probing_data() -> tuple[list[model_zoo.lessons.probing.Sentence], model_zoo
     return sentences, probing.select_targets(sentences)
 
 
-TRAINER = (
-    Trainer()
-)  # the probe retrainings, the masking race, the reader's head and fine-tuning run in this worker's trainer process
+# the probe retrainings, the masking race, the reader's head and fine-tuning run in this worker's trainer process
+TRAINER = Trainer()
 
 
 def warm_trainer() -> None:

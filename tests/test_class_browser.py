@@ -259,6 +259,15 @@ def test_a_teachers_reloaded_lesson_keeps_the_class_box_and_no_other_tab_gets_it
             teacher.settle()
             assert teacher.page.locator(box).count() == 0
             assert teacher.page.evaluate("() => sessionStorage.getItem('contextlab.teaching')") is None
+            # a tab that keeps a code and a secret the store does not know (a class ended elsewhere, a guess)
+            # teaches nothing, and forgets it
+            teacher.page.evaluate(f"() => sessionStorage.setItem('contextlab.teaching', '{code} {secret[::-1]}')")
+            teacher.page.reload()
+            teacher.settle()
+            teacher.page.wait_for_function(
+                "() => sessionStorage.getItem('contextlab.teaching') === null", timeout=SEEN_MS
+            )
+            assert teacher.page.locator(box).count() == 0
             for each in (teacher, other):
                 assert each.exceptions() == 0
                 assert each.blocked == []

@@ -179,7 +179,7 @@ def test_the_hang_question_offers_the_live_models_answer() -> None:
     assert first in radio.options and {"out", "camera"} <= set(radio.options)
     radio.set_value(first).run()
     assert not at.exception
-    assert [shown(s.value) for s in at.success] == ["Same as elmo-mini."]
+    assert [shown(s.value) for s in at.success] == ["Same as elmo-mini's answer."]
 
 
 def test_elmo_minis_lm_says_everyday_words_where_the_lesson_expects_them() -> None:

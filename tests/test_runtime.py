@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from model_zoo.errors import ModelUnavailable
+from model_zoo.errors import MissingCapability, ModelUnavailable
 from serving import runtime
 from serving.runtime import Line, Memo, Together, Trainer, TrainingStopped, gate, start_warm_up
 
@@ -222,6 +222,12 @@ def _failing(report: Callable[[int], object]) -> None:
     raise ValueError("a learning rate below zero")
 
 
+def _missing(report: Callable[[int], object]) -> None:
+    from model_zoo.errors import MissingCapability
+
+    raise MissingCapability("smollm2-135m", "Encoder", "it is a CausalLM")
+
+
 def _dying(report: Callable[[int], object]) -> None:
     os._exit(3)
 
@@ -232,8 +238,8 @@ def _rss_mb(report: Callable[[int], object]) -> int:
 
 
 def _fine_tuning_like(report: Callable[[int], object]) -> int:
-    """A network's weights, gradients and AdamW's two moments, a few steps on two threads, as fine-tuning holds
-    them: the process's RSS at the end of the job, before it frees them."""
+    """A network's weights, gradients and AdamW's two moments, a few steps, as fine-tuning holds them: the
+    process's RSS at the end of the job, before it frees them."""
     import torch
 
     torch.manual_seed(0)
@@ -280,6 +286,13 @@ def test_a_failing_training_raises_in_the_page_and_a_dead_process_is_one_sentenc
     with pytest.raises(ValueError, match="learning rate"):
         trainer.run(_failing, on_report=seen.append)
     assert seen == [0]
+    # the app's own errors, whose __init__ take other arguments than their message, reach the page as themselves
+    # (pickled by class and attributes): not as "the training stopped", nor with the trainer killed for it
+    with pytest.raises(MissingCapability, match="smollm2-135m") as raised:
+        trainer.run(_missing)
+    assert raised.value.model == "smollm2-135m" and str(raised.value).startswith("smollm2-135m")
+    alive = trainer._process[0].pid
+    assert trainer.run(_counting, 0)[0] == alive
     with pytest.raises(TrainingStopped, match="Press the button again"):
         trainer.run(_dying)
     pid, _ = trainer.run(_counting, 1)  # the next press gets a fresh process
