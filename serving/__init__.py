@@ -459,6 +459,21 @@ def _shared(key: tuple, compute: Callable[[], T]) -> T:
     return SLOW.get(key, compute)
 
 
+def _kept_even_if_left(
+    key: tuple, work: Callable[[Callable[[object], None]], T], on_progress: Callable[[float], object] | None
+) -> T:
+    """`work(report)` once per server for `key`, in a thread of its own (LIVE), its result kept (SLOW): everyone
+    asking while it runs sees its reports, and one who leaves stops only their own waiting. In the first
+    presser's thread (`_shared`), a presser who clicked elsewhere during a two-minute fine-tuning ended the
+    wait of the training they led, which went on in the trainer process for nobody: the next press queued a
+    second one behind it."""
+    found = SLOW.peek(key)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    report = (lambda _: None) if on_progress is None else on_progress
+    return LIVE.run(("kept", key), lambda told: SLOW.get(key, lambda: work(told)), report)  # type: ignore[arg-type]
+
+
 def head_summary(
     model_name: str, texts: tuple[str | tuple[str, str], ...], on_progress: Callable[[float], object] | None = None
 ) -> HeadSummary:
@@ -1008,13 +1023,13 @@ def fine_tuned(
     at the idle priority)."""
     from model_zoo.lessons import tasks
 
-    def compute() -> tasks.FineTuned:
+    def work(report: Callable[[object], None]) -> tasks.FineTuned:
         loaded(model_name, model_zoo.Encoder)  # a model that cannot load or read is said here, to the presser
         data = tasks.load_pairs() if task == "nli" else tasks.load_sentences(task)
         with _probe_gate():  # in the trainer process: the copy, its gradients and AdamW's moments stay out of here
-            return TRAINER.run(tasks.fine_tune_named, model_name, data, on_report=on_progress)
+            return TRAINER.run(tasks.fine_tune_named, model_name, data, on_report=report)
 
-    return _shared(("fine-tuned", model_name, task), compute)
+    return _kept_even_if_left(("fine-tuned", model_name, task), work, on_progress)
 
 
 TAGGER_FALLBACK = "minilm-l6"  # what the tagger reads where the page's encoder is too big to probe here

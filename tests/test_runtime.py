@@ -352,3 +352,40 @@ def test_a_training_in_a_page_thread_never_leaves_that_thread_idle(monkeypatch, 
     assert seen["before"] == (os.SCHED_OTHER, 0) == seen["after"]
     assert seen["page"] == ((os.SCHED_IDLE, 0) if privileged else (os.SCHED_OTHER, runtime.TRAINING_NICE))
     assert seen["own"][0] == os.SCHED_IDLE
+
+
+def test_a_training_goes_on_and_is_kept_when_the_presser_who_started_it_leaves() -> None:
+    """Fine-tuning's two minutes: the presser who started it clicks elsewhere (their wait ends with Streamlit's
+    stop, raised in their report), the training goes on for the others and its result is kept for the next
+    press, which trains nothing (serving._kept_even_if_left)."""
+    import serving
+
+    key = ("test kept", time.monotonic())
+    go_on, started, runs = threading.Event(), threading.Event(), []
+
+    def work(report: Callable[[object], None]) -> str:
+        runs.append(1)
+        report(0.5)
+        started.set()
+        assert go_on.wait(30)
+        report(1.0)
+        return "trained"
+
+    class Left(Exception):
+        pass
+
+    def leave(_: object) -> None:
+        raise Left
+
+    with pytest.raises(Left):
+        serving._kept_even_if_left(key, work, leave)  # the presser leaves at the first report
+    assert started.wait(30)
+    seen: list[object] = []
+    other = threading.Thread(target=lambda: seen.append(serving._kept_even_if_left(key, work, seen.append)))
+    other.start()  # another presser joins the training under way
+    time.sleep(0.2)
+    go_on.set()
+    other.join(30)
+    assert seen[-1] == "trained" and 1.0 in seen  # they saw it end, with its last report
+    assert serving._kept_even_if_left(key, work, None) == "trained"
+    assert runs == [1]  # one training for all three
