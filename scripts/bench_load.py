@@ -394,10 +394,8 @@ class MemoryWatch(threading.Thread):
         for root in self.procs:
             try:
                 for proc in (root, *root.children(recursive=True)):
-                    args = proc.cmdline()
-                    if "streamlit" in " ".join(args) and "--server.port" in args:
-                        port = args[args.index("--server.port") + 1]
-                        found[port] = proc
+                    if (port := app_port(proc)) is not None:
+                        found[str(port)] = proc
                         for child in proc.children(recursive=True):
                             if "model_zoo.trainer_process" in child.cmdline():
                                 found[f"{port} trainer"] = child
@@ -1005,12 +1003,17 @@ def worker_processes(url: str) -> dict[str, psutil.Process]:
     port = urlparse(url).port or 80
     workers = {}
     for proc in server_processes(url):
-        args = proc.cmdline()
-        if "streamlit" in " ".join(args) and "--server.port" in args:
-            worker_port = int(args[args.index("--server.port") + 1])
-            if worker_port != port:
-                workers[f"w{worker_port - port}"] = proc
+        if (worker_port := app_port(proc)) is not None and worker_port != port:
+            workers[f"w{worker_port - port}"] = proc
     return workers
+
+
+def app_port(proc: psutil.Process) -> int | None:
+    """The port of an app (Streamlit) process, from its command line; None for any other process."""
+    args = proc.cmdline()
+    if "streamlit" in " ".join(args) and "--server.port" in args:
+        return int(args[args.index("--server.port") + 1])
+    return None
 
 
 def cpu_seconds(procs: list[psutil.Process]) -> float:

@@ -137,11 +137,11 @@ http {{
 """
 
 
-def worker_env(threads: int, base: dict[str, str] | None = None) -> dict[str, str]:
+def worker_env(threads: int) -> dict[str, str]:
     """A worker's environment: `threads` torch threads (always: N workers share the cores), bf16 products where
-    the CPU has them and two malloc arenas (the module's docstring says why), these two unless `base` (the
-    environment) sets them itself."""
-    env = {**(os.environ if base is None else base)}
+    the CPU has them and two malloc arenas (the module's docstring says why), these two unless the environment
+    sets them itself."""
+    env = dict(os.environ)
     env.update(dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"), str(threads)))
     env.setdefault("CONTEXTLAB_BF16", "auto")  # bf16 products where the CPU has them (model_zoo/onednn.py)
     env.setdefault("MALLOC_ARENA_MAX", "2")

@@ -786,12 +786,17 @@ def train_qa_named(
     Most of the work is the questions' features, a pass of the model over about 160 passages; in a page's thread,
     even at a lower priority, it held the worker's interpreter lock while the OS set it aside, and thirty
     learners typing into Masked LM beside it waited 1.09-1.13 s at the p95 instead of 0.63-0.66."""
+    return train_qa(_loaded_encoder(model_name), train, test, on_progress=on_progress)
+
+
+def _loaded_encoder(model_name: str) -> Encoder:
+    """The model `model_name`, loaded in this process (a server's trainer process), as an Encoder."""
     from ..loading import load
 
     model = load(model_name)
     if not isinstance(model, Encoder):  # as serving.loaded says it in the worker, which checks first
         raise MissingCapability(model_name, Encoder.__name__, f"it is a {type(model).__name__}")
-    return train_qa(model, train, test, on_progress=on_progress)
+    return model
 
 
 # -- fine-tuning the whole encoder --------------------------------------------------------------------
@@ -845,12 +850,7 @@ def fine_tune_named(model_name: str, data: Split, on_progress: Progress | None =
     Its copy of the whole encoder, the copy's gradients and AdamW's two moments are four times the model's
     weights (2.2 GB more for SmolLM2-135M made a masked LM): in a page's thread, thirty presses at once took both
     workers of a class's server to 5.2-5.3 GB each (an AMX Xeon, 2026-12-04; docs/deploy.md)."""
-    from ..loading import load
-
-    model = load(model_name)
-    if not isinstance(model, Encoder):  # as serving.loaded says it in the worker, which checks first
-        raise MissingCapability(model_name, Encoder.__name__, f"it is a {type(model).__name__}")
-    return fine_tune(model, data, on_progress=on_progress)
+    return fine_tune(_loaded_encoder(model_name), data, on_progress=on_progress)
 
 
 def train_whole(
