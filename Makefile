@@ -34,7 +34,7 @@ install-dev: $(VENV)/.installed-dev
 # Two malloc arenas, as scripts/serve.py gives its workers: a session's script runs in a thread of its own,
 # and with glibc's default arenas (8 a core) a worker peaked 0.2-0.8 GB higher under a class.
 run: install
-	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} $(BIN)/streamlit run app.py --server.port $(PORT)
+	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} $(BIN)/streamlit run asgi.py --server.port $(PORT)
 
 # For a class: WORKERS app processes behind nginx on PORT, each browser kept on one worker
 # (scripts/serve.py; needs Debian's nginx-light). WORKERS=1 is `make run`.
@@ -123,7 +123,7 @@ bench-load: install-dev nginx
 lint: install-dev $(JSCPD)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy model_zoo serving components pages app.py
+	$(BIN)/mypy model_zoo serving components pages app.py asgi.py
 	$(BIN)/lint-imports
 	$(JSCPD) --silent --exitCode 1  # no code copied outside tests (.jscpd.json)
 

@@ -1,4 +1,4 @@
-"""ContextLab: from one-hot vectors to BERT, with real models. `streamlit run app.py`."""
+"""ContextLab: from one-hot vectors to BERT, with real models. A server runs it through asgi.py (`make run`)."""
 
 from __future__ import annotations
 

@@ -88,22 +88,6 @@ http {{
         default contextlab;
 {pinned}
     }}
-    # A visit to a path below a page's (/masked_lm/x, /nothing/here, a link cut or mistyped): Streamlit answers
-    # with its index, whose scripts are relative (./static/...), so the browser asks for them under the wrong
-    # folder, gets the index again and shows a blank page. Such a visit goes to the path's first part instead,
-    # which Streamlit opens (that page, or its "Page not found" and the road). Only a page visit (its Accept
-    # names text/html): the frontend's own requests under a page's path (its base-path probe,
-    # /masked_lm/_stcore/health) and Streamlit's folders are left as they are. Read from the path as sent
-    # ($request_uri, still percent-encoded), not $uri: $uri is decoded, and a %0d%0a in it would end the
-    # Location header and let a link set headers of its own (a cookie) in the answer.
-    map $http_accept $page_visit {{
-        default 0;
-        "~text/html" 1;
-    }}
-    map "$page_visit$request_uri" $nested_page {{
-        default "";
-        "~^1/(?!(?:static|_stcore|media|component|app)/)(?<first>[^/?]+)/[^?]" /$first;
-    }}
     map $upstream_addr $worker {{
         default "";
 {names}
@@ -118,9 +102,6 @@ http {{
     server {{
         listen {port};
         location / {{
-            if ($nested_page) {{
-                return 302 $nested_page$is_args$args;
-            }}
             proxy_pass http://$target;
             proxy_http_version 1.1;
             proxy_set_header Upgrade $http_upgrade;
@@ -154,7 +135,7 @@ def worker_command(port: int) -> list[str]:
         "-m",
         "streamlit",
         "run",
-        "app.py",
+        "asgi.py",  # app.py with the middleware a server needs (components/web.py)
         "--server.port",
         str(port),
         "--server.address",

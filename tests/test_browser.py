@@ -61,14 +61,15 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], seconds: float, what: 
 
 @contextlib.contextmanager
 def serve(extra_env: dict[str, str] | None = None) -> Iterator[str]:
-    """A fresh `streamlit run app.py` on a free port, with `extra_env` in its environment; its URL."""
+    """A fresh `streamlit run asgi.py` (as `make run` starts it) on a free port, with `extra_env` in its
+    environment; its URL."""
     port = free_port()
     env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", **(extra_env or {})}  # the classics are out of reach
     # the server's log goes to a file (a pipe nobody reads would stall it once full); its tail is printed
     # at the end, which pytest shows where a test failed
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"],
+        [sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.port", str(port), "--server.headless", "true"],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -256,6 +257,19 @@ def test_a_link_to_a_page_the_app_lacks_opens_the_road_saying_so(server: str, ta
     tab.page.wait_for_function("() => location.pathname.endsWith('/playground')")
     tab.settle()
     assert said not in tab.page.inner_text("body")  # said once, where the link landed
+
+
+def test_a_link_below_a_page_opens_that_page_not_a_blank_one(server: str, tab: Page) -> None:
+    """A link cut or mistyped below a lesson's path (/masked_lm/x): Streamlit alone served its index there,
+    whose scripts then loaded from the wrong folder, and the page stayed blank. `make run`'s server (asgi.py)
+    opens the lesson with the link's sentence; a path below one the app lacks opens the road, saying so."""
+    tab.open(f"{server}/masked_lm/x/y?text=Paris%20is%20the%20capital%20of%20%5BMASK%5D.")
+    assert tab.h1() == "Masked LM"
+    assert urlparse(tab.page.url).path == "/masked_lm"
+    assert tab.page.get_by_label("Sentence with [MASK]", exact=True).input_value() == "Paris is the capital of [MASK]."
+    tab.open(f"{server}/nothing/here")
+    assert "This link asks for the page “nothing”" in tab.page.inner_text("body")
+    assert tab.exceptions() == 0 and tab.blocked == []
 
 
 def test_language_choice_is_in_the_url_and_survives_navigation(server: str, tab: Page) -> None:
