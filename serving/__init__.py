@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import streamlit as st
@@ -460,18 +460,20 @@ def _shared(key: tuple, compute: Callable[[], T]) -> T:
 
 
 def _kept_even_if_left(
-    key: tuple, work: Callable[[Callable[[object], None]], T], on_progress: Callable[[float], object] | None
+    key: tuple, work: Callable[[Callable[[object], None]], T], on_progress: Callable[[Any], object] | None
 ) -> T:
     """`work(report)` once per server for `key`, in a thread of its own (LIVE), its result kept (SLOW): everyone
-    asking while it runs sees its reports, and one who leaves stops only their own waiting. In the first
-    presser's thread (`_shared`), a presser who clicked elsewhere during a two-minute fine-tuning ended the
-    wait of the training they led, which went on in the trainer process for nobody: the next press queued a
-    second one behind it."""
+    asking while it runs sees its reports (`on_progress`, in their own thread), and one who leaves stops only
+    their own waiting. Every train-on-click button's work runs so. In the first presser's thread (`_shared`), a
+    presser who clicked elsewhere during a two-minute fine-tuning ended the wait of the training they led,
+    which went on in the trainer process for nobody: the next press queued a second one behind it (a training
+    in the worker stopped instead, and the next press began it again); and those who pressed after the first
+    saw no progress until the result was in."""
     found = SLOW.peek(key)
     if found is not None:
         return found  # type: ignore[return-value]
     report = (lambda _: None) if on_progress is None else on_progress
-    return LIVE.run(("kept", key), lambda told: SLOW.get(key, lambda: work(told)), report)  # type: ignore[arg-type]
+    return LIVE.run(("kept", key), lambda told: SLOW.get(key, lambda: work(told)), report)
 
 
 def head_summary(
@@ -668,12 +670,12 @@ def masking_race(
     lesson's sentences once per server and seed, one training at a time, at low priority."""
     from model_zoo.lessons import probing, why_mask
 
-    def compute() -> why_mask.Race:
+    def work(report: Callable[[object], None]) -> why_mask.Race:
         sentences = [[w.lower() for w in s.words] for s in probing.load_sentences()]
         with _probe_gate():
-            return TRAINER.run(why_mask.seeded_race, sentences, seed, on_report=on_progress)
+            return TRAINER.run(why_mask.seeded_race, sentences, seed, on_report=report)
 
-    return _shared(("masking race", seed), compute)
+    return _kept_even_if_left(("masking race", seed), work, on_progress)
 
 
 def transfer_curve(
@@ -683,11 +685,11 @@ def transfer_curve(
     weights and from random ones on growing shares of the sentiment set; once per server, at low priority."""
     from model_zoo.lessons import transfer
 
-    def compute() -> transfer.TransferCurve:
-        with _probe_gate(), low_priority_threads():
-            return transfer.transfer_curve(racer(model_name), on_progress=on_progress)
+    def work(report: Callable[[object], None]) -> transfer.TransferCurve:
+        with _probe_gate(), low_priority_threads(thread_ends=True):  # in Together's thread: the idle priority
+            return transfer.transfer_curve(racer(model_name), on_progress=report)
 
-    return _shared(("transfer curve", model_name), compute)
+    return _kept_even_if_left(("transfer curve", model_name), work, on_progress)
 
 
 @st.cache_data(show_spinner=False)
@@ -794,16 +796,30 @@ def retrain_probe(
     waits for that one)."""
     from model_zoo.lessons import probing
 
-    def compute() -> probing.TaskResult:
+    def work(report: Callable[[object], None]) -> probing.TaskResult:
         features = probing_features(model_name)
         sentences, targets = _probing_data()
         data = probing.task_set(sentences, targets, task, seed=seed, max_train=probing.max_train_rows(features))
-        with _probe_gate().place(on_wait):
+        with _probe_gate().place(lambda ahead: report(_Ahead(ahead))):
             settings = probing.ProbeSettings(seed=seed)
             where = probing.mapped_path(features)
-            return TRAINER.run(probing.probe_task_from, where, data, model_name, settings, on_report=on_progress)
+            return TRAINER.run(probing.probe_task_from, where, data, model_name, settings, on_report=report)
 
-    return _shared(("probe", model_name, task, seed), compute)
+    def deliver(item: object) -> None:  # a place in line, else the training's progress
+        if isinstance(item, _Ahead):
+            if on_wait is not None:
+                on_wait(item.trainings)
+        elif on_progress is not None and isinstance(item, (int, float)):
+            on_progress(item)
+
+    return _kept_even_if_left(("probe", model_name, task, seed), work, deliver)
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """A report of a training's place in line: the trainings ahead of it (its progress reports are numbers)."""
+
+    trainings: int
 
 
 # -- GPT vs BERT ---------------------------------------------------------------------------------
@@ -935,12 +951,12 @@ def pair_pooling(model_name: str) -> str:
 def _task_heads(model_name: str, task: str, on_progress: Callable[[float], object] | None) -> dict[str, TrainedHead]:
     from model_zoo.lessons import tasks
 
-    def compute() -> dict[str, TrainedHead]:
+    def work(report: Callable[[object], None]) -> dict[str, TrainedHead]:
         model = loaded(model_name, model_zoo.Encoder)
-        with _probe_gate(), low_priority_threads():
-            return tasks.cached_task_heads(model, task, model_zoo.cache_root() / "heads", on_progress)
+        with _probe_gate(), low_priority_threads(thread_ends=True):  # in Together's thread: the idle priority
+            return tasks.cached_task_heads(model, task, model_zoo.cache_root() / "heads", report)
 
-    return _shared(("task heads", model_name, task), compute)
+    return _kept_even_if_left(("task heads", model_name, task), work, on_progress)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -965,25 +981,25 @@ def cross_lingual(
     and the mean of the tokens carries more of what a sentence says across languages."""
     from model_zoo.lessons import tasks
 
-    def compute() -> tasks.CrossLingual:
-        english = task_head(model_name, "sentiment", "mean", on_progress)
-        with _probe_gate(), low_priority_threads():
+    def work(report: Callable[[object], None]) -> tasks.CrossLingual:
+        english = task_head(model_name, "sentiment", "mean", report)
+        with _probe_gate(), low_priority_threads(thread_ends=True):  # in Together's thread: the idle priority
             return tasks.cross_lingual(loaded(model_name, model_zoo.Encoder), english.head, "mean")
 
-    return _shared(("cross-lingual", model_name), compute)
+    return _kept_even_if_left(("cross-lingual", model_name), work, on_progress)
 
 
 def qa_head(model_name: str, on_progress: Callable[[float], object] | None = None) -> model_zoo.lessons.tasks.QAHead:
     """Start and end vectors learned on `model_name`'s frozen features of the shipped questions."""
     from model_zoo.lessons import tasks
 
-    def compute() -> tasks.QAHead:
+    def work(report: Callable[[object], None]) -> tasks.QAHead:
         loaded(model_name, model_zoo.Encoder)  # a model that cannot load or read is said here, to the presser
         train, test = tasks.load_questions()
         with _probe_gate():  # in the trainer process: its features' pass never holds this worker's lock
-            return TRAINER.run(tasks.train_qa_named, model_name, train, test, on_report=on_progress)
+            return TRAINER.run(tasks.train_qa_named, model_name, train, test, on_report=report)
 
-    return _shared(("qa head", model_name), compute)
+    return _kept_even_if_left(("qa head", model_name), work, on_progress)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -1050,14 +1066,14 @@ def ner_tagger(model_name: str, on_progress: Callable[[float], object] | None = 
     probing lesson's silver tags."""
     from model_zoo.lessons import probing, tasks
 
-    def compute() -> tasks.Tagger:
-        features = probing_features(model_name, on_progress)
+    def work(report: Callable[[object], None]) -> tasks.Tagger:
+        features = probing_features(model_name, report)
         sentences, targets = _probing_data()
         data = probing.task_set(sentences, targets, probing.TAGGING, max_train=probing.max_train_rows(features))
-        with _probe_gate(), low_priority_threads():
+        with _probe_gate(), low_priority_threads(thread_ends=True):  # in Together's thread: the idle priority
             return tasks.train_tagger(features, data)
 
-    return _shared(("ner tagger", model_name), compute)
+    return _kept_even_if_left(("ner tagger", model_name), work, on_progress)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

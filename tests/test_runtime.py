@@ -389,3 +389,66 @@ def test_a_training_goes_on_and_is_kept_when_the_presser_who_started_it_leaves()
     assert seen[-1] == "trained" and 1.0 in seen  # they saw it end, with its last report
     assert serving._kept_even_if_left(key, work, None) == "trained"
     assert runs == [1]  # one training for all three
+
+
+def test_a_class_pressing_retrain_shares_one_training_that_goes_on_when_its_first_presser_leaves(monkeypatch) -> None:
+    """Probing's Retrain pressed while another training holds the line, then by a second learner: both are told
+    their place; the first clicks elsewhere once the training has begun (their wait ends with Streamlit's stop,
+    raised in their progress bar). The training goes on, once: the second sees its place, its progress to the
+    end and its result, and a later press gets the kept result (every train-on-click button's work runs so,
+    serving._kept_even_if_left). In the first presser's thread the training stopped with them, the second had
+    seen nothing meanwhile and began it again."""
+    import serving
+    from model_zoo.lessons import probing
+
+    runs: list[str] = []
+    go_on = threading.Event()
+
+    def train(*args: object, on_report: Callable[[object], None]) -> str:
+        runs.append("probe")
+        on_report(0.5)
+        assert go_on.wait(30)
+        on_report(1.0)
+        return "retrained"
+
+    monkeypatch.setattr(serving, "probing_features", lambda name: "features")
+    monkeypatch.setattr(serving, "_probing_data", lambda: ([], {}))
+    monkeypatch.setattr(probing, "max_train_rows", lambda features: 10)
+    monkeypatch.setattr(probing, "task_set", lambda *a, **k: "data")
+    monkeypatch.setattr(probing, "mapped_path", lambda features: "path")
+    monkeypatch.setattr(serving.TRAINER, "run", lambda fn, *args, on_report: train(*args, on_report=on_report))
+    seed = int(time.monotonic() * 1000)  # a result no other test keeps
+
+    class Left(Exception):
+        pass
+
+    def leave(_: float) -> None:
+        raise Left
+
+    first_places: list[int] = []
+    places: list[int] = []
+    progress: list[float] = []
+    got: list[object] = []
+
+    def first() -> None:
+        try:
+            got.append(serving.retrain_probe("tiny", "pos", seed, leave, first_places.append))
+        except Left:
+            got.append("left")
+
+    pressed = threading.Thread(target=first)
+    joined = threading.Thread(
+        target=lambda: got.append(serving.retrain_probe("tiny", "pos", seed, progress.append, places.append))
+    )
+    with serving._probe_gate():  # another training holds the line
+        pressed.start()
+        time.sleep(1.5)
+        joined.start()
+        time.sleep(1.5)
+        assert runs == [] and first_places == [1] and places == [1]  # both told their place
+    pressed.join(10)
+    assert got == ["left"]  # the first presser left at the training's first report
+    go_on.set()
+    joined.join(30)
+    assert got == ["left", "retrained"] and progress == [0.5, 1.0]
+    assert serving.retrain_probe("tiny", "pos", seed) == "retrained" and runs == ["probe"]  # one training for all
