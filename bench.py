@@ -412,6 +412,7 @@ def sense_instruments() -> dict[str, float]:
     import numpy as np
 
     import model_zoo
+    from model_zoo import disk
     from model_zoo.lessons import probing, senses
     from model_zoo.lessons.axes import PoleChoice
     from model_zoo.lessons.uses import cached_index, nearest, select_uses, sense_share_by_layer, shares
@@ -421,7 +422,7 @@ def sense_instruments() -> dict[str, float]:
     uses = select_uses(probing.load_sentences())
     with tempfile.TemporaryDirectory() as empty:
         start = time.perf_counter()
-        index = cached_index(model, uses, senses.weights_version(model), Path(empty))
+        index = cached_index(model, uses, disk.weights_version(model), Path(empty))
         built = time.perf_counter() - start
         rows = np.random.default_rng(0).choice(len(uses), 20, replace=False)
 

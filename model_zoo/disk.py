@@ -13,7 +13,7 @@ import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -109,3 +109,25 @@ def keep_compiled(packages: tuple[str, ...], folder: Path) -> int:
                 except Exception as err:  # no folder numba can write to, a function it cannot cache
                     log.info("numba will compile %s in every process: %s", value.py_func.__qualname__, err)
     return kept
+
+
+def weights_version(encoder: Any) -> str:
+    """A short hash of a loaded model's weights (each tensor's name, shape and sum: its torch modules'), computed
+    once per model object, for the name of a file kept from them: a model trained again under the same name (elmo-mini, smollm2-135m-mlm) is never served the
+    vectors its earlier weights gave."""
+    known = encoder.__dict__.get("_weights_version")
+    if known is not None:
+        return str(known)
+    import hashlib
+
+    import torch
+
+    digest = hashlib.sha1()
+    # A copy of the attributes, taken at once: other sessions' threads add cached ones (a head, a token
+    # list) to the same shared model while this hashes, and iterating the live dict then raises.
+    for module in [v for v in list(vars(encoder).values()) if isinstance(v, torch.nn.Module)]:
+        for name, tensor in module.state_dict().items():
+            if tensor.is_floating_point():
+                digest.update(f"{name}{tuple(tensor.shape)}{float(tensor.double().sum()):.8e}".encode())
+    encoder.__dict__["_weights_version"] = version = digest.hexdigest()[:10]
+    return version

@@ -34,7 +34,7 @@ def shipped_uses() -> Uses:
 def use_index(model_name: str, on_progress: Callable[[float], object] | None = None) -> np.ndarray:
     """(layers, uses, dim) float16, rows of length 1: built once per server and model (weights and data
     version), kept on disk and memory-mapped (every worker reads the same pages)."""
-    from model_zoo.lessons.senses import weights_version
+    from model_zoo.disk import weights_version
     from model_zoo.lessons.uses import cached_index
 
     if (refused := _REFUSED.get(model_name)) is not None:  # too large for this server: said again, not read again

@@ -381,7 +381,7 @@ def test_weights_version_holds_while_other_sessions_add_to_the_shared_model() ->
     iteration"). The hash reads a copy of the model's attributes."""
     import torch
 
-    from model_zoo.lessons.senses import weights_version
+    from model_zoo.disk import weights_version
 
     class SharedModel:
         pass

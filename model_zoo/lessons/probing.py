@@ -231,11 +231,10 @@ def cached_features(
 ) -> np.ndarray:
     """word_features, kept on disk in `folder` across restarts (read back memory-mapped), keyed on the model's
     weights as well as its name: a model trained again under its name (elmo-mini) is probed anew."""
-    from .senses import weights_version
 
     read = [
         model.name,
-        weights_version(model),
+        disk.weights_version(model),
         [s.id for s in sentences],
         targets.sentence.tolist(),
         targets.word.tolist(),

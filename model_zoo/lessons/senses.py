@@ -279,28 +279,6 @@ def distinct_points(vectors: list[np.ndarray]) -> int:
     return len({v.tobytes() for v in vectors})
 
 
-def weights_version(encoder: Contextual) -> str:
-    """A short hash of the encoder's weights (each tensor's name, shape and sum), computed once per model
-    object: a model trained again under the same name (elmo-mini, smollm2-135m-mlm) is never served the
-    vectors its earlier weights gave."""
-    known = encoder.__dict__.get("_weights_version")
-    if known is not None:
-        return str(known)
-    import hashlib
-
-    import torch
-
-    digest = hashlib.sha1()
-    # A copy of the attributes, taken at once: other sessions' threads add cached ones (a head, a token
-    # list) to the same shared model while this hashes, and iterating the live dict then raises.
-    for module in [v for v in list(vars(encoder).values()) if isinstance(v, torch.nn.Module)]:
-        for name, tensor in module.state_dict().items():
-            if tensor.is_floating_point():
-                digest.update(f"{name}{tuple(tensor.shape)}{float(tensor.double().sum()):.8e}".encode())
-    encoder.__dict__["_weights_version"] = version = digest.hexdigest()[:10]
-    return version
-
-
 def cached_sense_vectors(
     encoder: Contextual,
     sense_set: SenseSet,
@@ -309,7 +287,7 @@ def cached_sense_vectors(
 ) -> SenseVectors:
     """encode_senses, kept on disk in `folder` across restarts, keyed on model, its weights, word and data."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
-    path = folder / f"{safe}-{weights_version(encoder)}-{sense_set.word}-{data_version()}.npz"
+    path = folder / f"{safe}-{disk.weights_version(encoder)}-{sense_set.word}-{data_version()}.npz"
 
     def load(found: Path) -> SenseVectors:
         with np.load(found) as saved:

@@ -385,12 +385,10 @@ def cached_task_heads(
     import hashlib
     import json
 
-    from .senses import weights_version
-
     files = [TASKS_DIR / f"{task}.tsv"] + ([TASKS_DIR / "nli_swapped.tsv"] if task == "nli" else [])
     data = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:12]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model.name)
-    path = folder / f"{safe}-{weights_version(model)}-{task}-{data}-v{HEADS_VERSION}.npz"
+    path = folder / f"{safe}-{disk.weights_version(model)}-{task}-{data}-v{HEADS_VERSION}.npz"
 
     def load(found: Path) -> dict[str, TrainedHead]:
         with np.load(found) as saved:
