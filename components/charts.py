@@ -167,6 +167,8 @@ def two_lines(text: str, fit: int) -> list[str]:
 TITLE_CHARS = 40  # a chart's title wraps after this many characters: plotly draws a title on one line, cut at
 # the chart's edge, and a phone's chart (358 px) holds about 44 characters of its 17 px title (a Chinese
 # character, drawn about twice as wide, counts two)
+THIRD_TITLE_CHARS = 30  # a chart in a third of the main column on a wide screen (about 300 px): GPT's masked-LM
+# bars beside the candidates' table lost the end of their Chinese title at 40 ("…（读两边" of "…（读两边）的猜测")
 TITLE_LINE = 22  # px each further line of a title takes, added to the chart's top margin and height
 _CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"  # CJK characters and punctuation, full-width forms
 _PIECES = re.compile(rf"\s+|[{_CJK}]|[^\s{_CJK}]+")  # spaces, one wide character, a run of narrow ones
@@ -198,23 +200,24 @@ def _wrap(title: str, width: int) -> list[str]:
     return [*lines, line.rstrip()] if line.strip() or not lines else lines
 
 
-def title_lines(title: str) -> list[str]:
-    """`title` in lines at most TITLE_CHARS narrow characters wide, broken at spaces or between two Chinese
+def title_lines(title: str, chars: int = TITLE_CHARS) -> list[str]:
+    """`title` in lines at most `chars` narrow characters wide, broken at spaces or between two Chinese
     characters (a longer word keeps its line, a closing mark its character), as even as the fewest lines allow:
     filled greedily, a title's last word could stand alone on its line ("... layer" over "6")."""
-    lines = _wrap(title, TITLE_CHARS)
+    lines = _wrap(title, chars)
     if len(lines) == 1:
         return lines
-    width = TITLE_CHARS
+    width = chars
     while width > 1 and len(_wrap(title, width - 1)) == len(lines):  # the narrowest width with as few lines
         width -= 1
     return _wrap(title, width)
 
 
 @functools.lru_cache(maxsize=1024)  # a title is wrapped by trying narrower widths (1 ms for a long one); pages
-def chart_title(title: str) -> tuple[str, int]:  # draw the same titles on every rerun of every session
-    """A chart's title as plotly draws it (wrapped, each line as written) and the px its further lines take."""
-    lines = title_lines(title)
+def chart_title(title: str, chars: int = TITLE_CHARS) -> tuple[str, int]:  # draw the same titles on every rerun
+    """A chart's title as plotly draws it (wrapped at `chars`, each line as written) and the px its further lines
+    take."""
+    lines = title_lines(title, chars)
     return "<br>".join(_texts(lines)), TITLE_LINE * (len(lines) - 1)
 
 
@@ -240,9 +243,12 @@ def sci_or_zero(x: float) -> str:
 SHORTEST = 1e-4  # the shortest bar drawn, as a share of the longest (build_score_bars)
 
 
-def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: bool = True) -> go.Figure:
+def build_score_bars(
+    pairs: list[tuple[str, float]], title: str = "", percent: bool = True, title_chars: int = TITLE_CHARS
+) -> go.Figure:
     """Horizontal bars of (label, score), the highest on top: probabilities or cosine similarities (one plain
-    spec: the Masked LM page draws these on every sentence a class types)."""
+    spec: the Masked LM page draws these on every sentence a class types); the title wrapped at `title_chars`
+    (THIRD_TITLE_CHARS for a chart in a narrow column)."""
     # a token " out" as "␣out", as the token chips show it (a label such as "2 · tide" keeps its spaces)
     labels = _texts([spaced(label) if label.strip() != label else label for label, _ in pairs])
     scores = [s for _, s in pairs]
@@ -260,7 +266,7 @@ def build_score_bars(pairs: list[tuple[str, float]], title: str = "", percent: b
         "text": text[::-1],
         "hovertemplate": "%{y}: %{text}<extra></extra>",
     }
-    heading, extra = chart_title(title)
+    heading, extra = chart_title(title, title_chars)
     top = max(scores + [0.01]) * 1.15
     layout = {
         "title": {"text": heading},
@@ -344,9 +350,11 @@ def build_matrix(
     height: int | None = None,
     axis_titles: tuple[str, str] | None = None,
     x_ticks: bool = True,
+    x_every: int = 1,
 ) -> go.Figure:
     """A labelled matrix as a heatmap, value on hover; rows top to bottom in the given order. `axis_titles`: the x
-    and y axes' titles as plotly draws them; `x_ticks` False hides the column labels (a vector's dimensions)."""
+    and y axes' titles as plotly draws them; `x_ticks` False hides the column labels, `x_every` labels every so
+    many columns only (a vector's dimensions: 0, 10, 20, ...)."""
     heat = {
         "type": "heatmap",
         "z": z,
@@ -360,6 +368,8 @@ def build_matrix(
     }
     heading, extra = chart_title(title)
     xaxis: dict[str, object] = {"type": "category"} if x_ticks else {"type": "category", "showticklabels": False}
+    if x_every > 1:
+        xaxis.update(tickmode="linear", tick0=0, dtick=x_every, tickangle=0)
     yaxis: dict[str, object] = {"autorange": "reversed", "type": "category"}
     if axis_titles is not None:
         xaxis["title"], yaxis["title"] = {"text": axis_titles[0]}, {"text": axis_titles[1]}
@@ -401,8 +411,20 @@ def build_vector_strip(words: list[str], vectors: np.ndarray, title: str = "") -
         zmax=limit,
         hover="%{y} · dim %{x}<br>%{z:.3f}",
         height=(70 if len(words) <= 6 else 30) * len(words) + 120,  # many tokens: thinner rows
-        x_ticks=False,
+        # the dimensions' numbers at every tenth (or so) cell: all of them are a smear, none left a row of ticks
+        # without a number under them (GloVe's 50, ELMo's first 64)
+        x_every=_round_step(len(dims) / 6),
     )
+
+
+def _round_step(step: float) -> int:
+    """The step of 1, 2, 5, 10, 20, 50, ... nearest above `step`: an axis's ticks at round numbers."""
+    base = 1
+    while True:
+        for k in (1, 2, 5):
+            if base * k >= step:
+                return base * k
+        base *= 10
 
 
 def _groups(labels: list[str]) -> list[tuple[str, list[int]]]:

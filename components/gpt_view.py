@@ -8,7 +8,7 @@ from typing import Any, NamedTuple, Protocol
 
 import streamlit as st
 
-from components.charts import build_matrix, build_score_bars, sci_or_zero
+from components.charts import THIRD_TITLE_CHARS, build_matrix, build_score_bars, sci_or_zero
 from components.i18n import t, t_plain
 from components.quiz import Question, Solved, listed, render_predict, render_quiz
 from components.records import render_record
@@ -156,9 +156,11 @@ def render_sink(model_name: str, sink: FirstTokenSink, first: str) -> None:
     )
 
 
-def blank_table(rows: list[Candidate], masked_name: str) -> list[dict[str, Any]]:
+def blank_table(rows: list[Candidate]) -> list[dict[str, Any]]:
     """The candidates' table: ranked with the whole sentence once those scores are in, from the left until then;
-    the two ranks next to the word (a phone shows a table's first columns), their scores after them."""
+    the two ranks next to the word (a phone shows a table's first columns), their scores after them. Who proposed
+    a word is its left rank: none (—) for the masked LM's, which the caption under the table says (a column of
+    its own, "Proposed by", was cut off beside the chart on a wide screen)."""
     whole = [r for r in rows if isinstance(r, Rescored)]
     order = sorted(whole, key=lambda r: r.whole_rank) if len(whole) == len(rows) else rows
     return [
@@ -168,7 +170,6 @@ def blank_table(rows: list[Candidate], masked_name: str) -> list[dict[str, Any]]
             t_plain("gpt.col_whole_rank"): r.whole_rank if isinstance(r, Rescored) else None,
             t_plain("gpt.col_left_p"): round(r.left_probability, 3) if r.left_rank else None,
             t_plain("gpt.col_whole"): round(r.whole_logprob, 2) if isinstance(r, Rescored) else None,
-            t_plain("gpt.col_from"): t_plain("gpt.from_left" if r.left_rank else "gpt.from_masked", name=masked_name),
         }
         for r in order
     ]
@@ -201,7 +202,7 @@ def show_blank_table(slots: BlankSlots, rows: list[Candidate], masked_name: str)
         longest = max((len(r.candidate) for r in rows), default=0)
         words = {t_plain("gpt.col_candidate"): st.column_config.TextColumn(width=min(200, max(80, 8 * longest + 24)))}
         st.dataframe(
-            arrow_rows(blank_table(rows, masked_name)),
+            arrow_rows(blank_table(rows)),
             hide_index=True,
             width="stretch",
             placeholder="—",
@@ -213,7 +214,8 @@ def show_blank_table(slots: BlankSlots, rows: list[Candidate], masked_name: str)
 
 def render_blank_masked(slots: BlankSlots, masked_name: str, masked_lm: list[tuple[str, float]]) -> None:
     """The masked LM's guesses for the same blank, beside the candidates."""
-    chart = build_score_bars(masked_lm, t_plain("gpt.masked_title", name=masked_name))
+    # beside the table, in a third of the main column on a wide screen
+    chart = build_score_bars(masked_lm, t_plain("gpt.masked_title", name=masked_name), title_chars=THIRD_TITLE_CHARS)
     slots.masked.plotly_chart(chart, key="masked")
 
 

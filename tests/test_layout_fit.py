@@ -226,3 +226,29 @@ def test_a_lens_grid_keeps_its_words_legible_on_a_phone() -> None:
     assert not fig.layout.yaxis.title.text
     heading = fig.layout.annotations[0]
     assert heading.text == "Layer" and (heading.x, heading.y, heading.xanchor) == (0, 1, "right")
+
+
+def test_the_masked_lms_bars_beside_gpts_table_keep_their_whole_title_in_a_third_of_the_screen() -> None:
+    """GPT's blank: the masked LM's bars sit in a third of the main column on a wide screen (about 300 px), where a
+    title wrapped for a phone's whole width (40) lost its end in Chinese ("…（读两边" of "…（读两边）"). Their title
+    wraps at THIRD_TITLE_CHARS, every character kept."""
+    from components.charts import THIRD_TITLE_CHARS, build_score_bars, text_width
+    from components.i18n import translate
+
+    title = translate("gpt.masked_title", "zh", name="smollm2-135m-mlm")
+    lines = build_score_bars([("bank", 0.75), ("store", 0.09)], title, title_chars=THIRD_TITLE_CHARS).layout.title.text
+    assert all(text_width(line) <= THIRD_TITLE_CHARS for line in lines.split("<br>")), lines
+    assert lines.replace("<br>", "").replace(" ", "") == title.replace(" ", "")
+
+
+def test_a_vector_strip_numbers_its_dimensions_at_round_steps() -> None:
+    """A word's vector as a strip of cells: its dimensions numbered every round step under the cells (0, 10, 20 of
+    GloVe's 50; 0, 20, 40, 60 of ELMo's first 64), not a row of ticks with no number under them."""
+    import numpy as np
+
+    from components.charts import build_vector_strip
+
+    for dims, step in ((50, 10), (64, 20), (384, 100), (4, 1)):
+        axis = build_vector_strip(["king", "queen"], np.ones((2, dims)), "strip").layout.xaxis
+        assert axis.showticklabels is not False
+        assert (axis.dtick or 1) == step and (step == 1 or axis.tick0 == 0), (dims, axis)
