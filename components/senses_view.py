@@ -61,6 +61,13 @@ def choose_view(models: list[SenseModel], layer_box: st.delta_generator.DeltaGen
         seed = int(a3.number_input(t("senses.seed"), 0, 9999, seed, key="seed"))
         st.caption(t("senses.umap_note"))
     view = MapView(layer, deepest, method, neighbours, min_dist, seed)
+    # a shallower model's map is at the same relative depth, not at the slider's number: said under the slider,
+    # or "elmo-mini · layer 1 of 2" beside "minilm-l6 · layer 3 of 6" reads as a slider that does not work
+    if shallower := [m for m in models if not m.static and 0 < m.depth < deepest]:
+        others = ", ".join(
+            t_plain("senses.layer_at", model=m.name, layer=view.layer_of(m), layers=m.depth) for m in shallower
+        )
+        layer_box.caption(t("senses.layer_mapped", layer=layer, layers=deepest, others=others))
     keep_in_url("method", method)
     for name, value in {"layer": layer, "neighbours": neighbours, "min_dist": min_dist, "seed": seed}.items():
         keep_in_url(name, value)

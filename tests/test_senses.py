@@ -401,3 +401,17 @@ def test_weights_version_holds_while_other_sessions_add_to_the_shared_model() ->
     other = SharedModel()
     other.model = torch.nn.Linear(4, 3)
     assert weights_version(other) != version
+
+
+@pytest.mark.slow
+def test_one_layer_slider_says_where_a_shallower_model_is_drawn() -> None:
+    """minilm-l6 (6 layers) beside elmo-mini (2): the slider's layer 3 draws elmo-mini at its layer 1, the same
+    relative depth, and the line under the slider says so (the maps' titles alone, "layer 1 of 2" beside "layer 3
+    of 6", read as a slider that does not work). With models of one depth there is nothing to say."""
+    at = open_page("pages/senses.py", models="minilm-l6,elmo-mini", layer="3")
+    assert not at.exception
+    said = [shown(c.value) for c in at.caption if "relative depth" in shown(c.value)]
+    assert said == ["Layer 3 of 6; elmo-mini at layer 1 of 2: the same relative depth."]
+    assert chart(at, "elmo-mini · layer 1 of 2") and chart(at, "minilm-l6 · layer 3 of 6")
+    at = open_page("pages/senses.py", models="glove-6b-50d,minilm-l6", layer="3")
+    assert not any("relative depth" in shown(c.value) for c in at.caption)
