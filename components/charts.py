@@ -349,12 +349,11 @@ def build_matrix(
     hover: str = "%{y} · %{x}<br>%{z:.3f}",
     height: int | None = None,
     axis_titles: tuple[str, str] | None = None,
-    x_ticks: bool = True,
     x_every: int = 1,
 ) -> go.Figure:
     """A labelled matrix as a heatmap, value on hover; rows top to bottom in the given order. `axis_titles`: the x
-    and y axes' titles as plotly draws them; `x_ticks` False hides the column labels, `x_every` labels every so
-    many columns only (a vector's dimensions: 0, 10, 20, ...)."""
+    and y axes' titles as plotly draws them; `x_every` labels every so many columns only (a vector's dimensions:
+    0, 10, 20, ...)."""
     heat = {
         "type": "heatmap",
         "z": z,
@@ -367,7 +366,7 @@ def build_matrix(
         "hovertemplate": hover + "<extra></extra>",
     }
     heading, extra = chart_title(title)
-    xaxis: dict[str, object] = {"type": "category"} if x_ticks else {"type": "category", "showticklabels": False}
+    xaxis: dict[str, object] = {"type": "category"}
     if x_every > 1:
         xaxis.update(tickmode="linear", tick0=0, dtick=x_every, tickangle=0)
     yaxis: dict[str, object] = {"autorange": "reversed", "type": "category"}

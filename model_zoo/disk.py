@@ -13,7 +13,10 @@ import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from .contextual import Contextual
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -111,10 +114,10 @@ def keep_compiled(packages: tuple[str, ...], folder: Path) -> int:
     return kept
 
 
-def weights_version(encoder: Any) -> str:
+def weights_version(encoder: Contextual) -> str:
     """A short hash of a loaded model's weights (each tensor's name, shape and sum: its torch modules'), computed
-    once per model object, for the name of a file kept from them: a model trained again under the same name (elmo-mini, smollm2-135m-mlm) is never served the
-    vectors its earlier weights gave."""
+    once per model object, for the names of the files kept from it: a model trained again under the same name
+    (elmo-mini, smollm2-135m-mlm) is never served the vectors its earlier weights gave."""
     known = encoder.__dict__.get("_weights_version")
     if known is not None:
         return str(known)

@@ -614,21 +614,43 @@ def train_word2vec(
     from model_zoo.lessons.word2vec import train_word2vec as train
 
     def work(report: Callable[[object], None]) -> TrainedWord2Vec:
-        with _training_gate().place(report), low_priority_threads(thread_ends=True):  # in Together's thread
+        with _training_gate().place(_told_place(report)), low_priority_threads(thread_ends=True):  # Together's thread
             start = time.perf_counter()
             model = train(lexicon.corpus(), settings, watch=watch, on_epoch=report)
             seconds = time.perf_counter() - start
         glove = loaded("glove-6b-50d", model_zoo.StaticModel)
         return TrainedWord2Vec(model, settings, watch, seconds, quality(model, glove, lexicon.word_classes()))
 
-    def deliver(item: object) -> None:  # a place in line (trainings ahead), else an epoch's report
-        if isinstance(item, int):
-            if on_wait is not None:
-                on_wait(item)
-        else:
-            on_epoch(item)  # type: ignore[arg-type]
+    return LIVE.run(("word2vec", settings, watch), work, _place_or_progress(on_wait, on_epoch))
 
-    return LIVE.run(("word2vec", settings, watch), work, deliver)
+
+@dataclass(frozen=True)
+class _Ahead:
+    """A report of a shared training's place in line: the trainings ahead of it (its other reports are its
+    progress, a number or an epoch)."""
+
+    trainings: int
+
+
+def _told_place(report: Callable[[object], None]) -> Callable[[int], None]:
+    """A Line's `on_wait` for a shared training: its place in line among its reports, as an _Ahead."""
+    return lambda ahead: report(_Ahead(ahead))
+
+
+def _place_or_progress(
+    on_wait: Callable[[int], object] | None, on_progress: Callable[[Any], object] | None
+) -> Callable[[object], None]:
+    """One watcher's share of a shared training's reports: its place in line to `on_wait`, the rest (progress, an
+    epoch's report) to `on_progress`, each in the watcher's own thread."""
+
+    def deliver(item: object) -> None:
+        if isinstance(item, _Ahead):
+            if on_wait is not None:
+                on_wait(item.trainings)
+        elif on_progress is not None:
+            on_progress(item)
+
+    return deliver
 
 
 # -- probing -------------------------------------------------------------------------------------
@@ -800,26 +822,12 @@ def retrain_probe(
         features = probing_features(model_name)
         sentences, targets = _probing_data()
         data = probing.task_set(sentences, targets, task, seed=seed, max_train=probing.max_train_rows(features))
-        with _probe_gate().place(lambda ahead: report(_Ahead(ahead))):
+        with _probe_gate().place(_told_place(report)):
             settings = probing.ProbeSettings(seed=seed)
             where = probing.mapped_path(features)
             return TRAINER.run(probing.probe_task_from, where, data, model_name, settings, on_report=report)
 
-    def deliver(item: object) -> None:  # a place in line, else the training's progress
-        if isinstance(item, _Ahead):
-            if on_wait is not None:
-                on_wait(item.trainings)
-        elif on_progress is not None and isinstance(item, (int, float)):
-            on_progress(item)
-
-    return _kept_even_if_left(("probe", model_name, task, seed), work, deliver)
-
-
-@dataclass(frozen=True)
-class _Ahead:
-    """A report of a training's place in line: the trainings ahead of it (its progress reports are numbers)."""
-
-    trainings: int
+    return _kept_even_if_left(("probe", model_name, task, seed), work, _place_or_progress(on_wait, on_progress))
 
 
 # -- GPT vs BERT ---------------------------------------------------------------------------------

@@ -231,7 +231,6 @@ def cached_features(
 ) -> np.ndarray:
     """word_features, kept on disk in `folder` across restarts (read back memory-mapped), keyed on the model's
     weights as well as its name: a model trained again under its name (elmo-mini) is probed anew."""
-
     read = [
         model.name,
         disk.weights_version(model),
