@@ -60,17 +60,25 @@ def landing() -> None:
 # -- the teacher's projector -------------------------------------------------------------------------
 def ask_open_task(code: str, secret: str) -> None:
     """The open tasks: a sentence that uses a sense-labelled word, or a guess at the masked LM's blank."""
-    with st.form("class_task", border=True):
+    with st.container(border=True):
         st.subheader(t("class.ask_title"))
         st.caption(t("class.from_lessons"))
+        # outside the form: choosing the task reruns the page, so the form shows that task's box alone
         task = st.radio(
-            t("class.task"), ("sentence", "blank"), format_func=lambda k: t_plain(f"class.task_{k}"), horizontal=True
+            t("class.task"),
+            ("sentence", "blank"),
+            format_func=lambda k: t_plain(f"class.task_{k}"),
+            horizontal=True,
+            key="class_task_kind",
         )
-        word = st.selectbox(t("class.sentence_word"), class_mode.sentence_words())
-        # no max_chars: Streamlit's box drops a longer paste without a word (components.url.limited_box)
-        text = st.text_input(t("class.blank_text"), BLANK)
-        if not st.form_submit_button(t("class.ask"), type="primary", icon=":material/campaign:"):
-            return
+        with st.form("class_task", border=False, enter_to_submit=True):
+            if task == "sentence":
+                word, text = st.selectbox(t("class.sentence_word"), class_mode.sentence_words()), ""
+            else:
+                # no max_chars: Streamlit's box drops a longer paste without a word (components.url.limited_box)
+                word, text = "", st.text_input(t("class.blank_text"), BLANK)
+            if not st.form_submit_button(t("class.ask"), type="primary", icon=":material/campaign:"):
+                return
     try:
         if task == "blank" and len(text) > BLANK_CHARS:
             raise TooLong("text", len(text), BLANK_CHARS)

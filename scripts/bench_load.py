@@ -841,11 +841,12 @@ async def start_class(teacher: Tab) -> str:
 
 async def ask_blank(teacher: Tab) -> None:
     """The open task "guess the word the model puts in a blank", asked with the form's default sentence."""
-    form = [w for w in teacher.widgets.values() if w.form == "class_task"]
-    task = next(w for w in form if w.kind == "radio")
-    submit = next(w for w in form if w.submit)
-    blank = next(o for o in task.options if o == CLASS_TEXT["task_blank"])
-    drawn = await teacher.run([WidgetState(id=task.id, string_value=blank), _trigger(submit)])
+    task = next(w for w in teacher.widgets.values() if w.kind == "radio" and CLASS_TEXT["task_blank"] in w.options)
+    chosen = WidgetState(id=task.id, string_value=CLASS_TEXT["task_blank"])
+    teacher.states[task.id] = chosen  # the tab keeps its choice, as the browser does
+    await teacher.run([chosen])  # the form then shows the blank's box
+    submit = next(w for w in teacher.widgets.values() if w.form == "class_task" and w.submit)
+    drawn = await teacher.run([_trigger(submit)])
     if not any(w.kind == "button" and w.label == CLASS_TEXT["reveal"] for w in teacher.widgets.values()):
         raise RuntimeError(f"the question was not asked: {drawn.texts[-3:]} {drawn.exceptions}")
 

@@ -82,6 +82,20 @@ def test_a_started_class_shows_its_code_and_keeps_it_on_reload() -> None:
     assert any(b.label == "Ask the class" for b in again.button)
 
 
+def test_the_teachers_open_task_form_shows_the_box_of_the_chosen_task_only() -> None:
+    """Choosing the task changes the form: a word to write a sentence with, or a sentence with a blank; never
+    both boxes, one of which the class would not be asked about."""
+    at, _, _ = start_class()
+    assert [w.label for w in at.selectbox] == ["Word"] and not [
+        w for w in at.text_input if w.label.startswith("Sentence with a blank")
+    ]
+    next(r for r in at.radio if r.label == "Task").set_value("blank").run()
+    assert not at.exception and not [w for w in at.selectbox if w.label == "Word"]
+    assert [w.value for w in at.text_input if w.label.startswith("Sentence with a blank")] == [
+        "Paris is the capital of [MASK]."
+    ]
+
+
 def test_students_answer_the_projector_counts_and_reveals_beside_the_model() -> None:
     at, code, secret = start_class()
     question = store().ask(
@@ -196,7 +210,7 @@ def test_each_student_reads_the_teachers_question_in_their_own_language(tiny_zoo
     assert "cosine similarity" in all_text(english)
     # the Class page's own tasks too
     at = open_class(code=code, key=secret, lang="en")
-    next(r for r in at.radio if r.label == "Task").set_value("blank")
+    next(r for r in at.radio if r.label == "Task").set_value("blank").run()  # the form then shows the blank's box
     next(w for w in at.text_input if w.label.startswith("Sentence with a blank")).set_value(
         "Paris is the capital of [MASK]."
     )
@@ -306,7 +320,7 @@ def test_the_class_boxes_take_a_long_paste_and_say_in_one_sentence_what_is_too_l
     each answered by one sentence saying the limit, and nothing is sent."""
     join = open_class()
     at, code, secret = start_class()
-    next(r for r in at.radio if r.label == "Task").set_value("blank")
+    next(r for r in at.radio if r.label == "Task").set_value("blank").run()  # the form then shows the blank's box
     next(w for w in at.text_input if w.label.startswith("Sentence with a blank")).set_value("[MASK] is here. " * 25)
     next(b for b in at.button if b.label == "Ask the class").click().run()
     assert "The text is 400 characters long; the most is 300: make it shorter." in all_text(at)
