@@ -16,8 +16,21 @@ from streamlit.runtime.state.session_state_proxy import get_session_state
 # table's (download, search, full screen), drawn above the table, over the line before it: a table gets room.
 # The models' tables keep their columns a readable width and scroll sideways: squeezed into 360 px, a column of
 # Chinese text broke after every second character and stood each row 150 px high. (The lessons' small tables fit.)
+#
+# A table wider than its room (the models' tables and GPT's blank table on a phone) scrolls sideways with no
+# scrollbar a finger sees: its right edge fades to grey while columns lie beyond it, and clears at the end. The
+# scroll position drives the fade (a scroll timeline, CSS only; the fade's grey reads on a light or a dark
+# theme); a table that fits has no scroll timeline, so no fade. A browser without scroll timelines shows none.
+WIDE = "[data-testid='stTable'], [data-testid='stDataFrame']"
 STYLE = (
     "<style>.st-key-class_tab { display: none; }"  # classroom_view.keep_teaching_tab's: draws nothing
+    f" {WIDE} {{ timeline-scope: --cl-wide; position: relative; }}"
+    " [data-testid='stTable'] > div, [data-testid='stDataFrame'] .dvn-scroller { scroll-timeline: --cl-wide inline; }"
+    f" {WIDE.replace(']', ']::after')} {{ content: ''; position: absolute; top: 0; right: 0; bottom: 0;"
+    " width: 2rem; pointer-events: none; z-index: 2; opacity: 0;"
+    " background: linear-gradient(to right, transparent, rgba(128, 128, 128, 0.45));"
+    " animation: cl-more linear both; animation-timeline: --cl-wide; }"
+    " @keyframes cl-more { from { opacity: 1; } 90% { opacity: 1; } to { opacity: 0; } }"
     " @media (max-width: 640px) {"
     " .js-plotly-plot .modebar-container { display: none !important; }"
     " [data-testid='stElementContainer']:has([data-testid='stDataFrame']) { margin-top: 2rem; }"

@@ -876,6 +876,43 @@ def test_on_a_phone_chart_titles_fit_and_no_toolbar_lies_over_text(server: str, 
         tab.close()
 
 
+FADE_JS = """sel => Array.from(document.querySelectorAll(sel)).map(e => {
+  const s = e.querySelector('.dvn-scroller') || e.firstElementChild;
+  return {opacity: parseFloat(getComputedStyle(e, '::after').opacity), wider: s.scrollWidth > s.clientWidth + 1};
+})"""
+SCROLL_END_JS = """sel => document.querySelectorAll(sel).forEach(e => {
+  const s = e.querySelector('.dvn-scroller') || e.firstElementChild; s.scrollLeft = s.scrollWidth; })"""
+
+
+@pytest.mark.parametrize(("path", "table"), [("", "[data-testid='stTable']"), ("gpt", "[data-testid='stDataFrame']")])
+def test_a_table_wider_than_a_phone_fades_at_its_right_edge_until_scrolled_to_its_end(
+    server: str, browser, path: str, table: str
+) -> None:
+    """A table wider than the phone scrolls sideways under a finger with no scrollbar to see: its right edge
+    is faded while columns lie beyond it, and clear once scrolled to its end. The road's models tables (static)
+    and GPT's blank table (a data grid); on a wide screen, where the road's tables fit, no edge is faded."""
+    for context, wide in ((PHONE, True), ({"viewport": {"width": 1440, "height": 900}}, False)):
+        if path and not wide:
+            continue
+        tab = Page(browser, **context)
+        try:
+            tab.open(f"{server}/{path}")
+            tab.page.locator(table).first.wait_for(timeout=120_000)
+            tab.page.wait_for_timeout(1500)
+            tables = tab.page.evaluate(FADE_JS, table)
+            if not wide:
+                assert tables and not any(t["wider"] for t in tables) and all(t["opacity"] == 0 for t in tables)
+                continue
+            beyond = [t for t in tables if t["wider"]]
+            assert beyond and all(t["opacity"] > 0.9 for t in beyond), tables
+            assert all(t["opacity"] == 0 for t in tables if not t["wider"])
+            tab.page.evaluate(SCROLL_END_JS, table)
+            tab.page.wait_for_timeout(300)
+            assert all(t["opacity"] < 0.05 for t in tab.page.evaluate(FADE_JS, table))
+        finally:
+            tab.close()
+
+
 def test_home_arrows_point_down_where_a_phone_stacks_the_stops(server: str, browser) -> None:
     """Side by side the stops are joined by arrows pointing right; on a phone, where they stack, by arrows
     pointing down, one between every two stops (rows included)."""
