@@ -10,11 +10,19 @@ from components.i18n import md_escape, t, t_plain
 from components.tokens import readable
 from model_zoo.lessons import tasks
 
+# The most token boxes a diagram draws: ten keep a token's text at 11 px in boxes a phone (350 px) can read; a
+# question and its passage drawn five and a …, and the last, each (fourteen) were 25 px boxes of 9 px text. A
+# segment shows at most PER_SEGMENT tokens before its "…" (one sentence: seven boxes, a word's room each).
+DIAGRAM_BOXES = 10
+PER_SEGMENT = 5
+
 
 def render_task_diagram(kind: str, tokens: list[str], segments: list[int], key: str) -> None:
-    """Which output vector feeds which classifier, over the learner's own tokens (and their segments)."""
+    """Which output vector feeds which classifier, over the learner's own tokens (and their segments), each
+    segment abridged to its first tokens, a "…" and its last, DIAGRAM_BOXES in all."""
     labels = {k: t_plain(f"using.diagram_{k}") for k in ("bert", "linear", "class", "tag", "start", "end")}
-    shown = tasks.abridged(tokens, segments, passage=kind == "qa")
+    per_segment = min(PER_SEGMENT, DIAGRAM_BOXES // max(1, len(set(segments))) - 2)  # room for "…" and the last
+    shown = tasks.abridged(tokens, segments, passage=kind == "qa", per_segment=per_segment)
     figure = build_task_diagram(kind, [readable(tok) for tok in shown.tokens], shown.segments, shown.positions, labels)
     st.plotly_chart(figure, key=key, config={"staticPlot": True})
 

@@ -320,6 +320,10 @@ def test_using_bert_qa_diagram_dots_start_and_end_with_the_passage_of_a_reader_w
     labels = [a["text"] for a in spec["layout"]["annotations"]]
     assert any("start vector" in label for label in labels) and any("end vector" in label for label in labels)
     assert any(label.startswith("d") and label[1:].isdigit() for label in labels)  # the passage's tokens, d1 ...
+    # a question and a passage abridged to ten token boxes in all (a phone reads 11 px text in them), the
+    # passage's first and last among them
+    boxes = [s for s in spec["layout"]["shapes"] if s["type"] == "rect" and s["y0"] == 0.0]
+    assert len(boxes) == 10 and labels.count("…") >= 2 and "d1" in labels
 
 
 def test_using_bert_a_question(tiny_zoo: Path) -> None:
