@@ -16,6 +16,9 @@ from streamlit.runtime.state.session_state_proxy import get_session_state
 # table's (download, search, full screen), drawn above the table, over the line before it: a table gets room.
 # The models' tables keep their columns a readable width and scroll sideways: squeezed into 360 px, a column of
 # Chinese text broke after every second character and stood each row 150 px high. (The lessons' small tables fit.)
+# A heading's link icon (Streamlit's, shown on hover) is hidden where nothing hovers: a title that filled the
+# phone's line ("Word embeddings") pushed the unseen icon onto a second line, 50 px of blank under the title.
+HEADING_LINK = "[data-testid='stHeaderActionElements']"
 #
 # A table wider than its room (the models' tables and GPT's blank table on a phone) scrolls sideways with no
 # scrollbar a finger sees: its right edge fades to grey while columns lie beyond it, and clears at the end. The
@@ -35,6 +38,7 @@ STYLE = (
     " .js-plotly-plot .modebar-container { display: none !important; }"
     " [data-testid='stElementContainer']:has([data-testid='stDataFrame']) { margin-top: 2rem; }"
     " .st-key-models_panel th, .st-key-models_panel td { min-width: 10rem; }"
+    f" {HEADING_LINK} {{ display: none; }}"
     "}</style>"
 )
 

@@ -913,6 +913,20 @@ def test_a_table_wider_than_a_phone_fades_at_its_right_edge_until_scrolled_to_it
             tab.close()
 
 
+def test_a_page_title_that_fills_a_phones_line_has_no_blank_line_under_it(server: str, browser) -> None:
+    """ "Word embeddings" fills a phone's line: Streamlit's heading link, unseen where nothing hovers, went onto
+    a second line of its own, a blank as high as the title between it and the page's first words."""
+    tab = Page(browser, **PHONE)
+    try:
+        tab.open(f"{server}/embeddings")
+        height, line = tab.page.locator("h1").first.evaluate(
+            "h => [h.getBoundingClientRect().height, parseFloat(getComputedStyle(h).lineHeight)]"
+        )
+        assert tab.h1() == "Word embeddings" and height < 1.9 * line, (height, line)
+    finally:
+        tab.close()
+
+
 def test_home_arrows_point_down_where_a_phone_stacks_the_stops(server: str, browser) -> None:
     """Side by side the stops are joined by arrows pointing right; on a phone, where they stack, by arrows
     pointing down, one between every two stops (rows included)."""
