@@ -13,6 +13,7 @@ from components.charts import build_matrix, build_score_bars, build_vector_strip
 from components.export import download_csv
 from components.i18n import t, t_plain
 from components.quiz import Question, Solved, render_predict, render_quiz
+from components.tokens import readable
 from model_zoo import WordNotInText
 from model_zoo.lessons.attention import HeadSummary, QueryKey, shown_metrics
 
@@ -121,7 +122,7 @@ def _pct(share: float) -> str:
 
 def render_link_bars(link: WordLink, sentence: str, key: str) -> None:
     """The linking head's attention from "it" over every token of `sentence`."""
-    labels = [f"{i}: {token}" for i, token in enumerate(link.tokens)]
+    labels = [f"{i}: {readable(token)}" for i, token in enumerate(link.tokens)]
     title = t_plain("attn.link_bars", layer=link.layer + 1, head=link.head + 1, last=sentence.split()[-1].rstrip("."))
     st.plotly_chart(build_score_bars(list(zip(labels, link.row)), title), key=key)
 

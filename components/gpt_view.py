@@ -14,7 +14,7 @@ from components.quiz import Question, Solved, listed, render_predict, render_qui
 from components.records import render_record
 from components.tables import arrow_rows
 from components.tokens import readable, spaced
-from model_zoo.contextual import BYTE_PIECE, Encoding
+from model_zoo.contextual import Encoding
 from model_zoo.lessons.architecture import Size
 from model_zoo.lessons.attention import attention_to_later_tokens, layer_mean
 from model_zoo.lessons.generation import (
@@ -26,6 +26,7 @@ from model_zoo.lessons.generation import (
     left_first,
     whole_first,
 )
+from model_zoo.words import BYTE_PIECE
 
 PROMPTS = {  # the seeds' zero-shot prompts and GPT-2's unicorn, one click away
     "prompt_unicorn": "In a shocking finding, scientist discovered a herd of unicorns living in a remote, "

@@ -6,6 +6,10 @@ import html
 
 import streamlit as st
 
+from model_zoo.words import BYTE_PIECE
+
+from .i18n import t
+
 _CHIP = (
     '<span title="{title}" style="display:inline-block;margin:2px;padding:2px 8px;border-radius:6px;'
     'font-family:monospace;background:{bg};border:1px solid #0002">{text}</span>'
@@ -40,3 +44,5 @@ def build_token_chips(tokens: list[str], word_ids: list[int | None]) -> str:
 
 def render_tokens(tokens: list[str], word_ids: list[int | None]) -> None:
     st.html(build_token_chips(tokens, word_ids))
+    if any(BYTE_PIECE.fullmatch(token) for token in tokens):  # an emoji or a Chinese character, cut in pieces
+        st.caption(t("notice.byte_pieces"))

@@ -12,6 +12,7 @@ import streamlit as st
 from components.charts import build_matrix, build_score_bars
 from components.i18n import t_plain
 from components.quiz import Question, Solved, render_predict
+from components.tokens import readable
 from model_zoo import Encoding, WordNotInText
 from model_zoo.lessons import attention
 
@@ -26,7 +27,7 @@ def render_reach(strongest: list[list[float]], tokens: list[str], i: int, model_
         build_matrix(
             strongest,
             [t_plain("tf.layer", n=layer + 1) for layer in range(len(strongest))],
-            [f"{k}:{tok}" for k, tok in enumerate(tokens)],
+            [f"{k}:{readable(tok)}" for k, tok in enumerate(tokens)],
             t_plain("tf.reach_chart", word=tokens[i], model=model_name),
             zmin=0.0,
             zmax=1.0,

@@ -19,7 +19,7 @@ import torch
 
 from .errors import EmptyInput, MissingCapability, NoMaskToken, QuestionTooLong, WordNotInText
 from .onednn import runs_bf16, use_onednn
-from .words import find_word, valid_text
+from .words import BYTE_GAP, find_word, valid_text
 
 BATCH_SIZE = 32
 # The most tokens any model here reads at once, whatever its context allows (SmolLM2: 8,192): a
@@ -151,6 +151,27 @@ class Encoder:
         with self._tokenizer_lock:
             return self.tokenizer(text, text_pair, **settings)
 
+    def shown_tokens(self, ids: list[int]) -> list[str]:
+        """token_strings for a learner's eyes. A byte-level tokenizer (GPT-2's alphabet: SmolLM2) spells a
+        character beyond ASCII as the characters of its bytes ("ä¸Ń" for 中, "ðŁ" for part of 😀): such a token
+        reads as its character ("中", a leading space kept as "Ġ") or, where it holds only part of one, as its
+        bytes (‹f0 9f›, as shown_each). Every other token, and every token of another tokenizer, as the
+        vocabulary spells it ("Ġbank", "##ing", "银")."""
+        spelled = self.token_strings(ids)
+        if not self._byte_level or all(_plain(token) for token in spelled):
+            return spelled
+        texts = self.decode_each(ids)
+        return [
+            token if _plain(token) else _byte_spelling(token) if "\ufffd" in text else _marked(text)
+            for token, text in zip(spelled, texts, strict=True)
+        ]
+
+    @cached_property
+    def _byte_level(self) -> bool:
+        """Whether the tokenizer spells tokens in GPT-2's byte-level alphabet (its decoder reads bytes)."""
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        return type(getattr(backend, "decoder", None)).__name__ == "ByteLevel"
+
     def decode_each(self, ids: list[int]) -> list[str]:
         """Each id as text on its own (" bank", "##ing"), kept once read: the vocabulary bounds them, and a
         class's lenses read thousands a pass (a tokenizer's decode each time: 13 µs an id)."""
@@ -228,7 +249,7 @@ class Encoder:
         segments = batch.get("token_type_ids")
         return (
             batch,
-            self.token_strings(ids.tolist()),
+            self.shown_tokens(ids.tolist()),
             (segments[0].tolist() if segments is not None else [0] * len(ids)),
         )
 
@@ -278,7 +299,7 @@ class Encoder:
             words = words + second
         return Encoding(
             text=text if text_pair is None else f"{text} ||| {text_pair}",
-            tokens=self.token_strings(ids.tolist()),
+            tokens=self.shown_tokens(ids.tolist()),
             token_ids=ids.numpy(),
             word_ids=word_ids,
             words=words,
@@ -764,11 +785,18 @@ def _byte_table() -> dict[str, int]:
 
 
 _BYTES = _byte_table()
-# Between a token's bytes (‹e4 bd›): a narrow no-break space, which the pages' ␣ (for a space) leaves alone.
-BYTE_GAP = "\u202f"
-# a piece of a character as shown_each spells it
-BYTE_PIECE = re.compile(f"‹[0-9a-f]{{2}}(?:{BYTE_GAP}[0-9a-f]{{2}})*›")
 _BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")  # a sentencepiece byte, spelled as its vocabulary has it
+
+
+def _plain(token: str) -> bool:
+    """A token whose characters all stand for ASCII bytes in the byte-level alphabet ("Ġbank", "<|endoftext|>"):
+    it reads as spelled."""
+    return all(_BYTES.get(ch, 0) < 0x80 for ch in token)
+
+
+def _marked(text: str) -> str:
+    """Decoded text with the byte-level marks a page reads for a space and a new line (Ġ, Ċ)."""
+    return text.replace(" ", "Ġ").replace("\n", "Ċ")
 
 
 def _byte_spelling(piece: str) -> str:

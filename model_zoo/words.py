@@ -84,3 +84,10 @@ def fits_uncut(max_length: int, text: str, text_pair: str | None = None) -> bool
     (tests/test_batching.py checks the bound on every model of the offline pack)."""
     size = len(text.encode("utf-8")) + (len(text_pair.encode("utf-8")) if text_pair else 0)
     return size + SPECIAL_ROOM <= max_length
+
+
+# Between a token's bytes (‹e4 bd›): a narrow no-break space, which the pages' ␣ (for a space) leaves alone.
+# Here, not in model_zoo.contextual, so a view can name them without importing torch.
+BYTE_GAP = "\u202f"
+# a piece of a character as Contextual.shown_each and shown_tokens spell it
+BYTE_PIECE = re.compile(f"‹[0-9a-f]{{2}}(?:{BYTE_GAP}[0-9a-f]{{2}})*›")

@@ -10,7 +10,7 @@ from components.frame import ensure_app_frame
 from components.i18n import md_escape, t, t_plain
 from components.models_panel import STATUS_MARK
 from components.notices import render_error, render_script_note, with_fallback
-from components.tokens import render_tokens
+from components.tokens import readable, render_tokens
 from components.url import keep_in_url, key_from_url, number_from_url, text_box
 from model_zoo.capabilities import can
 from model_zoo.registry import FILL_MASK, HIDDEN_STATES, NEXT_WORDS, PREVIOUS_WORDS, VECTORS
@@ -68,7 +68,8 @@ def contextual(model: model_zoo.Encoder | model_zoo.ElmoModel, text: str) -> Non
     layer = st.slider(t("playground.layer"), 0, layers, layer, key="layer", help=t("playground.layer_help"))
     keep_in_url("layer", layer)
     sim = lesson_vectors.token_cosines(model.name, text, layer)
-    st.plotly_chart(build_similarity_heatmap(encoding.tokens, sim, t_plain("playground.sim_title", layer=layer)))
+    labels = [readable(token) for token in encoding.tokens]  # as the chips above spell them ("␣bank")
+    st.plotly_chart(build_similarity_heatmap(labels, sim, t_plain("playground.sim_title", layer=layer)))
 
 
 def run() -> None:

@@ -14,6 +14,7 @@ from components.guide import Step, begin_path
 from components.i18n import t
 from components.notices import render_error, render_script_note, select_model
 from components.quiz import Question, Solved, render_quiz
+from components.tokens import readable
 from components.url import keep_in_url, text_box
 from model_zoo.registry import ATTENTIONS, models_where
 from serving import lesson_attention as lesson
@@ -63,12 +64,12 @@ def reach(model: model_zoo.Encoder, view: model_zoo.Encoding) -> None:
     found = next((k for k, tok in enumerate(tokens) if tok == wanted), None)
     default = min(1, len(tokens) - 1) if found is None else found
     if found is None and wanted:
-        st.caption(t("tf.word_absent", word=wanted[:40], shown=tokens[default]))
+        st.caption(t("tf.word_absent", word=wanted[:40], shown=readable(tokens[default])))
     i = st.selectbox(
         t("tf.word"),
         list(range(len(tokens))),
         index=default,
-        format_func=lambda k: f"{k}: {tokens[k]}",
+        format_func=lambda k: f"{k}: {readable(tokens[k])}",
         key=f"tf_pick_{zlib.crc32(view.text.encode())}",  # a new sentence: pick afresh
     )
     st.session_state.tf_word = tokens[i]

@@ -197,6 +197,15 @@ def test_playground_odd_unicode_gets_a_result(model: str) -> None:
     else:
         tokens = int(at.subheader[0].value.split()[0])
         assert tokens >= 8  # every word read, none dropped: café, 银, 行, naïve, ﬁnance, evil, specials
+    if model == "smollm2-135m":  # a byte-level vocabulary: é, 行, 🙂 as characters, 银 in pieces as its bytes
+        import json
+
+        chips = at.get("html")[0].proto.body
+        assert ">‹20\u202fe9›<" in chips and ">行<" in chips and ">␣🙂<" in chips and ">é<" in chips
+        assert not any(ch in chips for ch in "ÃðŁ")  # the byte alphabet's spelling of them
+        assert "is part of a character" in all_text(at)  # the line that says what ‹f0 9f› is
+        labels = json.loads(at.get("plotly_chart")[-1].proto.spec)["data"][0]["x"]  # the similarity map's
+        assert any("␣" in label for label in labels) and not any("Ġ" in label for label in labels)
 
 
 @pytest.mark.slow

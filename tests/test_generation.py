@@ -74,6 +74,16 @@ def test_empty_prompt_gets_a_message(gpt2) -> None:  # noqa: ANN001
         next(generate_steps(gpt2, "   "))
 
 
+def test_an_encoding_shows_a_piece_of_a_character_as_its_bytes_and_a_word_as_spelled(gpt2) -> None:  # noqa: ANN001
+    """The tokens a page shows for a byte-level model (chips, axes): 语's three one-byte tokens as ‹e8› ‹af› ‹ad›,
+    not the byte alphabet's "è¯Ń"; an English word's token as the vocabulary spells it."""
+    from model_zoo.words import BYTE_PIECE
+
+    tokens = gpt2.encode("语 at the bank", attentions=False).tokens
+    assert [t for t in tokens if BYTE_PIECE.fullmatch(t)] == ["‹e8›", "‹af›", "‹ad›"]
+    assert "Ġbank" in tokens and not any(ch in "".join(tokens) for ch in "è¯Ń")
+
+
 def test_a_sentence_s_factors_show_a_piece_of_a_character_as_its_bytes(gpt2) -> None:  # noqa: ANN001
     """The factor bars label each token as shown_each does: the pieces of 语 as their bytes, not as "�"."""
     factors = token_logprobs(gpt2, "语 is a word")

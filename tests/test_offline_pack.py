@@ -59,6 +59,17 @@ def test_minilm_encoding_is_bert_shaped(offline_models) -> None:
     np.testing.assert_allclose(enc.attentions.sum(-1), 1.0, atol=1e-4)
 
 
+def test_smollm2s_tokens_read_as_characters_or_bytes_never_as_their_byte_alphabet(offline_models) -> None:
+    """SmolLM2's vocabulary spells 中 as "ä¸Ń" and a piece of 😀 as "ðŁ": a page shows 中 whole, a piece as its
+    bytes (‹f0 9f›), and an English word as the vocabulary spells it (Ġbank, which the pages read as ␣bank)."""
+    from model_zoo.words import BYTE_PIECE
+
+    tokens = offline_models("smollm2-135m-mlm").encode("😀 中 bank", attentions=False).tokens
+    assert "Ġbank" in tokens and any(t.endswith("中") for t in tokens)
+    assert any(BYTE_PIECE.fullmatch(t) for t in tokens)
+    assert not any(ch in "".join(tokens) for ch in "äðŁĺĢ")
+
+
 def test_smollm2_prefers_bank_to_river_after_a_cheque(offline_models) -> None:
     lm = offline_models("smollm2-135m")
     preds = [tok.strip() for tok, _ in lm.next_words("I deposited the cheque at the", top_k=200)]
