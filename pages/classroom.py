@@ -238,6 +238,8 @@ def run() -> None:
             st.session_state[view.STUDENT] = class_mode.store().join(code).code
     except ModelZooError as err:
         render_error(err)
+        if code:  # the link's class has ended: the tab leaves it, said here once (not again by its box)
+            st.session_state.pop(view.STUDENT, None)
     joined = st.session_state.get(view.STUDENT)
     if joined:
         view.render_student(joined, class_mode.uses_word, big=True)

@@ -255,7 +255,8 @@ def test_ending_the_class_deletes_it_and_its_students_are_told_in_one_sentence()
     with pytest.raises(Exception):  # noqa: B017, PT011
         store().join(code)
     student.run()
-    assert f"There is no class with the code “{code}”" in all_text(student)
+    assert all_text(student).count(f"There is no class with the code “{code}”") == 1  # said once, not twice
+    assert any(b.label == "Join" for b in student.button)  # and the page offers to join another
 
 
 def test_the_classs_sentences_land_on_the_word_senses_map_coloured_by_their_vote(tiny_zoo: Path) -> None:
