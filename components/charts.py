@@ -865,7 +865,7 @@ def build_span_curves(
         "yaxis": {"tickformat": ".0%", "range": [0, (peak or 1.0) * (1.2 if notes else 1.05)]},
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "shapes": shapes,
-        "annotations": notes,
+        **({"annotations": notes} if notes else {}),  # no answer, no label: no list (plotly's checks drop an empty one)
     }
     return plain_figure(data, layout)
 

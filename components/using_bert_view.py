@@ -205,11 +205,13 @@ def render_pair_record(pairs: tasks.TrainedHead, pooling: str) -> None:
     )
 
 
-def render_reading(got: tasks.Answer, reader: str, missed: str | None) -> None:
-    """A reader's answer and curves; why its s and e are not the lecture's; what it reads for [CLS], the written
-    answer it missed, the curves' limit."""
+def render_reading(got: tasks.Answer, reader: str, missed: str | None, lecture: bool) -> None:
+    """A reader's answer and curves; on the lecture's passage (`lecture`), why its s and e are not the
+    lecture's (a note about that passage alone: on a learner's own it spoke of words not there); what it reads
+    for [CLS], the written answer it missed, the curves' limit."""
     render_answer(got, reader, "qa_curves")
-    st.caption(t("using.qa_positions"))
+    if lecture:
+        st.caption(t("using.qa_positions"))
     if got.tokens[0] != "[CLS]":
         st.caption(t("using.qa_no_cls", model=reader, token=got.tokens[0]))
     if missed is not None:

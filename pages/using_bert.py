@@ -139,7 +139,7 @@ def question_answering(model: model_zoo.Encoder) -> None:
     except model_zoo.ModelZooError as err:
         render_error(err)
     else:
-        view.render_reading(got, reader.name, missed)
+        view.render_reading(got, reader.name, missed, passage == PASSAGES[LECTURE_PASSAGE][0].passage)
     with st.expander(t("using.qa_frozen")):  # start and end vectors learned on frozen vectors, on a click
         view.render_frozen_head(
             model.name,

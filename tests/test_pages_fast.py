@@ -328,9 +328,14 @@ def test_using_bert_qa_diagram_dots_start_and_end_with_the_passage_of_a_reader_w
 
 def test_using_bert_a_question(tiny_zoo: Path) -> None:
     at = open_page("pages/using_bert.py")
+    lecture = "Why these are not the lecture's numbers"  # a note on the lecture's passage, shown under it only
+    assert lecture in all_text(at)
     at.text_input(key="question").input("where did we sit ?").run()
     ok(at)
-    assert "qa_curves" in charts(at)
+    assert "qa_curves" in charts(at) and lecture in all_text(at)
+    at.text_area(key="passage").input("We sat on the river bank. The water was cold.").run()
+    ok(at)
+    assert "qa_curves" in charts(at) and lecture not in all_text(at)
 
 
 def test_transfer_race_trains_on_a_click(tiny_zoo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
