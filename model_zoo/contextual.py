@@ -579,7 +579,7 @@ class CausalLM(Encoder):
             logits = self.head_logits(last)  # (B, V): the head at the last tokens only
             top = logits.softmax(-1).topk(top_k)
             for indices, values in zip(top.indices.cpu().tolist(), top.values.cpu().tolist(), strict=True):
-                found.append(list(zip(self.decode_each(indices), values)))
+                found.append(list(zip(self.shown_each(indices), values)))  # a piece of a character as its bytes
         return found
 
 

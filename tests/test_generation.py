@@ -84,6 +84,14 @@ def test_an_encoding_shows_a_piece_of_a_character_as_its_bytes_and_a_word_as_spe
     assert "Ġbank" in tokens and not any(ch in "".join(tokens) for ch in "è¯Ń")
 
 
+def test_the_next_tokens_show_a_piece_of_a_character_as_its_bytes(gpt2) -> None:  # noqa: ANN001
+    """The next-token bars (Playground, GPT) name a token that is part of a character by its bytes, not "�"."""
+    from model_zoo.words import BYTE_PIECE
+
+    guesses = [w for w, _ in gpt2.next_words("语", top_k=250)]  # the tiny vocabulary: every byte a token
+    assert any(BYTE_PIECE.fullmatch(w) for w in guesses) and not any("\ufffd" in w for w in guesses)
+
+
 def test_a_sentence_s_factors_show_a_piece_of_a_character_as_its_bytes(gpt2) -> None:  # noqa: ANN001
     """The factor bars label each token as shown_each does: the pieces of 语 as their bytes, not as "�"."""
     factors = token_logprobs(gpt2, "语 is a word")
@@ -573,7 +581,7 @@ def test_next_words_asked_together_are_each_texts_own(zoo_model: str, request: p
         with torch.inference_mode():
             probs = model.model(input_ids=ids[:, -model.max_length :]).logits[0, -1].float().softmax(-1)
         top = probs.topk(5)
-        assert [w for w, _ in got] == model.decode_each(top.indices.tolist())
+        assert [w for w, _ in got] == model.shown_each(top.indices.tolist())  # a piece of a character: its bytes
         assert [p for _, p in got] == pytest.approx(top.values.tolist(), abs=1e-5)
     with pytest.raises(model_zoo.EmptyInput):
         model.next_words_many(["ok", " "], 3)
