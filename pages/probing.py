@@ -135,9 +135,11 @@ def retrain(models: list[str], tasks: list[str]) -> None:
             seed=seed,
             seconds=f"{result.seconds:.1f}",
             score=f"{result.mix_score:.3f}",
-            cog=f"{result.center_of_gravity:.2f}",
+            # in layers out of the deepest, as the table above writes it ("1.80 / 2"): a bare 1.80 beside the
+            # summary's normalised depth (0.900) read as another figure
+            cog=f"{result.center_of_gravity:.2f} / {result.layers - 1}",
             shipped=f"{before.mix_score:.3f}" if before else "–",
-            shipped_cog=f"{before.center_of_gravity:.2f}" if before else "–",
+            shipped_cog=f"{before.center_of_gravity:.2f} / {before.layers - 1}" if before else "–",
         )
         st.rerun()  # the charts above now draw the new probe
     st.caption(t("probing.data_note", script=lesson_tasks.PROBING_SCRIPT))

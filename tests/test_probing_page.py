@@ -104,6 +104,7 @@ def test_retrain_live_runs_every_probe_and_redraws_the_chart() -> None:
     assert not at.exception
     message = shown(at.success[0].value)
     assert "Retrained Subject number on elmo-mini with seed 3" in message
+    assert " / 2 (shipped: " in message and message.count(" / 2") == 2  # in layers out of 2, as the table writes it
     assert "Retrained live in this session: elmo-mini · Subject number." in all_text(at)
     shipped = probing.load_results("elmo-mini")
     assert shipped is not None
