@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import ROOT, fresh_database
 from tests.test_browser import Page, browser, serve, wait_healthy  # noqa: F401  (browser: the module's Chromium fixture)
@@ -69,9 +70,10 @@ def start_and_ask(tab: Page, url: str, seen: list[str]) -> str:
     query = parse_qs(urlparse(tab.page.url).query)
     assert query["lang"] == ["en"] and query["key"][0]
     tab.page.get_by_text("Guess the word the model puts in a blank").click()
-    assert (
-        tab.page.get_by_label(re.compile("^Sentence with a blank")).input_value() == "Paris is the capital of [MASK]."
-    )
+    # the choice reruns the page, whose form then holds the blank's box (a busy server draws it a moment later)
+    box = tab.page.get_by_label(re.compile("^Sentence with a blank"))
+    expect(box).to_have_value("Paris is the capital of [MASK].", timeout=WAIT_MS)
+    tab.settle()
     tab.page.get_by_role("button", name="Ask the class").click()
     tab.page.get_by_text("0 answered", exact=True).wait_for(timeout=WAIT_MS)
     return query["code"][0]
