@@ -160,10 +160,10 @@ class Encoder:
         spelled = self.token_strings(ids)
         if not self._byte_level or all(_plain(token) for token in spelled):
             return spelled
-        texts = self.decode_each(ids)
+        # shown_each: a whole character decoded, a piece as its bytes (whose gaps _marked leaves alone)
         return [
-            token if _plain(token) else _byte_spelling(token) if "\ufffd" in text else _marked(text)
-            for token, text in zip(spelled, texts, strict=True)
+            token if _plain(token) else _marked(text)
+            for token, text in zip(spelled, self.shown_each(ids), strict=True)
         ]
 
     @cached_property
