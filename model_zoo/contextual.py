@@ -162,8 +162,7 @@ class Encoder:
             return spelled
         # shown_each: a whole character decoded, a piece as its bytes (whose gaps _marked leaves alone)
         return [
-            token if _plain(token) else _marked(text)
-            for token, text in zip(spelled, self.shown_each(ids), strict=True)
+            token if _plain(token) else _marked(text) for token, text in zip(spelled, self.shown_each(ids), strict=True)
         ]
 
     @cached_property
